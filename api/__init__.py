@@ -1,0 +1,1 @@
+"""keel's entry points: the command line (and the HTTP API)."""

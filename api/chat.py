@@ -1,0 +1,118 @@
+"""``keel chat``: a terminal conversation with the agent.
+
+Opens the database named by ``KEEL_DATABASE_URL`` (SQLite under ./.keel by default), creates or
+continues a conversation owned by ``--user``, and runs one graph turn per line typed. ``/state``
+shows where the conversation stands, ``/quit`` (or Ctrl-D, Ctrl-C) ends the session; a pending
+confirmation survives the end of the process and is asked again on the next start.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from checkpoints.conversations import ConversationNotFound, ConversationStore
+from checkpoints.database import open_database
+from checkpoints.saver import open_checkpointer
+from checkpoints.urls import DEFAULT_DATABASE_URL
+from graphs.builder import build_graph
+from graphs.turn import TurnResult, run_turn, snapshot
+from nodes.runtime import KeelContext
+from tools.store import TaskStore
+
+DEFAULT_MAX_MESSAGE_CHARS = 32_000
+
+
+def describe_event(event_type: str, data: dict[str, Any]) -> str:
+    """One line a person can read for an event (shown with ``--verbose``)."""
+    if event_type == "state_updated" and data.get("mission_reset"):
+        if data.get("reason") == "user_requested":
+            return "Mission reset (requested)"
+        return "Starting new query (previous task completed)"
+    if event_type == "topic_changed":
+        return f"New topic: {data.get('title', '')}"
+    if event_type == "tool_call":
+        return f"Tool {data.get('name')}({data.get('args')})"
+    if event_type == "loop_limit":
+        return f"Loop limit reached after {data.get('loops')} rounds"
+    if event_type == "resumed":
+        return f"Starting new session from step {data.get('step')}"
+    return f"{event_type}: {data}"
+
+
+def _print_state(console: Console, state: dict[str, Any]) -> None:
+    console.print(f"agent_state: {state['agent_state']}   complete: {state['complete']}")
+    console.print(f"mission: {escape(str(state['mission']))}")
+    todolist = state.get("todolist")
+    if todolist:
+        console.print(f"todolist {todolist['id']}:")
+        for item in todolist["items"]:
+            console.print(escape(f"  {item['id']}. [{item['status']}] {item['description']}"))
+    else:
+        console.print("todolist: none")
+    waiting = state.get("pending_confirmation")
+    console.print(f"pending confirmation: {escape(waiting['prompt']) if waiting else 'none'}")
+
+
+def _print_result(console: Console, result: TurnResult, verbose: bool) -> None:
+    if verbose:
+        for event in result.events:
+            console.print(f"[dim]· {escape(describe_event(event.type, event.data))}[/dim]")
+    console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.reply)}")
+
+
+async def _open_conversation(
+    conversations: ConversationStore, conversation_id: str | None, user_id: str
+) -> str:
+    if conversation_id is None:
+        return (await conversations.create(user_id))["conversation_id"]
+    try:
+        uuid.UUID(conversation_id)
+    except ValueError:
+        raise ConversationNotFound(conversation_id) from None
+    await conversations.require(conversation_id, user_id)
+    return conversation_id
+
+
+async def chat(conversation_id: str | None, user_id: str, verbose: bool, console: Console) -> int:
+    """Run the chat loop until /quit or end of input; the exit status is returned."""
+    url = os.environ.get("KEEL_DATABASE_URL") or DEFAULT_DATABASE_URL
+    max_chars = int(os.environ.get("KEEL_MAX_MESSAGE_CHARS") or DEFAULT_MAX_MESSAGE_CHARS)
+    async with open_database(url) as engine, open_checkpointer(url) as saver:
+        try:
+            cid = await _open_conversation(ConversationStore(engine), conversation_id, user_id)
+        except ConversationNotFound as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            return 1
+        graph = build_graph(checkpointer=saver)
+        context = KeelContext.from_env(user_id=user_id, store=TaskStore(engine))
+        console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /quit)")
+        waiting = (await snapshot(graph, cid))["pending_confirmation"]
+        if waiting:
+            console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")
+        while True:
+            try:
+                line = console.input("[bold]you>[/bold] ")
+            except (EOFError, KeyboardInterrupt):
+                console.print()
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text == "/quit":
+                break
+            if text == "/state":
+                _print_state(console, await snapshot(graph, cid))
+                continue
+            if len(text) > max_chars:
+                console.print(
+                    f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
+                )
+                continue
+            _print_result(console, await run_turn(graph, cid, text, context), verbose)
+    console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)
+    return 0

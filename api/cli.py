@@ -1,0 +1,43 @@
+"""The ``keel`` command line: ``keel chat`` for a terminal conversation.
+
+Entry point of the console script declared in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from api.logs import configure_logging
+
+app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
+
+
+@app.callback()
+def main() -> None:
+    """Keel: a conversational task agent on LangGraph."""
+
+
+@app.command("chat")
+def chat_command(
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", "-c", help="Continue this conversation id.")
+    ] = None,
+    user: Annotated[str, typer.Option("--user", "-u", help="Act as this user.")] = "local",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show events.")] = False,
+    log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "warning",
+) -> None:
+    """Chat with keel in the terminal (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
+    from api.chat import chat
+
+    configure_logging(level=log_level)
+    console = Console(highlight=False)
+    try:
+        status = asyncio.run(chat(conversation, user, verbose, console))
+    except KeyboardInterrupt:
+        console.print("\nBye.")
+        status = 0
+    raise typer.Exit(status)

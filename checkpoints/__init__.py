@@ -1,0 +1,1 @@
+"""Persistence: the checkpointer factory and keel's app tables."""

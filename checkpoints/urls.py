@@ -1,0 +1,53 @@
+"""Parsing of ``KEEL_DATABASE_URL``: one URL names both the checkpointer and the app tables.
+
+Accepted: ``memory``, ``sqlite:///relative/path``, ``sqlite:////absolute/path`` and
+``postgresql://...`` (``postgres://`` too). Called by the checkpointer and database factories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+DEFAULT_DATABASE_URL = "sqlite:///.keel/keel.db"
+ACCEPTED = "memory, sqlite:///PATH, postgresql://USER@HOST:PORT/DB"
+
+
+class UnsupportedDatabaseURL(ValueError):
+    """The URL's scheme is none of the accepted ones."""
+
+    def __init__(self, url: str) -> None:
+        """Name the URL (without credentials) and the accepted schemes."""
+        shown = url.split("@")[-1] if "@" in url else url
+        super().__init__(f"unsupported database URL {shown!r}; accepted: {ACCEPTED}")
+
+
+@dataclass(frozen=True)
+class DatabaseURL:
+    """A parsed database URL."""
+
+    kind: Literal["memory", "sqlite", "postgres"]
+    raw: str
+    path: Path | None = None
+    """The SQLite file, for ``sqlite``."""
+
+    @property
+    def conninfo(self) -> str:
+        """The libpq connection string, for ``postgres``."""
+        return self.raw.replace("postgres://", "postgresql://", 1)
+
+
+def parse_database_url(url: str) -> DatabaseURL:
+    """Parse ``url`` into a DatabaseURL, or raise UnsupportedDatabaseURL."""
+    url = url.strip()
+    if url == "memory":
+        return DatabaseURL("memory", url)
+    if url.startswith("sqlite:///"):
+        path = url.removeprefix("sqlite:///")
+        if not path or path == ":memory:":
+            raise UnsupportedDatabaseURL(url)
+        return DatabaseURL("sqlite", url, Path(path))
+    if url.startswith(("postgresql://", "postgres://")):
+        return DatabaseURL("postgres", url)
+    raise UnsupportedDatabaseURL(url)

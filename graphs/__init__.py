@@ -1,0 +1,1 @@
+"""The turn graph of keel: its state schema, state machine and builder."""

@@ -1,0 +1,213 @@
+"""The typed state of a keel conversation, its input and output schemas, and legacy mapping.
+
+Graph state holds the working set of one conversation: the state machine's position, the mission
+and its todolist, the active topic, a bounded window of recent messages, and counters. Nodes read
+it and return partial updates; the graph builder wires the reducers declared here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from graphs.agent_state import AgentState
+
+WINDOW_MAX_MESSAGES = 40
+"""Upper bound on the messages kept in ``window``; older ones drop off the front."""
+
+AUDIT_MAX_ENTRIES = 100
+"""Upper bound on ``audit`` entries kept in state."""
+
+ItemStatus = Literal["pending", "in_progress", "done", "skipped"]
+
+
+class TodoItem(TypedDict):
+    """One step of the plan."""
+
+    id: int
+    """1-based step number."""
+    description: str
+    """What the step is, in the user's words."""
+    tool: str | None
+    """The tool expected to carry it out, or None for a plain answer."""
+    status: ItemStatus
+    """pending, in_progress, done or skipped."""
+    note: NotRequired[str]
+    """Why the step ended as it did (an error, a cancellation)."""
+
+
+class Todolist(TypedDict):
+    """The plan for the current mission."""
+
+    id: str
+    """A new id each time a plan is made."""
+    items: list[TodoItem]
+    """The steps, in order."""
+    steps_completed: list[int]
+    """Ids of the steps that are done."""
+
+
+class Topic(TypedDict):
+    """The active topic segment of the conversation."""
+
+    id: str
+    title: str
+    started_at: str
+    """ISO-8601 UTC timestamp."""
+
+
+class NextStep(TypedDict):
+    """The next-step note: where to pick up after a fresh context window."""
+
+    step: int
+    description: str
+
+
+class Stats(TypedDict, total=False):
+    """Counters over the life of the conversation."""
+
+    turns: int
+    total_resumes: int
+    tool_calls: int
+
+
+class AuditEntry(TypedDict, total=False):
+    """One recorded decision: a reset, a resume, a legacy mapping."""
+
+    at: str
+    kind: str
+    reason: str
+    detail: dict[str, Any]
+
+
+def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
+    """Append messages (``add_messages`` semantics), keeping at most WINDOW_MAX_MESSAGES.
+
+    The cut never leaves a tool result without the assistant message that asked for it: the window
+    always starts at a human message when it is trimmed.
+    """
+    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
+    if len(merged) <= WINDOW_MAX_MESSAGES:
+        return merged
+    cut = len(merged) - WINDOW_MAX_MESSAGES
+    while cut < len(merged) and merged[cut].type != "human":
+        cut += 1
+    return merged[cut:] if cut < len(merged) else merged[-1:]
+
+
+def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[AuditEntry]:
+    """Append audit entries, keeping the most recent AUDIT_MAX_ENTRIES."""
+    return (list(left or []) + list(right or []))[-AUDIT_MAX_ENTRIES:]
+
+
+class TurnInput(TypedDict):
+    """What a caller gives the graph to start a turn."""
+
+    content: str
+    """The user's message."""
+
+
+class KeelState(TypedDict, total=False):
+    """The full internal state of one conversation thread."""
+
+    content: str
+    """The user message of the current turn."""
+    agent_state: str
+    """An ``AgentState`` value: where the turn is."""
+    complete: bool
+    """The last turn ended on a DONE marker with nothing left open."""
+    mission: str | None
+    """What the user asked for; set from the first message after a reset."""
+    todolist: Todolist | None
+    """The plan for the mission."""
+    topic: Topic | None
+    """The active topic segment."""
+    window: Annotated[list[AnyMessage], bounded_window]
+    """The recent messages the model sees (bounded)."""
+    pending_question: str | None
+    """A question the assistant asked and still waits on; blocks a mission reset."""
+    answers: dict[str, str]
+    """Answers the user gave to earlier questions."""
+    next_step: NextStep | None
+    """The next-step note for a resume."""
+    stats: Stats
+    """Counters: turns, resumes, tool calls."""
+    audit: Annotated[list[AuditEntry], bounded_audit]
+    """Recent recorded decisions (bounded)."""
+    loops: int
+    """RESPONSE -> ASSISTANT loops in the current turn."""
+    nudged: bool
+    """The last loop back to the assistant carried a nudge and no tool has run since."""
+    turn_over: bool
+    """The response node ended the turn (complete, or the loop limit)."""
+    turn_note: str | None
+    """A note for the user added by the response node (e.g. the loop limit was hit)."""
+
+
+class TurnOutput(TypedDict, total=False):
+    """What a finished turn exposes to a caller."""
+
+    agent_state: str
+    complete: bool
+    mission: str | None
+    todolist: Todolist | None
+    topic: Topic | None
+    window: list[AnyMessage]
+    turn_note: str | None
+
+
+def bump(stats: Stats | None, key: str, by: int = 1) -> Stats:
+    """A copy of ``stats`` with counter ``key`` raised by ``by``."""
+    counters: dict[str, int] = dict(stats or {})  # type: ignore[arg-type]
+    counters[key] = counters.get(key, 0) + by
+    return counters  # type: ignore[return-value]
+
+
+def open_items(todolist: Todolist | None) -> list[TodoItem]:
+    """Steps of the plan that are neither done nor skipped."""
+    if not todolist:
+        return []
+    return [i for i in todolist["items"] if i["status"] in ("pending", "in_progress")]
+
+
+def is_plan_complete(todolist: Todolist | None) -> bool:
+    """A plan is complete when it exists and every step is done or skipped."""
+    return bool(todolist) and not open_items(todolist)
+
+
+def is_complete(state: KeelState) -> bool:
+    """Derived: the turn ended in RESPONSE on a DONE marker with nothing open."""
+    return state.get("agent_state") == AgentState.RESPONSE and bool(state.get("complete"))
+
+
+def is_processing(state: KeelState) -> bool:
+    """Derived: the state machine is in ASSISTANT or TOOL_EXECUTION."""
+    return state.get("agent_state") in (AgentState.ASSISTANT, AgentState.TOOL_EXECUTION)
+
+
+def from_legacy(legacy: dict[str, Any]) -> tuple[KeelState, AuditEntry | None]:
+    """Map a legacy record with ``completed`` / ``processing`` booleans to a state.
+
+    completed -> RESPONSE and complete; else processing -> ASSISTANT; else USER_INPUT. The mapping
+    is deterministic; when the booleans disagree (both true) or are not booleans, the reason is
+    returned as an audit entry.
+    """
+    completed, processing = legacy.get("completed"), legacy.get("processing")
+    reasons = []
+    if completed and processing:
+        reasons.append("completed and processing both set; completed wins")
+    for name, value in (("completed", completed), ("processing", processing)):
+        if value is not None and not isinstance(value, bool):
+            reasons.append(f"{name}={value!r} is not a boolean; read as {bool(value)}")
+    if completed:
+        state: KeelState = {"agent_state": AgentState.RESPONSE.value, "complete": True}
+    elif processing:
+        state = {"agent_state": AgentState.ASSISTANT.value, "complete": False}
+    else:
+        state = {"agent_state": AgentState.USER_INPUT.value, "complete": False}
+    audit: AuditEntry | None = None
+    if reasons:
+        audit = {"kind": "legacy_mapping", "reason": "; ".join(reasons), "detail": dict(legacy)}
+    return state, audit

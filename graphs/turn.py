@@ -1,0 +1,166 @@
+"""Running one turn of a conversation and reading its result.
+
+``run_turn`` is what the CLI and the API call with a user's message. It resumes a pending
+confirmation when one is waiting (the message is the answer) and otherwise starts a new turn; it
+collects the events nodes publish and returns a ``TurnResult``. ``snapshot`` reads a
+conversation's state for ``/state`` and the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, StateSnapshot
+from pydantic import BaseModel, Field
+
+from graphs.agent_state import AgentState
+from graphs.builder import KeelGraph
+from graphs.state import Todolist
+from nodes.done_marker import strip_done
+from nodes.logs import preview
+from nodes.runtime import KeelContext
+
+log = structlog.get_logger(__name__)
+
+
+class Confirmation(BaseModel):
+    """A destructive action waiting for the user's yes or no."""
+
+    action: str = Field(description="What will be done.", examples=["delete"])
+    task_id: Any = Field(description="The task it will be done to.", examples=[3])
+    prompt: str = Field(
+        description="The question put to the user.",
+        examples=["Are you sure you want to delete task 3? (yes/no)"],
+    )
+
+
+class Event(BaseModel):
+    """Something a node reported during the turn."""
+
+    type: str = Field(description="Event type.", examples=["tool_call"])
+    data: dict[str, Any] = Field(
+        description="Event payload.", examples=[{"name": "list_todo_tasks"}]
+    )
+
+
+class ToolCallRecord(BaseModel):
+    """A tool call made during the turn, with what it returned."""
+
+    name: str = Field(examples=["create_todo_task"])
+    args: dict[str, Any] = Field(examples=[{"title": "buy milk"}])
+    result: Any = Field(examples=[{"id": 1, "title": "buy milk", "completed": False}])
+
+
+class TurnResult(BaseModel):
+    """What one turn produced."""
+
+    conversation_id: str = Field(examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"])
+    reply: str = Field(
+        description="The text shown to the user.", examples=["Created task: buy milk"]
+    )
+    agent_state: str = Field(description="Where the state machine stopped.", examples=["response"])
+    complete: bool = Field(description="The task is done (DONE marker, nothing open).")
+    awaiting_confirmation: Confirmation | None = None
+    mission: str | None = Field(default=None, examples=["Add buy milk"])
+    todolist: dict[str, Any] | None = None
+    topic: dict[str, Any] | None = Field(
+        default=None, examples=[{"id": "…", "title": "Add buy milk"}]
+    )
+    events: list[Event] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+
+
+def thread_config(conversation_id: str) -> RunnableConfig:
+    """The LangGraph config that addresses a conversation's thread."""
+    return {"configurable": {"thread_id": conversation_id}}
+
+
+def pending_confirmation(snap: StateSnapshot) -> Confirmation | None:
+    """The confirmation the conversation is paused on, if any."""
+    for intr in snap.interrupts:
+        if isinstance(intr.value, dict) and "prompt" in intr.value:
+            return Confirmation(**{k: intr.value[k] for k in ("action", "task_id", "prompt")})
+    return None
+
+
+def agent_state_of(snap: StateSnapshot) -> str:
+    """The state machine's position; a paused node counts as entered (it waits inside)."""
+    for task in snap.tasks:
+        if task.interrupts and task.name in AgentState._value2member_map_:
+            return task.name
+    return str(snap.values.get("agent_state", AgentState.USER_INPUT.value))
+
+
+def _reply(values: dict[str, Any], done_marker: str) -> str:
+    last = next((m for m in reversed(values.get("window", [])) if isinstance(m, AIMessage)), None)
+    text = strip_done(last.text, done_marker) if last is not None else ""
+    note = values.get("turn_note")
+    return "\n".join(part for part in (text, note) if part)
+
+
+def _topic(topic: dict[str, Any] | None) -> dict[str, Any] | None:
+    return {"id": topic["id"], "title": topic["title"]} if topic else None
+
+
+def turn_result(
+    conversation_id: str, snap: StateSnapshot, events: list[dict[str, Any]], done_marker: str
+) -> TurnResult:
+    """Build the TurnResult of a conversation from its state after a turn."""
+    values = snap.values
+    waiting = pending_confirmation(snap)
+    todolist: Todolist | None = values.get("todolist")
+    return TurnResult(
+        conversation_id=conversation_id,
+        reply=waiting.prompt if waiting else _reply(values, done_marker),
+        agent_state=agent_state_of(snap),
+        complete=bool(values.get("complete")) and waiting is None,
+        awaiting_confirmation=waiting,
+        mission=values.get("mission"),
+        todolist=dict(todolist) if todolist else None,
+        topic=_topic(values.get("topic")),
+        events=[Event(**e) for e in events],
+        tool_calls=[ToolCallRecord(**e["data"]) for e in events if e["type"] == "tool_call"],
+    )
+
+
+async def run_turn(
+    graph: KeelGraph, conversation_id: str, content: str, context: KeelContext
+) -> TurnResult:
+    """Run one turn for ``content``; a pending confirmation takes it as its answer."""
+    config = thread_config(conversation_id)
+    with structlog.contextvars.bound_contextvars(
+        conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
+    ):
+        before = await graph.aget_state(config)
+        resuming = pending_confirmation(before) is not None
+        log.info("turn_received", resuming=resuming, message_preview=preview(content))
+        graph_input: Any = Command(resume=content) if resuming else {"content": content}
+        events: list[dict[str, Any]] = []
+        async for chunk in graph.astream(
+            graph_input, config, context=context, stream_mode="custom"
+        ):
+            events.append(chunk)
+        after = await graph.aget_state(config)
+        result = turn_result(conversation_id, after, events, context.done_marker)
+        log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
+        return result
+
+
+async def snapshot(graph: KeelGraph, conversation_id: str) -> dict[str, Any]:
+    """The conversation's current state: agent_state, mission, todolist, topic, confirmation."""
+    snap = await graph.aget_state(thread_config(conversation_id))
+    values = snap.values
+    waiting = pending_confirmation(snap)
+    return {
+        "conversation_id": conversation_id,
+        "agent_state": agent_state_of(snap),
+        "complete": bool(values.get("complete")) and waiting is None,
+        "mission": values.get("mission"),
+        "todolist": values.get("todolist"),
+        "topic": _topic(values.get("topic")),
+        "pending_confirmation": waiting.model_dump() if waiting else None,
+        "stats": values.get("stats", {}),
+    }

@@ -1,0 +1,1 @@
+"""The nodes of keel's graph, the chat models and the context they run with."""

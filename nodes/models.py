@@ -1,0 +1,55 @@
+"""The chat-model factory: OpenAI when a key is set, the rule-based model always behind it.
+
+``build_agent_model(tools)`` returns a runnable with the tools bound: with ``OPENAI_API_KEY`` set,
+``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini; ``OPENAI_BASE_URL`` honoured) with the
+rule-based model as fallback; without it, the rule-based model alone. ``SYSTEM_PROMPT`` is what the
+assistant node puts first in every model call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+
+from nodes.rule_model import RuleBasedChatModel
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+
+SYSTEM_PROMPT = """You are keel, an assistant that manages the user's todo list.
+Rules:
+- Read and change tasks only through the tools. Never claim a task was created, renamed,
+  completed or deleted unless a tool result says so; if a tool returns an error, report that
+  error as it is.
+- Deleting or renaming a task asks the user for confirmation; just call the tool, keel asks.
+- A task named by title: call list_todo_tasks first to find its id.
+- When everything the user asked for is handled, end your reply with one last line that starts
+  with "DONE:" followed by a few words of summary. Never write "DONE:" while anything is left.
+"""
+
+AgentModel = Runnable[LanguageModelInput, AIMessage]
+
+
+def build_agent_model(
+    tools: Sequence[BaseTool], env: Mapping[str, str] | None = None
+) -> AgentModel:
+    """The model the assistant node calls, with ``tools`` bound."""
+    env = os.environ if env is None else env
+    rule_based = RuleBasedChatModel().bind_tools(tools)
+    api_key = env.get("OPENAI_API_KEY")
+    if not api_key:
+        return rule_based
+    from langchain_openai import ChatOpenAI
+
+    openai = ChatOpenAI(
+        model=env.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL,
+        base_url=env.get("OPENAI_BASE_URL") or None,
+        api_key=api_key,  # type: ignore[arg-type]
+        max_retries=1,
+        timeout=60,
+    )
+    return openai.bind_tools(tools).with_fallbacks([rule_based])

@@ -1,0 +1,50 @@
+"""The reset node: a new message that meets a finished plan starts a fresh mission.
+
+When the todolist is complete and no question is pending, the mission and the todolist are
+cleared (every other field is kept) and a ``state_updated`` event says so; the plan node then
+makes a new plan from the new message.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from graphs.state import KeelState, is_plan_complete
+from nodes.events import emit
+from nodes.logs import preview
+
+log = structlog.get_logger(__name__)
+
+REASON_COMPLETED = "completed_todolist_detected"
+
+
+def reset(state: KeelState) -> dict[str, Any]:
+    """Clear a completed mission before a new query is planned."""
+    if state.get("pending_question"):
+        return {}
+    todolist = state.get("todolist")
+    if todolist is None:
+        if state.get("mission"):
+            log.warning("todolist_missing", mission_preview=preview(state.get("mission")))
+        return {}
+    if not is_plan_complete(todolist):
+        return {}
+    previous_id = todolist["id"]
+    log.info(
+        "resetting_mission_for_new_query",
+        previous_mission_preview=preview(state.get("mission")),
+        previous_todolist_id=previous_id,
+        new_query_preview=preview(state.get("content")),
+    )
+    data = {"mission_reset": True, "reason": REASON_COMPLETED, "previous_todolist_id": previous_id}
+    emit("state_updated", data)
+    log.info("mission_reset_complete", previous_todolist_id=previous_id)
+    at = datetime.now(UTC).isoformat()
+    return {
+        "mission": None,
+        "todolist": None,
+        "audit": [{"at": at, "kind": "mission_reset", "reason": REASON_COMPLETED, "detail": data}],
+    }

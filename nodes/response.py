@@ -1,0 +1,60 @@
+"""The response node: decides whether the turn is really complete.
+
+The turn ends only when the last assistant message has a DONE line, no tool call is waiting for
+its result and the todolist has no open step. Otherwise it loops back to the assistant (with a
+nudge when the assistant stopped short). Steps that the assistant still leaves open after a nudge
+are closed as skipped, so the todolist tells the truth. A per-turn loop limit ends a turn that does
+not converge, with ``complete`` false and a ``loop_limit`` event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from graphs.state import KeelState, open_items
+from nodes.done_marker import has_done
+from nodes.events import emit
+from nodes.progress import close_open_steps
+from nodes.runtime import KeelContext
+
+log = structlog.get_logger(__name__)
+
+
+def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
+    """Ids of tool calls of the last assistant message that have no result yet."""
+    for i in range(len(window) - 1, -1, -1):
+        message = window[i]
+        if isinstance(message, AIMessage):
+            answered = {m.tool_call_id for m in window[i + 1 :] if isinstance(m, ToolMessage)}
+            return [c["id"] or "" for c in message.tool_calls if c.get("id") not in answered]
+    return []
+
+
+def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+    """Complete the turn, or send it back to the assistant."""
+    ctx = runtime.context
+    window = state.get("window", [])
+    last = window[-1] if window else None
+    todolist = state.get("todolist")
+    done = isinstance(last, AIMessage) and has_done(last.text, ctx.done_marker)
+    if done and not pending_tool_calls(window):
+        if todolist:
+            todolist = close_open_steps(todolist, None, "done", "answered")
+            if open_items(todolist) and state.get("nudged"):
+                todolist = close_open_steps(todolist, "*", "skipped", "left open by the assistant")
+        if not open_items(todolist):
+            log.info("turn_complete", loops=state.get("loops", 0))
+            return {"complete": True, "turn_over": True, "todolist": todolist}
+    loops = state.get("loops", 0)
+    if loops >= ctx.loop_limit:
+        still_open = [i["description"] for i in open_items(todolist)]
+        emit("loop_limit", {"loops": loops, "limit": ctx.loop_limit, "open_items": still_open})
+        log.warning("loop_limit_reached", loops=loops, limit=ctx.loop_limit)
+        note = f"I stopped after {loops} rounds without finishing this."
+        return {"complete": False, "turn_over": True, "turn_note": note, "todolist": todolist}
+    nudge = not isinstance(last, ToolMessage)
+    return {"loops": loops + 1, "nudged": nudge, "todolist": todolist}

@@ -1,0 +1,119 @@
+"""The tool_execution node: runs the assistant's tool calls, asking first before destructive ones.
+
+Delete and rename need a yes. Unless the user's message already said so ("delete task 3, yes I'm
+sure"), the node pauses with ``interrupt`` carrying the question; the next user message resumes it.
+LangGraph re-runs a node from its start when an interrupt is resumed, so every question is asked
+before anything is changed: no tool runs twice.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import structlog
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from graphs.state import ItemStatus, KeelState, bump
+from nodes.events import emit
+from nodes.intents import confirms
+from nodes.logs import preview
+from nodes.progress import close_step
+from nodes.runtime import KeelContext
+from tools.store import TaskStore
+from tools.todo import DESTRUCTIVE, run_tool_call
+
+log = structlog.get_logger(__name__)
+
+YES = ("yes", "y", "confirm")
+
+
+def is_yes(answer: object) -> bool:
+    """The answer to a confirmation question is yes / y / confirm."""
+    words = str(answer or "").strip().lower().replace(",", " ").replace("!", " ").split()
+    return bool(words) and words[0].rstrip(".") in YES
+
+
+def confirmation_request(call: ToolCall) -> dict[str, Any]:
+    """The interrupt payload for a destructive call: action, task_id and the question."""
+    action = DESTRUCTIVE[call["name"]]
+    task_id = call["args"].get("task_id")
+    return {
+        "action": action,
+        "task_id": task_id,
+        "prompt": f"Are you sure you want to {action} task {task_id}? (yes/no)",
+        "tool_call_id": call.get("id"),
+    }
+
+
+async def _confirmed(
+    call: ToolCall, message: str, user_id: str, store: TaskStore
+) -> ToolMessage | None:
+    """None when the call may run; otherwise the ToolMessage that stands in for it."""
+    if call["name"] not in DESTRUCTIVE or confirms(message):
+        return None
+    probe = ToolCall(
+        name="get_todo_task",
+        args={"task_id": call["args"].get("task_id")},
+        id=call.get("id"),
+        type="tool_call",
+    )
+    checked = await run_tool_call(probe, user_id, store)
+    if checked.status == "error":
+        return ToolMessage(
+            checked.content, tool_call_id=call.get("id") or "", name=call["name"], status="error"
+        )
+    request = confirmation_request(call)
+    answer = interrupt(request)
+    if is_yes(answer):
+        return None
+    verb = "deleted" if request["action"] == "delete" else "renamed"
+    text = f"Cancelled: task {request['task_id']} was not {verb}."
+    return ToolMessage(
+        text,
+        tool_call_id=call.get("id") or "",
+        name=call["name"],
+        additional_kwargs={"cancelled": True},
+    )
+
+
+def _result_for_event(message: ToolMessage) -> Any:
+    try:
+        return json.loads(str(message.content))
+    except ValueError:
+        return str(message.content)
+
+
+async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+    """Run the pending tool calls of the last assistant message."""
+    ctx = runtime.context
+    store = ctx.task_store()
+    last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
+    message = state.get("content", "")
+    stand_ins = {}
+    for call in last.tool_calls:  # ask first ...
+        stand_ins[call.get("id")] = await _confirmed(call, message, ctx.user_id, store)
+    results: list[ToolMessage] = []
+    todolist = state.get("todolist")
+    for call in last.tool_calls:  # ... act after
+        result = stand_ins[call.get("id")] or await run_tool_call(call, ctx.user_id, store)
+        results.append(result)
+        failed = result.status == "error" or bool(result.additional_kwargs.get("cancelled"))
+        status: ItemStatus = "skipped" if failed else "done"
+        todolist = close_step(
+            todolist, call["name"], status, str(result.content) if failed else None
+        )
+        emit(
+            "tool_call",
+            {"name": call["name"], "args": call["args"], "result": _result_for_event(result)},
+        )
+        log.info(
+            "tool_executed",
+            tool=call["name"],
+            status=status,
+            result_preview=preview(result.content),
+        )
+    stats = bump(state.get("stats"), "tool_calls", len(results))
+    return {"window": results, "todolist": todolist, "stats": stats, "nudged": False}

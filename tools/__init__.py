@@ -1,0 +1,1 @@
+"""The todo domain: the task store and the tools the agent calls."""

@@ -1,0 +1,101 @@
+"""The six todo tools the agent may call, and the one way to run a tool call.
+
+Each tool is a LangChain tool whose ``user_id`` and ``store`` arguments are injected by keel and
+hidden from the model's schema, so a model can never name another user. ``run_tool_call`` turns one
+model tool call into a ``ToolMessage``: JSON of what the store returned, or ``Error: ...`` with the
+store's own message. Nothing is reported that the store did not return.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolArg, tool
+from pydantic import ValidationError
+
+from tools.store import TaskError, TaskStore
+
+UserId = Annotated[str, InjectedToolArg]
+Store = Annotated[TaskStore, InjectedToolArg]
+
+
+@tool
+async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Create a new task with the given title."""
+    return await store.create(user_id, title)
+
+
+@tool
+async def get_todo_task(task_id: int, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Show the details of one task by its id."""
+    return await store.get(user_id, task_id)
+
+
+@tool
+async def list_todo_tasks(user_id: UserId, store: Store) -> dict[str, Any]:
+    """List all of the user's tasks."""
+    return {"tasks": await store.list(user_id)}
+
+
+@tool
+async def update_todo_task(
+    task_id: int, title: str, user_id: UserId, store: Store
+) -> dict[str, Any]:
+    """Rename a task. Asks the user to confirm before it runs."""
+    return await store.rename(user_id, task_id, title)
+
+
+@tool
+async def complete_todo_task(task_id: int, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Mark a task as completed."""
+    return await store.complete(user_id, task_id)
+
+
+@tool
+async def delete_todo_task(task_id: int, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Delete a task. Asks the user to confirm before it runs."""
+    return await store.delete(user_id, task_id)
+
+
+TODO_TOOLS: list[BaseTool] = [
+    create_todo_task,
+    get_todo_task,
+    list_todo_tasks,
+    update_todo_task,
+    complete_todo_task,
+    delete_todo_task,
+]
+TOOLS_BY_NAME = {t.name: t for t in TODO_TOOLS}
+
+DESTRUCTIVE: dict[str, str] = {"delete_todo_task": "delete", "update_todo_task": "rename"}
+"""Tools that need a yes from the user first, with the verb of their confirmation question."""
+
+
+def _validation_message(name: str, exc: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+        for e in exc.errors()
+        if e["loc"] and e["loc"][0] not in ("user_id", "store")
+    )
+    return f"Error: invalid arguments for {name}: {problems or 'missing arguments'}."
+
+
+async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
+    """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure)."""
+    name, call_id = call["name"], call.get("id") or ""
+    tool_ = TOOLS_BY_NAME.get(name)
+    if tool_ is None:
+        return ToolMessage(
+            f"Error: unknown tool {name!r}.", tool_call_id=call_id, name=name, status="error"
+        )
+    args = {k: v for k, v in (call.get("args") or {}).items() if k not in ("user_id", "store")}
+    try:
+        result = await tool_.ainvoke({**args, "user_id": user_id, "store": store})
+    except TaskError as exc:
+        return ToolMessage(f"Error: {exc.message}", tool_call_id=call_id, name=name, status="error")
+    except ValidationError as exc:
+        content = _validation_message(name, exc)
+        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+    return ToolMessage(json.dumps(result), tool_call_id=call_id, name=name)
