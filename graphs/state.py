@@ -138,8 +138,8 @@ class KeelState(TypedDict, total=False):
     """Recent recorded decisions (bounded)."""
     loops: int
     """RESPONSE -> ASSISTANT loops in the current turn."""
-    nudged: bool
-    """The last loop back to the assistant carried a nudge and no tool has run since."""
+    nudges: int
+    """Nudges sent to the assistant in the current turn (it stopped without finishing)."""
     turn_over: bool
     """The response node ended the turn (complete, or the loop limit)."""
     turn_note: str | None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, open_items
@@ -32,8 +32,10 @@ def nudge_text(state: KeelState) -> str:
 
 def model_input(state: KeelState) -> list[BaseMessage]:
     """What the model is given: system prompt, window, and a nudge when one is due."""
-    messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT), *state.get("window", [])]
-    if state.get("nudged"):
+    window = state.get("window", [])
+    messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT), *window]
+    stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
+    if state.get("nudges") and stopped_short:
         messages.append(HumanMessage(nudge_text(state)))
     return messages
 

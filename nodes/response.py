@@ -44,7 +44,7 @@ def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     if done and not pending_tool_calls(window):
         if todolist:
             todolist = close_open_steps(todolist, None, "done", "answered")
-            if open_items(todolist) and state.get("nudged"):
+            if open_items(todolist) and state.get("nudges"):
                 todolist = close_open_steps(todolist, "*", "skipped", "left open by the assistant")
         if not open_items(todolist):
             log.info("turn_complete", loops=state.get("loops", 0))
@@ -56,5 +56,5 @@ def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         log.warning("loop_limit_reached", loops=loops, limit=ctx.loop_limit)
         note = f"I stopped after {loops} rounds without finishing this."
         return {"complete": False, "turn_over": True, "turn_note": note, "todolist": todolist}
-    nudge = not isinstance(last, ToolMessage)
-    return {"loops": loops + 1, "nudged": nudge, "todolist": todolist}
+    nudges = state.get("nudges", 0) + (0 if isinstance(last, ToolMessage) else 1)
+    return {"loops": loops + 1, "nudges": nudges, "todolist": todolist}

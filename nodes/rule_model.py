@@ -2,9 +2,9 @@
 
 A real LangChain ``BaseChatModel``: it binds tools, emits tool calls and ends its answers with the
 DONE marker. It implements the todo decision table (see ``nodes.intents``) statelessly from the
-messages it is given: the last human message is the request; tool results after it are what has
-been done. A task named by title is looked up with ``list_todo_tasks`` first. It reports only what
-the tools returned, in the fixed phrases of the decision table.
+messages it is given: the last human message is the request (a nudge only makes it look again);
+tool results after it are what has been done. A task named by title is looked up with
+``list_todo_tasks`` first. It reports only what the tools returned, in the decision table's phrases.
 """
 
 from __future__ import annotations
@@ -33,12 +33,8 @@ HELP_TEXT = (
 )
 
 
-def _request_text(message: BaseMessage) -> str:
-    text = message.text if isinstance(message.text, str) else str(message.content)
-    if text.startswith(NUDGE_PREFIX):
-        items = [line[2:] for line in text.splitlines() if line.startswith("- ")]
-        return "; ".join(items)
-    return text
+def _is_nudge(message: BaseMessage) -> bool:
+    return message.type == "human" and message.text.startswith(NUDGE_PREFIX)
 
 
 def _executed(after: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]]:
@@ -103,11 +99,11 @@ def _describe(call: ToolCall, result: ToolMessage) -> str:
 
 def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMessage:
     """The next assistant message for ``messages``: tool calls, or a final answer with DONE."""
-    humans = [i for i, m in enumerate(messages) if m.type == "human"]
+    humans = [i for i, m in enumerate(messages) if m.type == "human" and not _is_nudge(m)]
     if not humans:
         return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
     start = humans[-1]
-    intents = [i for i in parse_intents(_request_text(messages[start])) if i.tool in tool_names]
+    intents = [i for i in parse_intents(messages[start].text) if i.tool in tool_names]
     if not intents:
         return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
     executed = _executed(messages[start + 1 :])

@@ -116,4 +116,4 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             result_preview=preview(result.content),
         )
     stats = bump(state.get("stats"), "tool_calls", len(results))
-    return {"window": results, "todolist": todolist, "stats": stats, "nudged": False}
+    return {"window": results, "todolist": todolist, "stats": stats}

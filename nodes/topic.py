@@ -17,12 +17,15 @@ from graphs.state import KeelState, Topic
 log = structlog.get_logger(__name__)
 
 TITLE_WORDS = 5
+TITLE_MAX_CHARS = 60
 
 
 def topic_title(message: str) -> str:
-    """The first five words of ``message``, with "..." when it was cut."""
+    """The first five words of ``message`` (at most 60 characters), with "..." when it was cut."""
     words = message.split()
     title = " ".join(words[:TITLE_WORDS])
+    if len(title) > TITLE_MAX_CHARS:
+        return title[:TITLE_MAX_CHARS].rstrip() + "..."
     return f"{title}..." if len(words) > TITLE_WORDS else title or "(empty)"
 
 

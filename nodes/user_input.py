@@ -28,7 +28,7 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         "window": [HumanMessage(content)],
         "stats": stats,
         "loops": 0,
-        "nudged": False,
+        "nudges": 0,
         "complete": False,
         "turn_over": False,
         "turn_note": None,

@@ -1,0 +1,114 @@
+"""Shared fixtures: database backends (memory, SQLite, a throwaway PostgreSQL) and keel on them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from checkpoints.database import open_database
+from checkpoints.saver import open_checkpointer
+from graphs.builder import KeelGraph, build_graph
+from nodes.runtime import KeelContext
+from tools.store import TaskStore
+
+BACKENDS = ["memory", "sqlite", "postgres"]
+
+
+def _pg_bin() -> Path:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        pytest.fail(
+            "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin: install them "
+            "with `apt-get install -y postgresql` (.ci/run does this)."
+        )
+    return found[-1].parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_postgres(cmd: str) -> list[str]:
+    if os.geteuid() == 0:
+        return ["su", "postgres", "-s", "/bin/sh", "-c", cmd]
+    return ["sh", "-c", cmd]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a free port; yields the admin URL."""
+    bin_dir = _pg_bin()
+    root = Path(tempfile.mkdtemp(prefix="keel-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+    root.chmod(0o700)
+    data, port = root / "data", _free_port()
+    subprocess.run(
+        _as_postgres(f"{bin_dir}/initdb -D {data} -A trust -U postgres >/dev/null"), check=True
+    )
+    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run(
+        _as_postgres(f"{bin_dir}/pg_ctl -D {data} -o '{opts}' -l {root}/log -w start >/dev/null"),
+        check=True,
+    )
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            _as_postgres(f"{bin_dir}/pg_ctl -D {data} -m immediate -w stop >/dev/null"), check=False
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def new_postgres_database(admin_url: str) -> str:
+    """Create an empty database on the test server and return its URL."""
+    name = f"keel_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """One URL per backend: memory, a SQLite file, a fresh PostgreSQL database."""
+    if request.param == "memory":
+        return "memory"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'keel.db'}"
+    return new_postgres_database(request.getfixturevalue("postgres_server"))
+
+
+@dataclass
+class Keel:
+    """keel opened on one database: the compiled graph and a context factory."""
+
+    graph: KeelGraph
+    store: TaskStore
+    url: str
+
+    def context(self, user_id: str = "local", **kw: object) -> KeelContext:
+        return KeelContext(user_id=user_id, store=self.store, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def keel(database_url: str) -> AsyncIterator[Keel]:
+    async with open_database(database_url) as engine, open_checkpointer(database_url) as saver:
+        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), database_url)
+
+
+@pytest.fixture
+async def memory_keel() -> AsyncIterator[Keel]:
+    async with open_database("memory") as engine, open_checkpointer("memory") as saver:
+        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), "memory")

@@ -1,0 +1,76 @@
+"""`keel chat` driven as a real subprocess with piped stdin."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+KEEL = [sys.executable, "-c", "from api.cli import app; app()"]
+
+
+def chat(tmp_path: Path, lines: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KEEL_DATABASE_URL": f"sqlite:///{tmp_path / 'keel.db'}"}
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run(
+        [*KEEL, "chat", *args],
+        input="".join(f"{line}\n" for line in lines),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+def conversation_id(out: str) -> str:
+    match = re.search(r"Conversation: ([0-9a-f-]{36})", out)
+    assert match, out
+    return match.group(1)
+
+
+def test_the_done_when_session_and_reopening_it(tmp_path):
+    first = chat(tmp_path, ["Add buy milk", "What's on my list?", "Delete task 1"])
+    assert first.returncode == 0, first.stderr
+    out = first.stdout
+    assert "Created task: buy milk" in out
+    assert "1. [ ] buy milk" in out
+    assert "Are you sure you want to delete task 1? (yes/no)" in out
+    cid = conversation_id(out)
+
+    second = chat(tmp_path, ["/state", "yes", "Show all", "/quit"], "--conversation", cid)
+    assert second.returncode == 0, second.stderr
+    out = second.stdout
+    assert conversation_id(out) == cid
+    assert "pending confirmation: Are you sure you want to delete task 1? (yes/no)" in out
+    assert "agent_state: tool_execution" in out
+    assert "Deleted task 1: buy milk" in out
+    assert "Your list is empty." in out
+
+
+def test_verbose_shows_events_and_state_shows_the_plan(tmp_path):
+    result = chat(tmp_path, ["Add buy milk", "Show all", "/state"], "--verbose")
+    assert "Tool create_todo_task" in result.stdout
+    assert "Starting new query (previous task completed)" in result.stdout
+    assert "mission: Show all" in result.stdout
+    assert "1. [done] Show all" in result.stdout
+
+
+def test_another_users_conversation_is_not_found(tmp_path):
+    cid = conversation_id(chat(tmp_path, ["Add buy milk"], "--user", "ann").stdout)
+    result = chat(tmp_path, ["Show all"], "--conversation", cid, "--user", "bob")
+    assert result.returncode == 1
+    assert f"conversation {cid} not found" in result.stdout
+
+
+def test_a_bad_conversation_id_is_a_clear_error(tmp_path):
+    result = chat(tmp_path, [], "--conversation", "not-a-uuid")
+    assert result.returncode == 1 and "conversation not-a-uuid not found" in result.stdout
+
+
+def test_end_of_input_ends_cleanly_and_logs_only_previews(tmp_path):
+    long = "Add " + "x" * 300
+    result = chat(tmp_path, [long], "--log-level", "info")
+    assert result.returncode == 0
+    assert "x" * 101 not in result.stderr
+    assert "Bye." in result.stdout

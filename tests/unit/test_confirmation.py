@@ -1,0 +1,92 @@
+"""Two-step confirmation of destructive actions: yes, no, same message, restart, no double run."""
+
+import uuid
+
+import pytest
+
+from checkpoints.database import open_database
+from checkpoints.saver import open_checkpointer
+from graphs.builder import build_graph
+from graphs.turn import run_turn, snapshot
+from nodes.runtime import KeelContext
+from tools.store import TaskStore
+
+
+async def say(keel, cid, text):
+    return await run_turn(keel.graph, cid, text, keel.context())
+
+
+@pytest.mark.parametrize("answer", ["yes", "y", "YES", "confirm", "Yes, delete it"])
+async def test_yes_executes(memory_keel, answer):
+    task = await memory_keel.store.create("local", "buy milk")
+    cid = str(uuid.uuid4())
+    asked = await say(memory_keel, cid, f"Delete task {task['id']}")
+    assert asked.reply == f"Are you sure you want to delete task {task['id']}? (yes/no)"
+    assert asked.agent_state == "tool_execution"
+    done = await say(memory_keel, cid, answer)
+    assert done.reply == f"Deleted task {task['id']}: buy milk"
+    assert done.awaiting_confirmation is None and done.complete
+    assert await memory_keel.store.list("local") == []
+
+
+@pytest.mark.parametrize("answer", ["no", "n", "nope", "maybe later", "what?"])
+async def test_anything_else_cancels_and_leaves_the_task(memory_keel, answer):
+    task = await memory_keel.store.create("local", "buy milk")
+    cid = str(uuid.uuid4())
+    await say(memory_keel, cid, f"Rename task {task['id']} to oat milk")
+    result = await say(memory_keel, cid, answer)
+    assert result.reply == f"Cancelled: task {task['id']} was not renamed."
+    assert result.awaiting_confirmation is None
+    assert await memory_keel.store.get("local", task["id"]) == task
+
+
+async def test_confirmed_in_the_same_message_runs_at_once(memory_keel):
+    task = await memory_keel.store.create("local", "buy milk")
+    result = await say(memory_keel, str(uuid.uuid4()), f"delete task {task['id']}, yes I'm sure")
+    assert result.awaiting_confirmation is None
+    assert result.reply == f"Deleted task {task['id']}: buy milk"
+
+
+async def test_a_missing_task_is_reported_without_asking(memory_keel):
+    result = await say(memory_keel, str(uuid.uuid4()), "Delete task 77")
+    assert result.awaiting_confirmation is None
+    assert result.reply == "Error: Task 77 not found."
+
+
+async def test_the_tool_runs_once_after_the_yes(memory_keel, monkeypatch):
+    task = await memory_keel.store.create("local", "buy milk")
+    other = await memory_keel.store.create("local", "walk dog")
+    calls = []
+    original = TaskStore.create
+
+    async def counting_create(self, user_id, title):
+        calls.append(title)
+        return await original(self, user_id, title)
+
+    monkeypatch.setattr(TaskStore, "create", counting_create)
+    cid = str(uuid.uuid4())
+    await say(memory_keel, cid, f"add bread and then delete task {task['id']}")
+    result = await say(memory_keel, cid, "yes")
+    assert calls == ["bread"]
+    titles = [t["title"] for t in await memory_keel.store.list("local")]
+    assert titles == [other["title"], "bread"]
+    assert [t.name for t in result.tool_calls] == ["create_todo_task", "delete_todo_task"]
+
+
+async def test_the_pause_survives_a_restart(tmp_path):
+    url = f"sqlite:///{tmp_path / 'keel.db'}"
+    cid = str(uuid.uuid4())
+    async with open_database(url) as engine, open_checkpointer(url) as saver:
+        store = TaskStore(engine)
+        task = await store.create("local", "buy milk")
+        asked = await run_turn(
+            build_graph(saver), cid, f"Delete task {task['id']}", KeelContext(store=store)
+        )
+        assert asked.awaiting_confirmation is not None
+    async with open_database(url) as engine, open_checkpointer(url) as saver:
+        graph, store = build_graph(saver), TaskStore(engine)
+        state = await snapshot(graph, cid)
+        assert state["pending_confirmation"]["prompt"] == asked.reply
+        done = await run_turn(graph, cid, "yes", KeelContext(store=store))
+        assert done.reply == f"Deleted task {task['id']}: buy milk"
+        assert await store.list("local") == []

@@ -1,0 +1,60 @@
+import pytest
+
+from nodes.intents import confirms, parse_intents
+
+ROWS = [
+    ("Add buy milk", "create_todo_task", None, {"title": "buy milk"}),
+    ("Remind me to call mom", "create_todo_task", None, {"title": "call mom"}),
+    ("Show task 3", "get_todo_task", "3", {}),
+    ("Details for 2", "get_todo_task", "2", {}),
+    ("What's on my list?", "list_todo_tasks", None, {}),
+    ("Show all", "list_todo_tasks", None, {}),
+    ("Rename task 2 to walk the dog", "update_todo_task", "2", {"title": "walk the dog"}),
+    ("Finish 1", "complete_todo_task", "1", {}),
+    ("Done with 2", "complete_todo_task", "2", {}),
+    ("Complete 3", "complete_todo_task", "3", {}),
+    ("Delete 4", "delete_todo_task", "4", {}),
+    ("Remove task 5", "delete_todo_task", "5", {}),
+    ("complete buy milk", "complete_todo_task", "buy milk", {}),
+    ("delete the dentist appointment", "delete_todo_task", "dentist appointment", {}),
+]
+
+
+@pytest.mark.parametrize("text,tool,ref,args", ROWS)
+def test_decision_table_rows(text, tool, ref, args):
+    [intent] = parse_intents(text)
+    assert (intent.tool, intent.ref, intent.args) == (tool, ref, args)
+
+
+def test_several_requests_in_one_message_keep_their_order():
+    intents = parse_intents("add eggs, then delete task 2 and show all")
+    assert [i.tool for i in intents] == ["create_todo_task", "delete_todo_task", "list_todo_tasks"]
+
+
+def test_a_piece_that_is_no_request_stays_in_the_title():
+    [intent] = parse_intents("Add bread and butter")
+    assert intent.args == {"title": "bread and butter"}
+
+
+def test_unknown_text_has_no_intent():
+    assert parse_intents("what's the weather like?") == []
+    assert parse_intents("") == []
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("delete task 3, yes I'm sure", True),
+        ("delete task 3, yes", True),
+        ("delete task 3, confirm", True),
+        ("Delete task 3", False),
+        ("add yesterday's notes", False),
+    ],
+)
+def test_same_message_confirmation(text, expected):
+    assert confirms(text) is expected
+
+
+def test_confirmation_is_not_parsed_as_a_request():
+    [intent] = parse_intents("delete task 3, yes I'm sure")
+    assert intent.tool == "delete_todo_task" and intent.task_id == 3

@@ -1,0 +1,72 @@
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from graphs import state as state_mod
+from graphs.agent_state import AgentState
+from graphs.state import bounded_window, from_legacy, is_complete, is_plan_complete, is_processing
+
+
+def test_legacy_completed_maps_to_response_and_complete():
+    state, audit = from_legacy({"completed": True, "processing": False})
+    assert state == {"agent_state": "response", "complete": True}
+    assert is_complete(state) and not is_processing(state)
+    assert audit is None
+
+
+def test_legacy_processing_maps_to_assistant():
+    state, audit = from_legacy({"completed": False, "processing": True})
+    assert state["agent_state"] == AgentState.ASSISTANT
+    assert is_processing(state) and not is_complete(state)
+    assert audit is None
+
+
+def test_legacy_neither_maps_to_user_input():
+    assert from_legacy({})[0]["agent_state"] == AgentState.USER_INPUT
+    assert from_legacy({"completed": False, "processing": False})[0]["agent_state"] == "user_input"
+
+
+def test_ambiguous_legacy_records_the_reason_and_is_deterministic():
+    first = from_legacy({"completed": True, "processing": True})
+    assert first == from_legacy({"completed": True, "processing": True})
+    state, audit = first
+    assert state["agent_state"] == "response" and state["complete"] is True
+    assert audit is not None and "both set" in audit["reason"]
+
+
+def test_non_boolean_legacy_values_are_recorded():
+    state, audit = from_legacy({"completed": "yes"})
+    assert state["agent_state"] == "response"
+    assert audit is not None and "not a boolean" in audit["reason"]
+
+
+def test_tool_execution_counts_as_processing():
+    assert is_processing({"agent_state": "tool_execution"})
+    assert not is_processing({"agent_state": "response"})
+
+
+def test_plan_complete_needs_every_step_done_or_skipped():
+    items = [
+        {"id": 1, "description": "a", "tool": None, "status": "done"},
+        {"id": 2, "description": "b", "tool": None, "status": "skipped"},
+    ]
+    assert is_plan_complete({"id": "t", "items": items, "steps_completed": [1]})
+    items.append({"id": 3, "description": "c", "tool": None, "status": "in_progress"})
+    assert not is_plan_complete({"id": "t", "items": items, "steps_completed": [1]})
+    assert not is_plan_complete(None)
+
+
+def test_window_is_bounded_and_starts_at_a_human_message(monkeypatch):
+    monkeypatch.setattr(state_mod, "WINDOW_MAX_MESSAGES", 5)
+    window: list = []
+    for n in range(4):
+        call = {"name": "list_todo_tasks", "args": {}, "id": f"c{n}"}
+        window = bounded_window(
+            window,
+            [
+                HumanMessage(f"q{n}"),
+                AIMessage("", tool_calls=[call]),
+                ToolMessage("{}", tool_call_id=f"c{n}"),
+                AIMessage(f"a{n}"),
+            ],
+        )
+    assert len(window) <= 5
+    assert window[0].type == "human" and window[0].content == "q3"

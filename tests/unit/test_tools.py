@@ -1,0 +1,100 @@
+import json
+
+import pytest
+
+from checkpoints.database import open_database
+from tools.store import TITLE_MAX_CHARS, TaskStore
+from tools.todo import TODO_TOOLS, run_tool_call
+
+
+@pytest.fixture
+async def store(database_url):
+    async with open_database(database_url) as engine:
+        yield TaskStore(engine)
+
+
+async def invoke(store, user, name, **args):
+    msg = await run_tool_call(
+        {"name": name, "args": args, "id": "c1", "type": "tool_call"}, user, store
+    )
+    return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
+
+
+def test_injected_arguments_are_hidden_from_the_model():
+    for tool in TODO_TOOLS:
+        props = tool.tool_call_schema.model_json_schema().get("properties", {})
+        assert "user_id" not in props and "store" not in props, tool.name
+
+
+async def test_crud_round_trip(store):
+    status, task = await invoke(store, "ann", "create_todo_task", title="buy milk")
+    assert status == "success" and task["title"] == "buy milk" and task["completed"] is False
+    assert (await invoke(store, "ann", "get_todo_task", task_id=task["id"]))[1][
+        "title"
+    ] == "buy milk"
+    renamed = (
+        await invoke(store, "ann", "update_todo_task", task_id=task["id"], title="oat milk")
+    )[1]
+    assert renamed["title"] == "oat milk"
+    assert (await invoke(store, "ann", "complete_todo_task", task_id=task["id"]))[1]["completed"]
+    assert (await invoke(store, "ann", "delete_todo_task", task_id=task["id"]))[0] == "success"
+    assert (await invoke(store, "ann", "list_todo_tasks"))[1] == {"tasks": []}
+
+
+async def test_no_user_sees_or_changes_another_users_task(store):
+    _, task = await invoke(store, "ann", "create_todo_task", title="ann's secret")
+    tid = task["id"]
+    assert (await invoke(store, "bob", "list_todo_tasks"))[1] == {"tasks": []}
+    for name, args in [
+        ("get_todo_task", {}),
+        ("update_todo_task", {"title": "mine now"}),
+        ("complete_todo_task", {}),
+        ("delete_todo_task", {}),
+    ]:
+        status, content = await invoke(store, "bob", name, task_id=tid, **args)
+        assert status == "error" and content == f"Error: Task {tid} not found.", name
+    status, still = await invoke(store, "ann", "get_todo_task", task_id=tid)
+    assert still == {**task, "completed": False} and still["title"] == "ann's secret"
+
+
+async def test_model_cannot_pass_a_user_id(store):
+    await invoke(store, "ann", "create_todo_task", title="ann's")
+    msg = await run_tool_call(
+        {"name": "list_todo_tasks", "args": {"user_id": "ann"}, "id": "x", "type": "tool_call"},
+        "bob",
+        store,
+    )
+    assert json.loads(msg.content) == {"tasks": []}
+
+
+@pytest.mark.parametrize(
+    "name,args,message",
+    [
+        ("get_todo_task", {"task_id": 999}, "Error: Task 999 not found."),
+        ("create_todo_task", {"title": "   "}, "Error: A task title cannot be empty."),
+        (
+            "create_todo_task",
+            {"title": "x" * (TITLE_MAX_CHARS + 1)},
+            f"Error: A task title can be at most {TITLE_MAX_CHARS} characters (got 501).",
+        ),
+        ("update_todo_task", {"task_id": 999, "title": "x"}, "Error: Task 999 not found."),
+        (
+            "delete_todo_task",
+            {"task_id": -1},
+            "Error: Task id must be a positive whole number, not -1.",
+        ),
+        ("no_such_tool", {}, "Error: unknown tool 'no_such_tool'."),
+    ],
+)
+async def test_bad_arguments_give_a_clear_error(store, name, args, message):
+    assert await invoke(store, "ann", name, **args) == ("error", message)
+
+
+async def test_title_of_exactly_the_limit_is_accepted(store):
+    status, task = await invoke(store, "ann", "create_todo_task", title="x" * TITLE_MAX_CHARS)
+    assert status == "success" and len(task["title"]) == TITLE_MAX_CHARS
+
+
+async def test_wrong_argument_types_are_reported_not_raised(store):
+    status, content = await invoke(store, "ann", "delete_todo_task", task_id="abc")
+    assert status == "error" and content.startswith("Error: invalid arguments for delete_todo_task")
