@@ -2,8 +2,9 @@
 
 Opens the database named by ``KEEL_DATABASE_URL`` (SQLite under ./.keel by default), creates or
 continues a conversation owned by ``--user``, and runs one graph turn per line typed. ``/state``
-shows where the conversation stands, ``/quit`` (or Ctrl-D, Ctrl-C) ends the session; a pending
-confirmation survives the end of the process and is asked again on the next start.
+shows where the conversation stands, ``/reset`` starts afresh (history kept), ``/quit`` (or
+Ctrl-D, Ctrl-C) ends the session; a pending confirmation survives the end of the process and is
+asked again on the next start.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from checkpoints.database import open_database
 from checkpoints.saver import open_checkpointer
 from checkpoints.urls import DEFAULT_DATABASE_URL
 from graphs.builder import build_graph
+from graphs.reset import reset_conversation
 from graphs.turn import TurnResult, run_turn, snapshot
 from nodes.runtime import KeelContext
-from tools.store import TaskStore
 
 DEFAULT_MAX_MESSAGE_CHARS = 32_000
 
@@ -89,8 +90,8 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
             console.print(f"[red]error:[/red] {exc}")
             return 1
         graph = build_graph(checkpointer=saver)
-        context = KeelContext.from_env(user_id=user_id, store=TaskStore(engine))
-        console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /quit)")
+        context = KeelContext.for_engine(engine, user_id=user_id)
+        console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
         waiting = (await snapshot(graph, cid))["pending_confirmation"]
         if waiting:
             console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")
@@ -107,6 +108,14 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 break
             if text == "/state":
                 _print_state(console, await snapshot(graph, cid))
+                continue
+            if text == "/reset":
+                reset = await reset_conversation(graph, cid, context)
+                if verbose:
+                    for event in reset["events"]:
+                        line = describe_event(event["type"], event["data"])
+                        console.print(f"[dim]· {escape(line)}[/dim]")
+                console.print(f"[bold cyan]keel>[/bold cyan] {escape(reset['message'])}")
                 continue
             if len(text) > max_chars:
                 console.print(

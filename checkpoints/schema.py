@@ -30,3 +30,47 @@ tasks = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sqlite_autoincrement=True,
 )
+
+topics = sa.Table(
+    "keel_topics",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("conversation_id", sa.String(36), nullable=False),
+    sa.Column("title", sa.String(255), nullable=False),
+    sa.Column("summary", sa.Text, nullable=True),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("ended_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("is_active", sa.Boolean, nullable=False),
+    sa.Index("ix_keel_topics_conversation", "conversation_id", "started_at"),
+    sa.Index(
+        "ux_keel_topics_one_active",
+        "conversation_id",
+        unique=True,
+        sqlite_where=sa.text("is_active"),
+        postgresql_where=sa.text("is_active"),
+    ),
+)
+
+messages = sa.Table(
+    "keel_messages",
+    metadata,
+    sa.Column(
+        "id",
+        sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column("conversation_id", sa.String(36), nullable=False),
+    sa.Column("message_key", sa.String(200), nullable=False),
+    sa.Column("user_id", sa.String(200), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("topic_id", sa.String(36), nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("tool_name", sa.String(100), nullable=True),
+    sa.Column("tool_call_id", sa.String(200), nullable=True),
+    sa.Column("tool_calls", sa.JSON, nullable=True),
+    sa.UniqueConstraint("conversation_id", "message_key", name="ux_keel_messages_key"),
+    sa.Index("ix_keel_messages_topic", "conversation_id", "topic_id", "id"),
+    sqlite_autoincrement=True,
+)

@@ -73,6 +73,17 @@ class Stats(TypedDict, total=False):
     tool_calls: int
 
 
+class HistoryEntry(TypedDict):
+    """A logged message chosen by the context builder for the model to see."""
+
+    role: str
+    content: str
+    at: str
+    """ISO-8601 UTC time it was logged."""
+    section: Literal["current", "earlier"]
+    """current conversation, or earlier context (only if relevant)."""
+
+
 class AuditEntry(TypedDict, total=False):
     """One recorded decision: a reset, a resume, a legacy mapping."""
 
@@ -125,7 +136,11 @@ class KeelState(TypedDict, total=False):
     topic: Topic | None
     """The active topic segment."""
     window: Annotated[list[AnyMessage], bounded_window]
-    """The recent messages the model sees (bounded)."""
+    """The messages of the current turn (bounded); earlier ones live in the message log."""
+    history: list[HistoryEntry]
+    """Earlier messages picked from the log for this turn's model calls."""
+    topic_changed: bool
+    """The current turn started a new topic."""
     pending_question: str | None
     """A question the assistant asked and still waits on; blocks a mission reset."""
     answers: dict[str, str]

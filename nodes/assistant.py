@@ -1,7 +1,8 @@
 """The assistant node: one call of the chat model over the window, with the todo tools bound.
 
-The model sees the system prompt, the window and, when the response node sent it back without a
-finished answer, a short nudge naming what is still open.
+The model sees the system prompt, the earlier messages the context builder picked (one system
+message), the current turn's window and, when the response node sent it back without a finished
+answer, a short nudge naming what is still open.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, open_items
+from nodes.context import render_history
 from nodes.logs import preview
 from nodes.models import SYSTEM_PROMPT
 from nodes.rule_model import NUDGE_PREFIX
@@ -33,7 +35,11 @@ def nudge_text(state: KeelState) -> str:
 def model_input(state: KeelState) -> list[BaseMessage]:
     """What the model is given: system prompt, window, and a nudge when one is due."""
     window = state.get("window", [])
-    messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT), *window]
+    messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    history = render_history(state.get("history", []), bool(state.get("topic_changed")))
+    if history:
+        messages.append(SystemMessage(history))
+    messages.extend(window)
     stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
     if state.get("nudges") and stopped_short:
         messages.append(HumanMessage(nudge_text(state)))

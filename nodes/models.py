@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from langchain_core.language_models import LanguageModelInput
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -27,11 +27,31 @@ Rules:
   error as it is.
 - Deleting or renaming a task asks the user for confirmation; just call the tool, keel asks.
 - A task named by title: call list_todo_tasks first to find its id.
+- Context management: the "current conversation" section holds the most recent turns and matters
+  most; "earlier context" is only relevant if it connects to the current message. When the user
+  switches topic or corrects you, focus on the correction and drop the old topic. If you are not
+  sure what the user refers to, ask instead of guessing.
 - When everything the user asked for is handled, end your reply with one last line that starts
   with "DONE:" followed by a few words of summary. Never write "DONE:" while anything is left.
 """
 
 AgentModel = Runnable[LanguageModelInput, AIMessage]
+
+
+def build_title_model(env: Mapping[str, str] | None = None) -> BaseChatModel | None:
+    """A model that writes short topic titles, when an OpenAI key is set."""
+    env = os.environ if env is None else env
+    if not env.get("OPENAI_API_KEY"):
+        return None
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=env.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL,
+        base_url=env.get("OPENAI_BASE_URL") or None,
+        api_key=env["OPENAI_API_KEY"],  # type: ignore[arg-type]
+        max_retries=1,
+        timeout=20,
+    )
 
 
 def build_agent_model(

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from graphs.state import KeelState, open_items
 from nodes.done_marker import has_done
 from nodes.events import emit
+from nodes.log_writer import flush
 from nodes.progress import close_open_steps
 from nodes.runtime import KeelContext
 
@@ -34,9 +35,10 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
     return []
 
 
-def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Complete the turn, or send it back to the assistant."""
     ctx = runtime.context
+    await flush(state, ctx)
     window = state.get("window", [])
     last = window[-1] if window else None
     todolist = state.get("todolist")

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, bump, open_items
 from nodes.events import emit
+from nodes.log_writer import SYNTHETIC
 from nodes.runtime import KeelContext
 
 log = structlog.get_logger(__name__)
@@ -62,6 +63,11 @@ def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     entry = {"at": at, "kind": "resume", "reason": "context_budget", "detail": {"to_step": step}}
     log.info(f"Starting new session from step {step}", step=step)
     emit("resumed", {"step": step, "description": description, "reason": "context_budget"})
-    fresh = [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(prompt)]
-    fresh.append(HumanMessage(state.get("content", "")))
+    request = next((m for m in state.get("window", []) if m.type == "human"), None)
+    fresh: list[AnyMessage | RemoveMessage] = [
+        RemoveMessage(id=REMOVE_ALL_MESSAGES),
+        HumanMessage(prompt, additional_kwargs={SYNTHETIC: True}),
+    ]
+    if request is not None:
+        fresh.append(request)
     return {"window": fresh, "stats": stats, "audit": [entry]}

@@ -10,21 +10,35 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from langchain_core.language_models import BaseChatModel
+from langgraph.config import get_config
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from checkpoints.messages import MessageLog
+from checkpoints.topics import TopicStore
 from nodes.done_marker import DEFAULT_DONE_MARKER
-from nodes.models import AgentModel, build_agent_model
+from nodes.models import AgentModel, build_agent_model, build_title_model
 from tools.store import TaskStore
 from tools.todo import TODO_TOOLS
 
 DEFAULT_LOOP_LIMIT = 6
 DEFAULT_CONTEXT_TOKEN_BUDGET = 100_000
+DEFAULT_TOPIC_GAP_SECONDS = 3600
 
 
 class MissingStore(RuntimeError):
-    """The graph was run without a task store in its context."""
+    """The graph was run without one of its stores in its context."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         """Say what to pass."""
-        super().__init__("KeelContext.store is not set; pass context=KeelContext(store=...)")
+        super().__init__(
+            f"KeelContext.{name} is not set; build the context with KeelContext.for_engine(engine)"
+        )
+
+
+def conversation_id() -> str:
+    """The conversation (thread) the running graph serves."""
+    return str(get_config()["configurable"]["thread_id"])
 
 
 @dataclass
@@ -35,6 +49,10 @@ class KeelContext:
     """The acting user: every tool call is scoped to this user."""
     store: TaskStore | None = None
     """The todo task store."""
+    log: MessageLog | None = None
+    """The conversation message log."""
+    topics: TopicStore | None = None
+    """The topic segments."""
     model: AgentModel | None = field(default=None, repr=False)
     """The chat model with tools bound; None builds one from the environment."""
     done_marker: str = DEFAULT_DONE_MARKER
@@ -43,6 +61,10 @@ class KeelContext:
     """RESPONSE -> ASSISTANT loops allowed in one turn."""
     context_token_budget: int = DEFAULT_CONTEXT_TOKEN_BUDGET
     """Estimated tokens the window may hold before a resume opens a fresh one."""
+    topic_gap_seconds: int = DEFAULT_TOPIC_GAP_SECONDS
+    """Silence after which the next message starts a new topic."""
+    title_model: BaseChatModel | None = field(default=None, repr=False)
+    """A model that titles new topics; None titles them with their first words."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> KeelContext:
@@ -54,14 +76,39 @@ class KeelContext:
             values["loop_limit"] = int(limit)
         if budget := os.environ.get("KEEL_CONTEXT_TOKEN_BUDGET"):
             values["context_token_budget"] = int(budget)
+        if gap := os.environ.get("KEEL_TOPIC_GAP_SECONDS"):
+            values["topic_gap_seconds"] = int(gap)
+        values["title_model"] = build_title_model()
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def for_engine(cls, engine: AsyncEngine, **overrides: object) -> KeelContext:
+        """A context from the environment with every store opened on ``engine``."""
+        stores = {
+            "store": TaskStore(engine),
+            "log": MessageLog(engine),
+            "topics": TopicStore(engine),
+        }
+        return cls.from_env(**{**stores, **overrides})
 
     def task_store(self) -> TaskStore:
         """The task store, or MissingStore."""
         if self.store is None:
-            raise MissingStore()
+            raise MissingStore("store")
         return self.store
+
+    def message_log(self) -> MessageLog:
+        """The message log, or MissingStore."""
+        if self.log is None:
+            raise MissingStore("log")
+        return self.log
+
+    def topic_store(self) -> TopicStore:
+        """The topic store, or MissingStore."""
+        if self.topics is None:
+            raise MissingStore("topics")
+        return self.topics
 
     def agent_model(self) -> AgentModel:
         """The chat model with the todo tools bound (built once from the environment)."""

@@ -19,10 +19,10 @@ from langgraph.types import interrupt
 from graphs.state import ItemStatus, KeelState, bump
 from nodes.events import emit
 from nodes.intents import confirms
+from nodes.log_writer import flush, log_exchange
 from nodes.logs import preview
 from nodes.progress import close_step
 from nodes.runtime import KeelContext
-from tools.store import TaskStore
 from tools.todo import DESTRUCTIVE, run_tool_call
 
 log = structlog.get_logger(__name__)
@@ -48,12 +48,11 @@ def confirmation_request(call: ToolCall) -> dict[str, Any]:
     }
 
 
-async def _confirmed(
-    call: ToolCall, message: str, user_id: str, store: TaskStore
-) -> ToolMessage | None:
+async def _confirmed(call: ToolCall, state: KeelState, ctx: KeelContext) -> ToolMessage | None:
     """None when the call may run; otherwise the ToolMessage that stands in for it."""
-    if call["name"] not in DESTRUCTIVE or confirms(message):
+    if call["name"] not in DESTRUCTIVE or confirms(state.get("content", "")):
         return None
+    user_id, store = ctx.user_id, ctx.task_store()
     probe = ToolCall(
         name="get_todo_task",
         args={"task_id": call["args"].get("task_id")},
@@ -66,7 +65,9 @@ async def _confirmed(
             checked.content, tool_call_id=call.get("id") or "", name=call["name"], status="error"
         )
     request = confirmation_request(call)
+    await log_exchange(ctx, state, f"ask:{call.get('id')}", "assistant", request["prompt"])
     answer = interrupt(request)
+    await log_exchange(ctx, state, f"answer:{call.get('id')}", "user", str(answer))
     if is_yes(answer):
         return None
     verb = "deleted" if request["action"] == "delete" else "renamed"
@@ -91,10 +92,10 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
     ctx = runtime.context
     store = ctx.task_store()
     last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
-    message = state.get("content", "")
+    await flush(state, ctx)
     stand_ins = {}
     for call in last.tool_calls:  # ask first ...
-        stand_ins[call.get("id")] = await _confirmed(call, message, ctx.user_id, store)
+        stand_ins[call.get("id")] = await _confirmed(call, state, ctx)
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
     for call in last.tool_calls:  # ... act after

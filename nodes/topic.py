@@ -1,23 +1,75 @@
-"""The topic_detect node: keeps track of the conversation's active topic segment.
+"""The topic_detect node: starts a new topic segment when the conversation changes course.
 
-A conversation always has an active topic; the first message opens one, titled with the first
-words of that message.
+A new topic starts on an explicit switch or correction phrase, after a silence longer than
+``topic_gap_seconds`` since the conversation's last message, or on ``/reset``. The old topic is
+ended with a summary; the new one is titled from its first message (by a model when one is
+configured). History is never deleted. The node also loads the earlier messages the model will
+see this turn (see ``nodes.context``).
 """
 
 from __future__ import annotations
 
-import uuid
+import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import structlog
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 
+from checkpoints.messages import MessageLog
+from checkpoints.topics import TopicRow
 from graphs.state import KeelState, Topic
+from nodes.context import load_history
+from nodes.events import emit
+from nodes.logs import preview
+from nodes.runtime import KeelContext, conversation_id
 
 log = structlog.get_logger(__name__)
 
+SWITCH_PHRASES = (
+    "new topic",
+    "different topic",
+    "let's discuss",
+    "lets discuss",
+    "switching to",
+    "moving on to",
+    "but we weren't discussing",
+    "but we werent discussing",
+    "we were talking about",
+)
+CORRECTION_PHRASES = (
+    "but we weren't discussing",
+    "but we werent discussing",
+    "we were talking about",
+    "not about that",
+    "different topic",
+    "let's discuss",
+    "lets discuss",
+    "switching topics",
+    "new topic",
+    "back to",
+)
+PHRASES = tuple(dict.fromkeys(sorted(SWITCH_PHRASES + CORRECTION_PHRASES, key=len, reverse=True)))
+_PHRASE = re.compile(r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + r")(?![\w'])", re.I)
+RESET_COMMAND = "/reset"
 TITLE_WORDS = 5
 TITLE_MAX_CHARS = 60
+Reason = Literal["phrase", "time_gap", "user_reset"]
+
+
+def detect_topic_change(
+    message: str, last_message_at: datetime | None, now: datetime, gap_seconds: float
+) -> tuple[Reason, str | None] | None:
+    """Why ``message`` starts a new topic (reason, phrase), or None when it does not."""
+    if message.strip().lower() == RESET_COMMAND:
+        return "user_reset", None
+    match = _PHRASE.search(message.replace("\u2019", "'"))
+    if match:
+        return "phrase", match.group(1).lower()
+    if last_message_at is not None and (now - last_message_at).total_seconds() > gap_seconds:
+        return "time_gap", None
+    return None
 
 
 def topic_title(message: str) -> str:
@@ -29,19 +81,69 @@ def topic_title(message: str) -> str:
     return f"{title}..." if len(words) > TITLE_WORDS else title or "(empty)"
 
 
-def new_topic(message: str) -> Topic:
-    """A fresh topic segment opened by ``message``."""
-    return {
-        "id": str(uuid.uuid4()),
-        "title": topic_title(message),
-        "started_at": datetime.now(UTC).isoformat(),
-    }
+async def title_for(message: str, ctx: KeelContext) -> str:
+    """A title for a topic opened by ``message``: the model's when configured, else first words."""
+    if ctx.title_model is None:
+        return topic_title(message)
+    prompt = "Give a title of at most six words for a conversation that starts with the message."
+    try:
+        reply = await ctx.title_model.ainvoke([SystemMessage(prompt), HumanMessage(message[:2000])])
+        title = " ".join(reply.text.strip().strip('"').split())
+    except Exception as exc:  # a title is never worth failing a turn for
+        log.warning("topic_title_failed", error=type(exc).__name__)
+        return topic_title(message)
+    return title[:TITLE_MAX_CHARS] or topic_title(message)
 
 
-def topic_detect(state: KeelState) -> dict[str, Any]:
-    """Open the first topic when the conversation has none."""
-    if state.get("topic"):
-        return {}
-    topic = new_topic(state.get("content", ""))
-    log.info("topic_started", topic_id=topic["id"], title=topic["title"])
-    return {"topic": topic}
+async def summarize_topic(log_: MessageLog, conversation: str, topic: TopicRow) -> str:
+    """A short summary of a topic: its title and its last exchange."""
+    recent = await log_.recent(conversation, topic_id=topic.id, limit=4, exclude_roles=("tool",))
+    said = "; ".join(f"{m.role}: {preview(m.content, 80)}" for m in recent if m.content)
+    return f"{topic.title}. Last exchange: {said}" if said else topic.title
+
+
+def as_state_topic(row: TopicRow) -> Topic:
+    """The topic as kept in graph state."""
+    return {"id": row.id, "title": row.title, "started_at": row.started_at.isoformat()}
+
+
+async def start_topic(
+    ctx: KeelContext,
+    conversation: str,
+    title: str,
+    previous: TopicRow | None,
+    reason: Reason,
+    phrase: str | None,
+) -> TopicRow:
+    """End ``previous`` (with a summary), start a new topic, and announce the change."""
+    summary = await summarize_topic(ctx.message_log(), conversation, previous) if previous else None
+    row = await ctx.topic_store().start(conversation, title, summary)
+    if previous is not None:
+        data = {
+            "previous_topic_id": previous.id,
+            "new_topic_id": row.id,
+            "reason": reason,
+            "phrase": phrase,
+            "title": row.title,
+        }
+        emit("topic_changed", data)
+        log.info("topic_changed", **data)
+    return row
+
+
+async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+    """Keep or change the active topic, and load the history the model will see."""
+    ctx = runtime.context
+    conversation, message, now = conversation_id(), state.get("content", ""), datetime.now(UTC)
+    active = await ctx.topic_store().active(conversation)
+    change = detect_topic_change(
+        message, await ctx.message_log().last_message_at(conversation), now, ctx.topic_gap_seconds
+    )
+    if active is None or change is not None:
+        reason, phrase = change or ("phrase", None)
+        active = await start_topic(
+            ctx, conversation, await title_for(message, ctx), active, reason, phrase
+        )
+    changed = change is not None
+    history = await load_history(ctx.message_log(), conversation, active.id, changed, now)
+    return {"topic": as_state_topic(active), "topic_changed": changed, "history": history}

@@ -1,7 +1,8 @@
 """The user_input node: a user message arrives and a new turn begins.
 
-It appends the message to the window, resets the per-turn counters and counts the turn. The graph
-builder records the USER_INPUT state around it.
+It opens a fresh window holding only the message (earlier turns live in the message log), resets
+the per-turn counters and counts the turn. The message id is derived from the turn number, so a
+re-run writes the same message, never a second one. The graph builder records USER_INPUT.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, bump
 from nodes.logs import preview
-from nodes.runtime import KeelContext
+from nodes.runtime import KeelContext, conversation_id
 
 log = structlog.get_logger(__name__)
 
@@ -25,7 +27,10 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     return {
-        "window": [HumanMessage(content)],
+        "window": [
+            RemoveMessage(id=REMOVE_ALL_MESSAGES),
+            HumanMessage(content, id=f"{conversation_id()}:turn-{stats['turns']}:user"),
+        ],
         "stats": stats,
         "loops": 0,
         "nudges": 0,

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from checkpoints.database import open_database
+from checkpoints.messages import MessageLog
 from checkpoints.saver import open_checkpointer
+from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
 from nodes.runtime import KeelContext
 from tools.store import TaskStore
@@ -98,17 +101,25 @@ class Keel:
     store: TaskStore
     url: str
 
+    engine: AsyncEngine
+
     def context(self, user_id: str = "local", **kw: object) -> KeelContext:
-        return KeelContext(user_id=user_id, store=self.store, **kw)  # type: ignore[arg-type]
+        return KeelContext(
+            user_id=user_id,
+            store=self.store,
+            log=MessageLog(self.engine),
+            topics=TopicStore(self.engine),
+            **kw,  # type: ignore[arg-type]
+        )
 
 
 @pytest.fixture
 async def keel(database_url: str) -> AsyncIterator[Keel]:
     async with open_database(database_url) as engine, open_checkpointer(database_url) as saver:
-        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), database_url)
+        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), database_url, engine)
 
 
 @pytest.fixture
 async def memory_keel() -> AsyncIterator[Keel]:
     async with open_database("memory") as engine, open_checkpointer("memory") as saver:
-        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), "memory")
+        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), "memory", engine)

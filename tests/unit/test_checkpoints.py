@@ -12,7 +12,6 @@ from checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from graphs.builder import build_graph
 from graphs.turn import run_turn, snapshot
 from nodes.runtime import KeelContext
-from tools.store import TaskStore
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": AsyncSqliteSaver, "postgres": AsyncPostgresSaver}
 
@@ -42,9 +41,7 @@ def test_credentials_are_not_echoed():
 async def test_state_persists_across_reopen(database_url):
     cid = str(uuid.uuid4())
     async with open_database(database_url) as engine, open_checkpointer(database_url) as saver:
-        await run_turn(
-            build_graph(saver), cid, "Add buy milk", KeelContext(store=TaskStore(engine))
-        )
+        await run_turn(build_graph(saver), cid, "Add buy milk", KeelContext.for_engine(engine))
     async with open_checkpointer(database_url) as saver:
         state = await snapshot(build_graph(saver), cid)
     assert state["mission"] == "Add buy milk" and state["complete"]

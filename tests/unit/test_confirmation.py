@@ -80,13 +80,13 @@ async def test_the_pause_survives_a_restart(tmp_path):
         store = TaskStore(engine)
         task = await store.create("local", "buy milk")
         asked = await run_turn(
-            build_graph(saver), cid, f"Delete task {task['id']}", KeelContext(store=store)
+            build_graph(saver), cid, f"Delete task {task['id']}", KeelContext.for_engine(engine)
         )
         assert asked.awaiting_confirmation is not None
     async with open_database(url) as engine, open_checkpointer(url) as saver:
         graph, store = build_graph(saver), TaskStore(engine)
         state = await snapshot(graph, cid)
         assert state["pending_confirmation"]["prompt"] == asked.reply
-        done = await run_turn(graph, cid, "yes", KeelContext(store=store))
+        done = await run_turn(graph, cid, "yes", KeelContext.for_engine(engine))
         assert done.reply == f"Deleted task {task['id']}: buy milk"
         assert await store.list("local") == []

@@ -1,0 +1,101 @@
+"""``/reset``: a fresh start for a conversation, its history kept.
+
+``reset_conversation`` is what ``/reset`` in the chat, the REST endpoint and the WebSocket action
+call. It starts a new topic (ending the active one with a summary), clears the mission and the
+todolist (reason ``user_requested``), drops any pending confirmation, and records all of it in the
+checkpoint as the end of a turn. The message log is untouched.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from langchain_core.messages import RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from graphs.agent_state import AgentState
+from graphs.builder import KeelGraph
+from graphs.turn import thread_config
+from nodes.logs import preview
+from nodes.runtime import KeelContext
+from nodes.topic import as_state_topic, summarize_topic
+
+log = structlog.get_logger(__name__)
+
+RESET_TITLE = "Reset - New Conversation"
+RESET_REASON = "user_requested"
+RESET_MESSAGE = (
+    "Conversation context has been reset. Starting fresh! Previous messages are preserved "
+    "but won't affect future responses."
+)
+
+
+async def reset_conversation(
+    graph: KeelGraph, conversation_id: str, context: KeelContext
+) -> dict[str, Any]:
+    """Reset the conversation's context; the answer follows the REST contract, plus events."""
+    config = thread_config(conversation_id)
+    values = (await graph.aget_state(config)).values
+    todolist = values.get("todolist")
+    previous_todolist_id = todolist["id"] if todolist else None
+    topics = context.topic_store()
+    previous = await topics.active(conversation_id)
+    summary = (
+        await summarize_topic(context.message_log(), conversation_id, previous)
+        if previous
+        else None
+    )
+    topic = await topics.start(conversation_id, RESET_TITLE, summary)
+    reset_data = {
+        "mission_reset": True,
+        "reason": RESET_REASON,
+        "previous_todolist_id": previous_todolist_id,
+    }
+    topic_data = {
+        "previous_topic_id": previous.id if previous else None,
+        "new_topic_id": topic.id,
+        "reason": "user_reset",
+        "phrase": None,
+        "title": topic.title,
+    }
+    entry = {
+        "at": datetime.now(UTC).isoformat(),
+        "kind": "mission_reset",
+        "reason": RESET_REASON,
+        "detail": reset_data,
+    }
+    await graph.aupdate_state(
+        config,
+        {
+            "mission": None,
+            "todolist": None,
+            "pending_question": None,
+            "topic": as_state_topic(topic),
+            "topic_changed": True,
+            "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
+            "agent_state": AgentState.RESPONSE.value,
+            "complete": False,
+            "turn_over": True,
+            "turn_note": None,
+            "audit": [entry],
+        },
+        as_node="response",
+    )
+    log.info(
+        "conversation_reset",
+        conversation_id=conversation_id,
+        new_topic_id=topic.id,
+        previous_mission_preview=preview(values.get("mission")),
+    )
+    return {
+        "success": True,
+        "message": RESET_MESSAGE,
+        "new_topic_id": topic.id,
+        "previous_messages_preserved": True,
+        "events": [
+            {"type": "topic_changed", "data": topic_data},
+            {"type": "state_updated", "data": reset_data},
+        ],
+    }

@@ -1,0 +1,67 @@
+"""Writing the current turn's messages to the message log, idempotently.
+
+``flush`` writes every message of the turn's window under its message id; a message already
+written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
+before they pause (tool_execution) and when a turn ends (response). The DONE line is stripped from
+assistant replies: the log holds what the user sees.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+from graphs.state import KeelState
+from nodes.done_marker import strip_done
+from nodes.runtime import KeelContext, conversation_id
+
+SYNTHETIC = "keel_synthetic"
+"""additional_kwargs flag of messages keel writes for the model only (never logged)."""
+
+ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
+
+
+def log_row(message: AnyMessage, topic_id: str | None, done_marker: str) -> dict[str, Any]:
+    """The message-log row for one window message."""
+    row: dict[str, Any] = {
+        "message_key": message.id,
+        "role": ROLES.get(message.type, message.type),
+        "content": message.text,
+        "topic_id": topic_id,
+    }
+    if isinstance(message, AIMessage):
+        row["content"] = strip_done(message.text, done_marker)
+        if message.tool_calls:
+            row["tool_calls"] = [
+                {"name": c["name"], "args": c["args"], "id": c.get("id")}
+                for c in message.tool_calls
+            ]
+    if isinstance(message, ToolMessage):
+        row["tool_name"] = message.name
+        row["tool_call_id"] = message.tool_call_id
+    return row
+
+
+async def flush(state: KeelState, ctx: KeelContext) -> None:
+    """Write the turn's window to the log (messages already there are skipped)."""
+    topic = state.get("topic")
+    topic_id = topic["id"] if topic else None
+    rows = [
+        log_row(m, topic_id, ctx.done_marker)
+        for m in state.get("window", [])
+        if m.id and not m.additional_kwargs.get(SYNTHETIC)
+    ]
+    await ctx.message_log().append(conversation_id(), ctx.user_id, rows)
+
+
+async def log_exchange(ctx: KeelContext, state: KeelState, key: str, role: str, text: str) -> None:
+    """Write one message that is not in the window (a confirmation question or its answer)."""
+    topic = state.get("topic")
+    row = {
+        "message_key": key,
+        "role": role,
+        "content": text,
+        "topic_id": topic["id"] if topic else None,
+    }
+    await ctx.message_log().append(conversation_id(), ctx.user_id, [row])
