@@ -34,7 +34,7 @@ def chat_command(
     from api.chat import chat
 
     configure_logging(level=log_level)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     try:
         status = asyncio.run(chat(conversation, user, verbose, console))
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from checkpoints.clock import Clock, utcnow
 from checkpoints.schema import messages
 
 
@@ -68,9 +69,10 @@ def _from_row(row: sa.Row[Any]) -> LoggedMessage:
 class MessageLog:
     """Append and read a conversation's messages."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        """Work on the app tables of ``engine``."""
+    def __init__(self, engine: AsyncEngine, clock: Clock = utcnow) -> None:
+        """Work on the app tables of ``engine``, stamping rows with ``clock``."""
         self.engine = engine
+        self.clock = clock
 
     def _insert(self, rows: list[dict[str, Any]]) -> Any:
         if self.engine.dialect.name == "postgresql":
@@ -85,7 +87,7 @@ class MessageLog:
         """Write ``rows`` (message_key, role, content, topic_id, tool fields) in order, once."""
         if not rows:
             return
-        now = datetime.now(UTC)
+        now = self.clock()
         full = [
             {
                 "conversation_id": conversation_id,

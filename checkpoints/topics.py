@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from checkpoints.clock import Clock, utcnow
 from checkpoints.schema import topics
 
 
@@ -63,9 +64,10 @@ def _from_row(row: sa.Row[Any]) -> TopicRow:
 class TopicStore:
     """Read and start topic segments."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        """Work on the app tables of ``engine``."""
+    def __init__(self, engine: AsyncEngine, clock: Clock = utcnow) -> None:
+        """Work on the app tables of ``engine``, stamping rows with ``clock``."""
         self.engine = engine
+        self.clock = clock
 
     async def active(self, conversation_id: str) -> TopicRow | None:
         """The conversation's active topic, if it has one."""
@@ -82,7 +84,7 @@ class TopicStore:
         self, conversation_id: str, title: str, previous_summary: str | None = None
     ) -> TopicRow:
         """End the active topic (with ``previous_summary``) and start a new one titled ``title``."""
-        now = datetime.now(UTC)
+        now = self.clock()
         new_id = str(uuid.uuid4())
         async with self.engine.begin() as conn:
             await conn.execute(

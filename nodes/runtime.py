@@ -14,6 +14,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_config
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from checkpoints.clock import Clock, utcnow
 from checkpoints.messages import MessageLog
 from checkpoints.topics import TopicStore
 from nodes.done_marker import DEFAULT_DONE_MARKER
@@ -65,6 +66,8 @@ class KeelContext:
     """Silence after which the next message starts a new topic."""
     title_model: BaseChatModel | None = field(default=None, repr=False)
     """A model that titles new topics; None titles them with their first words."""
+    clock: Clock = field(default=utcnow, repr=False)
+    """What time it is (the stores of ``for_engine`` share it)."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> KeelContext:
@@ -85,10 +88,11 @@ class KeelContext:
     @classmethod
     def for_engine(cls, engine: AsyncEngine, **overrides: object) -> KeelContext:
         """A context from the environment with every store opened on ``engine``."""
+        clock: Clock = overrides.get("clock", utcnow)  # type: ignore[assignment]
         stores = {
             "store": TaskStore(engine),
-            "log": MessageLog(engine),
-            "topics": TopicStore(engine),
+            "log": MessageLog(engine, clock),
+            "topics": TopicStore(engine, clock),
         }
         return cls.from_env(**{**stores, **overrides})
 

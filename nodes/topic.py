@@ -10,7 +10,7 @@ see this turn (see ``nodes.context``).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import structlog
@@ -134,7 +134,7 @@ async def start_topic(
 async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Keep or change the active topic, and load the history the model will see."""
     ctx = runtime.context
-    conversation, message, now = conversation_id(), state.get("content", ""), datetime.now(UTC)
+    conversation, message, now = conversation_id(), state.get("content", ""), ctx.clock()
     active = await ctx.topic_store().active(conversation)
     change = detect_topic_change(
         message, await ctx.message_log().last_message_at(conversation), now, ctx.topic_gap_seconds

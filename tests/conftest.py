@@ -10,12 +10,14 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from checkpoints.clock import Clock, utcnow
 from checkpoints.database import open_database
 from checkpoints.messages import MessageLog
 from checkpoints.saver import open_checkpointer
@@ -103,14 +105,23 @@ class Keel:
 
     engine: AsyncEngine
 
-    def context(self, user_id: str = "local", **kw: object) -> KeelContext:
+    def context(self, user_id: str = "local", clock: Clock = utcnow, **kw: object) -> KeelContext:
         return KeelContext(
             user_id=user_id,
             store=self.store,
-            log=MessageLog(self.engine),
-            topics=TopicStore(self.engine),
+            log=MessageLog(self.engine, clock),
+            topics=TopicStore(self.engine, clock),
+            clock=clock,
             **kw,  # type: ignore[arg-type]
         )
+
+    @property
+    def log(self) -> MessageLog:
+        return MessageLog(self.engine)
+
+    @property
+    def topics(self) -> TopicStore:
+        return TopicStore(self.engine)
 
 
 @pytest.fixture
@@ -123,3 +134,24 @@ async def keel(database_url: str) -> AsyncIterator[Keel]:
 async def memory_keel() -> AsyncIterator[Keel]:
     async with open_database("memory") as engine, open_checkpointer("memory") as saver:
         yield Keel(build_graph(checkpointer=saver), TaskStore(engine), "memory", engine)
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def set(self, when: datetime) -> None:
+        self.now = when
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(datetime(2026, 1, 6, 16, 25, tzinfo=UTC))

@@ -74,3 +74,16 @@ def test_end_of_input_ends_cleanly_and_logs_only_previews(tmp_path):
     assert result.returncode == 0
     assert "x" * 101 not in result.stderr
     assert "Bye." in result.stdout
+
+
+def test_verbose_shows_a_topic_change_a_mission_reset_and_reset(tmp_path):
+    lines = ["Add buy milk", "lets discuss the garden, add water the plants", "/reset", "/state"]
+    result = chat(tmp_path, lines, "--verbose")
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    assert "New topic: lets discuss the garden, add..." in out
+    assert "Starting new query (previous task completed)" in out
+    assert "Created task: water the plants" in out
+    assert "Mission reset (requested)" in out
+    assert "Previous messages are preserved" in out
+    assert "mission: None" in out

@@ -1,0 +1,66 @@
+"""The message log: complete, ordered, written once, outside graph state."""
+
+import uuid
+
+from graphs.turn import run_turn, thread_config
+
+
+async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):
+    cid = str(uuid.uuid4())
+    context = keel.context()
+    expected_users = []
+    for turn in range(50):
+        if turn == 17:
+            text = "new topic, add groceries"
+        elif turn == 34:
+            text = "lets discuss chores and add sweep floor"
+        else:
+            text = f"Add task number {turn}"
+        expected_users.append(text)
+        await run_turn(keel.graph, cid, text, context)
+
+    logged = await keel.log.history(cid)
+    users = [m for m in logged if m.role == "user"]
+    assert [m.content for m in users] == expected_users
+    assert [m.id for m in logged] == sorted(m.id for m in logged)
+    keys = [m.key for m in logged]
+    assert len(keys) == len(set(keys))
+    # each turn: user, assistant (tool call), tool result, assistant reply
+    assert len(logged) == 4 * 50
+    for i in range(0, len(logged), 4):
+        assert [m.role for m in logged[i : i + 4]] == ["user", "assistant", "tool", "assistant"]
+        assert logged[i + 3].content.startswith("Created task:")
+        assert "DONE" not in logged[i + 3].content
+    topic_ids = list(dict.fromkeys(m.topic_id for m in logged))
+    assert len(topic_ids) == 3
+    boundaries = [i for i in range(1, len(logged)) if logged[i].topic_id != logged[i - 1].topic_id]
+    assert boundaries == [17 * 4, 34 * 4]
+
+    values = (await keel.graph.aget_state(thread_config(cid))).values
+    assert len(values["window"]) == 4  # only the last turn stays in graph state
+
+
+async def test_replaying_the_last_step_writes_nothing_twice(keel):
+    cid = str(uuid.uuid4())
+    context = keel.context()
+    await run_turn(keel.graph, cid, "Add buy milk", context)
+    before = [(m.key, m.content) for m in await keel.log.history(cid)]
+    history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    [before_response] = [s for s in history if s.next == ("response",)][:1]
+    await keel.graph.ainvoke(None, before_response.config, context=context)
+    assert [(m.key, m.content) for m in await keel.log.history(cid)] == before
+
+
+async def test_the_confirmation_question_and_answer_are_logged(keel):
+    cid = str(uuid.uuid4())
+    task = await keel.store.create("local", "buy milk")
+    await run_turn(keel.graph, cid, f"Delete task {task['id']}", keel.context())
+    await run_turn(keel.graph, cid, "yes", keel.context())
+    logged = [(m.role, m.content) for m in await keel.log.history(cid)]
+    assert logged[0] == ("user", f"Delete task {task['id']}")
+    assert ("assistant", f"Are you sure you want to delete task {task['id']}? (yes/no)") in logged
+    assert logged.index(("user", "yes")) > logged.index(
+        ("assistant", f"Are you sure you want to delete task {task['id']}? (yes/no)")
+    )
+    assert logged[-1] == ("assistant", f"Deleted task {task['id']}: buy milk")
+    assert len(logged) == len(set(logged))

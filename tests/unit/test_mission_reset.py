@@ -1,0 +1,138 @@
+"""Mission reset on a completed todolist, the cases where it must not happen, and /reset."""
+
+import uuid
+
+import structlog
+from langchain_core.messages import AIMessage
+
+from graphs.reset import reset_conversation
+from graphs.turn import run_turn, snapshot, thread_config
+from tests.unit.scripted import ScriptedModel
+
+
+async def say(keel, cid, text, **ctx):
+    return await run_turn(keel.graph, cid, text, keel.context(**ctx))
+
+
+def resets(result):
+    return [e.data for e in result.events if e.type == "state_updated"]
+
+
+async def test_completed_todolist_meets_a_new_query(keel):
+    cid = str(uuid.uuid4())
+    first = await say(keel, cid, "Add buy milk")
+    old_id = first.todolist["id"]
+    with structlog.testing.capture_logs() as logs:
+        second = await say(keel, cid, "What's on my list?")
+    assert resets(second) == [
+        {
+            "mission_reset": True,
+            "reason": "completed_todolist_detected",
+            "previous_todolist_id": old_id,
+        }
+    ]
+    assert second.mission == "What's on my list?"
+    assert second.todolist["id"] != old_id
+    names = [e["event"] for e in logs]
+    assert names.index("resetting_mission_for_new_query") < names.index("mission_reset_complete")
+    [entry] = [e for e in logs if e["event"] == "resetting_mission_for_new_query"]
+    assert entry["previous_mission_preview"] == "Add buy milk"
+    assert entry["previous_todolist_id"] == old_id
+
+
+async def test_the_reset_keeps_every_other_field(keel):
+    cid = str(uuid.uuid4())
+    await say(keel, cid, "Add buy milk")
+    config = thread_config(cid)
+    await keel.graph.aupdate_state(config, {"answers": {"color": "blue"}}, as_node="response")
+    before = (await keel.graph.aget_state(config)).values
+    await say(keel, cid, "Show all")
+    after = (await keel.graph.aget_state(config)).values
+    assert after["answers"] == {"color": "blue"}
+    assert after["topic"] == before["topic"]
+    assert after["stats"]["turns"] == before["stats"]["turns"] + 1
+    assert [a["kind"] for a in after["audit"]] == ["mission_reset"]
+
+
+async def test_no_reset_on_the_first_query(keel):
+    assert resets(await say(keel, str(uuid.uuid4()), "Add buy milk")) == []
+
+
+async def test_no_reset_while_the_todolist_is_in_progress(memory_keel):
+    cid = str(uuid.uuid4())
+    stuck = ScriptedModel(replies=[], seen=[])  # never answers with DONE
+    first = await say(memory_keel, cid, "Add milk", model=stuck, loop_limit=1)
+    assert not first.complete and first.todolist["items"][0]["status"] == "pending"
+    second = await say(memory_keel, cid, "Show all")
+    assert resets(second) == []
+    assert second.mission == "Add milk" and second.todolist["id"] == first.todolist["id"]
+
+
+async def test_no_reset_while_a_question_is_pending(memory_keel):
+    cid = str(uuid.uuid4())
+    await say(memory_keel, cid, "Add buy milk")
+    await memory_keel.graph.aupdate_state(
+        thread_config(cid), {"pending_question": "Which list?"}, as_node="response"
+    )
+    result = await say(memory_keel, cid, "the work list")
+    assert resets(result) == []
+    assert result.mission == "Add buy milk"
+
+
+async def test_a_missing_todolist_warns_and_goes_on(memory_keel):
+    cid = str(uuid.uuid4())
+    await say(memory_keel, cid, "Add buy milk")
+    await memory_keel.graph.aupdate_state(
+        thread_config(cid), {"todolist": None}, as_node="response"
+    )
+    with structlog.testing.capture_logs() as logs:
+        result = await say(memory_keel, cid, "Show all")
+    assert resets(result) == []
+    assert "todolist_missing" in [e["event"] for e in logs]
+    assert result.complete and result.todolist is not None
+
+
+async def test_user_reset_starts_a_topic_and_keeps_history(keel):
+    cid = str(uuid.uuid4())
+    first = await say(keel, cid, "Add buy milk")
+    before = await keel.log.count(cid)
+    answer = await reset_conversation(keel.graph, cid, keel.context())
+    assert answer["success"] is True and answer["previous_messages_preserved"] is True
+    assert "preserved" in answer["message"]
+    assert answer["new_topic_id"] != first.topic["id"]
+    events = {e["type"]: e["data"] for e in answer["events"]}
+    assert events["state_updated"] == {
+        "mission_reset": True,
+        "reason": "user_requested",
+        "previous_todolist_id": first.todolist["id"],
+    }
+    assert events["topic_changed"]["reason"] == "user_reset"
+    state = await snapshot(keel.graph, cid)
+    assert state["mission"] is None and state["todolist"] is None
+    assert state["topic"]["id"] == answer["new_topic_id"]
+    assert await keel.log.count(cid) == before
+    nxt = await say(keel, cid, "Show all")
+    assert nxt.topic["id"] == answer["new_topic_id"] and nxt.mission == "Show all"
+    assert resets(nxt) == []
+
+
+async def test_user_reset_drops_a_pending_confirmation(memory_keel):
+    cid = str(uuid.uuid4())
+    task = await memory_keel.store.create("local", "buy milk")
+    asked = await say(memory_keel, cid, f"Delete task {task['id']}")
+    assert asked.awaiting_confirmation
+    await reset_conversation(memory_keel.graph, cid, memory_keel.context())
+    assert (await snapshot(memory_keel.graph, cid))["pending_confirmation"] is None
+    after = await say(memory_keel, cid, "yes")
+    assert after.awaiting_confirmation is None
+    assert await memory_keel.store.list("local") == [task]
+
+
+async def test_mission_reset_payload_with_a_scripted_model(memory_keel):
+    cid = str(uuid.uuid4())
+    model = ScriptedModel(
+        replies=[AIMessage("hi\nDONE: ok"), AIMessage("again\nDONE: ok")], seen=[]
+    )
+    first = await say(memory_keel, cid, "hello", model=model)
+    second = await say(memory_keel, cid, "hello again", model=model)
+    assert resets(second)[0]["previous_todolist_id"] == first.todolist["id"]

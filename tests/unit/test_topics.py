@@ -1,0 +1,194 @@
+"""Topic detection: phrases (both lists), word boundaries, time gaps, the seed timeline."""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from graphs.turn import run_turn
+from nodes.topic import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change, topic_title
+from tests.unit.scripted import ScriptedModel
+
+NOW = datetime(2026, 1, 7, 10, 0, tzinfo=UTC)
+RECENT = NOW - timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("phrase", sorted(set(SWITCH_PHRASES + CORRECTION_PHRASES)))
+def test_every_phrase_of_both_lists_starts_a_topic(phrase):
+    message = f"ok so {phrase.upper()} the deployment"
+    assert detect_topic_change(message, RECENT, NOW, 3600) == ("phrase", phrase)
+
+
+def test_both_seed_lists_are_complete():
+    assert set(SWITCH_PHRASES) == {
+        "new topic",
+        "different topic",
+        "let's discuss",
+        "lets discuss",
+        "switching to",
+        "moving on to",
+        "but we weren't discussing",
+        "but we werent discussing",
+        "we were talking about",
+    }
+    assert set(CORRECTION_PHRASES) == {
+        "but we weren't discussing",
+        "but we werent discussing",
+        "we were talking about",
+        "not about that",
+        "different topic",
+        "let's discuss",
+        "lets discuss",
+        "switching topics",
+        "new topic",
+        "back to",
+    }
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "please send feedback to the team",
+        "a brand new topical idea",
+        "we were talking aboutness",
+        "the hatchback top is fine",
+        "add renew topics subscription",
+        "outlets discuss prices",
+    ],
+)
+def test_phrases_match_on_word_boundaries_only(message):
+    assert detect_topic_change(message, RECENT, NOW, 3600) is None
+
+
+def test_curly_apostrophes_match():
+    assert detect_topic_change("Let\u2019s discuss the UI", RECENT, NOW, 3600) == (
+        "phrase",
+        "let's discuss",
+    )
+
+
+def test_time_gap():
+    assert detect_topic_change("hi", NOW - timedelta(seconds=3601), NOW, 3600) == ("time_gap", None)
+    assert detect_topic_change("hi", NOW - timedelta(seconds=3600), NOW, 3600) is None
+    assert detect_topic_change("hi", None, NOW, 3600) is None
+
+
+def test_reset_command():
+    assert detect_topic_change(" /RESET ", RECENT, NOW, 3600) == ("user_reset", None)
+
+
+@pytest.mark.parametrize(
+    "message,title",
+    [
+        ("lets discuss a change in the webui please", "lets discuss a change in..."),
+        ("Add buy milk", "Add buy milk"),
+        ("one two three four five", "one two three four five"),
+        ("", "(empty)"),
+    ],
+)
+def test_title_is_the_first_five_words(message, title):
+    assert topic_title(message) == title
+
+
+def history_text(model: ScriptedModel) -> str:
+    systems = [m.content for m in model.seen[-1] if m.type == "system"]
+    return "\n".join(systems[1:])
+
+
+async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, clock):
+    """The timeline of the context-loss report: SSE feed talk, a night's gap, chat UI talk,
+    then the user's correction."""
+    model = ScriptedModel(replies=[], seen=[])
+    cid = str(uuid.uuid4())
+
+    async def say(text, at):
+        clock.set(at)
+        model.replies.append(AIMessage(f"noted: {text[:20]}\nDONE: ok"))
+        context = keel.context(clock=clock, model=model, topic_gap_seconds=3600)
+        return await run_turn(keel.graph, cid, text, context)
+
+    day1 = datetime(2026, 1, 6, 16, 25, tzinfo=UTC)
+    await say("the SSE feed for issue 52 drops events", day1)
+    await say("the SSE feed reconnects too slowly", day1 + timedelta(minutes=10))
+    sse_topic = (await keel.topics.active(cid)).id
+    await say("SSE feed: use a heartbeat?", day1 + timedelta(minutes=22))
+
+    day2 = datetime(2026, 1, 7, 10, 8, 20, tzinfo=UTC)
+    switch = await say("lets discuss a change in the webui chat", day2)
+    [changed] = [e for e in switch.events if e.type == "topic_changed"]
+    assert changed.data["reason"] == "phrase" and changed.data["phrase"] == "lets discuss"
+    assert changed.data["previous_topic_id"] == sse_topic
+    ui_topic = changed.data["new_topic_id"]
+
+    await say("good. also it always looks like pm is about to reply", day2 + timedelta(minutes=21))
+    await say("tell me which /commands you would tell scar to use", day2 + timedelta(minutes=24))
+    assert "SSE" not in history_text(model)
+    assert "webui" in history_text(model)
+
+    correction = await say(
+        "but we werent discussing the sse feed now", day2 + timedelta(minutes=26)
+    )
+    [changed] = [e for e in correction.events if e.type == "topic_changed"]
+    assert changed.data["reason"] == "phrase"
+    assert changed.data["phrase"] == "but we werent discussing"
+    assert changed.data["previous_topic_id"] == ui_topic
+    seen = history_text(model)
+    assert "switched topics or corrected you" in seen
+    assert "SSE feed" not in seen and "heartbeat" not in seen
+    assert "/commands" in seen  # the last turns before the correction stay
+
+    topics = await keel.topics.list(cid)
+    assert [t.is_active for t in topics] == [False, False, True]
+    assert all(t.ended_at and t.summary for t in topics[:2])
+    logged = await keel.log.history(cid)
+    assert [m.role for m in logged] == ["user", "assistant"] * 7  # nothing was deleted
+    assert logged[0].content == "the SSE feed for issue 52 drops events"
+
+
+async def test_a_silence_longer_than_the_gap_starts_a_topic(memory_keel, clock, monkeypatch):
+    monkeypatch.setenv("KEEL_TOPIC_GAP_SECONDS", "5")
+    from nodes.runtime import KeelContext
+
+    gap = KeelContext.from_env().topic_gap_seconds
+    cid = str(uuid.uuid4())
+    context = memory_keel.context(clock=clock, topic_gap_seconds=gap)
+    await run_turn(memory_keel.graph, cid, "Add buy milk", context)
+    clock.advance(seconds=4)
+    same = await run_turn(memory_keel.graph, cid, "Show all", context)
+    assert not [e for e in same.events if e.type == "topic_changed"]
+    clock.advance(seconds=6)
+    later = await run_turn(memory_keel.graph, cid, "Add walk dog", context)
+    [changed] = [e for e in later.events if e.type == "topic_changed"]
+    assert changed.data == {
+        "previous_topic_id": same.topic["id"],
+        "new_topic_id": later.topic["id"],
+        "reason": "time_gap",
+        "phrase": None,
+        "title": "Add walk dog",
+    }
+
+
+async def test_a_configured_title_model_names_the_topic(memory_keel):
+    titler = ScriptedModel(replies=[AIMessage('"Groceries for the week"')], seen=[])
+    result = await run_turn(
+        memory_keel.graph,
+        str(uuid.uuid4()),
+        "Add buy milk",
+        memory_keel.context(title_model=titler),
+    )
+    assert result.topic["title"] == "Groceries for the week"
+
+
+async def test_a_failing_title_model_falls_back_to_first_words(memory_keel):
+    class Broken(ScriptedModel):
+        def _generate(self, *a, **k):
+            raise RuntimeError("provider down")
+
+    result = await run_turn(
+        memory_keel.graph,
+        str(uuid.uuid4()),
+        "Add buy milk",
+        memory_keel.context(title_model=Broken(replies=[], seen=[])),
+    )
+    assert result.topic["title"] == "Add buy milk" and result.complete
