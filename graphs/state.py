@@ -17,7 +17,7 @@ from graphs.agent_state import AgentState
 WINDOW_MAX_MESSAGES = 40
 """Upper bound on the messages kept in ``window``; older ones drop off the front."""
 
-AUDIT_MAX_ENTRIES = 100
+AUDIT_MAX_ENTRIES = 20
 """Upper bound on ``audit`` entries kept in state."""
 
 ItemStatus = Literal["pending", "in_progress", "done", "skipped"]

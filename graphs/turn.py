@@ -13,9 +13,11 @@ from typing import Any
 import structlog
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, StateSnapshot
 from pydantic import BaseModel, Field
 
+from checkpoints.retention import prune_thread
 from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
 from graphs.state import Todolist
@@ -144,6 +146,8 @@ async def run_turn(
         ):
             events.append(chunk)
         after = await graph.aget_state(config)
+        if isinstance(graph.checkpointer, BaseCheckpointSaver):
+            await prune_thread(graph.checkpointer, conversation_id, context.checkpoint_keep)
         result = turn_result(conversation_id, after, events, context.done_marker)
         log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
         return result

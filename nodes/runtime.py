@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from checkpoints.clock import Clock, utcnow
 from checkpoints.messages import MessageLog
+from checkpoints.retention import DEFAULT_KEEP
 from checkpoints.topics import TopicStore
 from nodes.done_marker import DEFAULT_DONE_MARKER
 from nodes.models import AgentModel, build_agent_model, build_title_model
@@ -66,6 +67,8 @@ class KeelContext:
     """Silence after which the next message starts a new topic."""
     title_model: BaseChatModel | None = field(default=None, repr=False)
     """A model that titles new topics; None titles them with their first words."""
+    checkpoint_keep: int = DEFAULT_KEEP
+    """Checkpoints kept per conversation after each turn (older ones are pruned)."""
     clock: Clock = field(default=utcnow, repr=False)
     """What time it is (the stores of ``for_engine`` share it)."""
 
@@ -79,6 +82,8 @@ class KeelContext:
             values["loop_limit"] = int(limit)
         if budget := os.environ.get("KEEL_CONTEXT_TOKEN_BUDGET"):
             values["context_token_budget"] = int(budget)
+        if keep := os.environ.get("KEEL_CHECKPOINT_KEEP"):
+            values["checkpoint_keep"] = int(keep)
         if gap := os.environ.get("KEEL_TOPIC_GAP_SECONDS"):
             values["topic_gap_seconds"] = int(gap)
         values["title_model"] = build_title_model()

@@ -10,7 +10,7 @@ from checkpoints.database import open_database
 from checkpoints.saver import open_checkpointer
 from checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from graphs.builder import build_graph
-from graphs.turn import run_turn, snapshot
+from graphs.turn import run_turn, snapshot, thread_config
 from nodes.runtime import KeelContext
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": AsyncSqliteSaver, "postgres": AsyncPostgresSaver}
@@ -58,3 +58,38 @@ async def test_conversations_belong_to_one_user(database_url):
             await store.require(created["conversation_id"], "bob")
         with pytest.raises(ConversationNotFound):
             await store.require(str(uuid.uuid4()), "ann")
+
+
+async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
+    cid = str(uuid.uuid4())
+    context = keel.context(checkpoint_keep=5)
+    for n in range(6):
+        await run_turn(keel.graph, cid, f"Add chore {n}", context)
+    kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    assert len(kept) == 5
+    state = await snapshot(keel.graph, cid)
+    assert state["stats"]["turns"] == 6 and state["complete"]
+    assert len(await keel.store.list("local")) == 6
+    assert await keel.log.count(cid) == 24
+    result = await run_turn(keel.graph, cid, "Show all", context)
+    assert "chore 5" in result.reply
+
+
+async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
+    import psycopg
+
+    from tests.conftest import new_postgres_database
+
+    url = new_postgres_database(postgres_server)
+    cid = str(uuid.uuid4())
+    async with open_database(url) as engine, open_checkpointer(url) as saver:
+        graph = build_graph(saver)
+        blobs = []
+        for n in range(8):
+            await run_turn(
+                graph, cid, f"Add chore {n}", KeelContext.for_engine(engine, checkpoint_keep=4)
+            )
+            with psycopg.connect(url) as conn:
+                blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
+        assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn
+        assert (await snapshot(graph, cid))["stats"]["turns"] == 8

@@ -1,0 +1,89 @@
+"""Checkpoint retention: keep the last N checkpoints of a conversation, drop the rest.
+
+keel keeps its message log outside graph state, so old checkpoints hold nothing that is not
+elsewhere; ``prune_thread`` removes all but the newest ``keep`` (with their pending writes, and on
+PostgreSQL and in memory the channel blobs no kept checkpoint refers to). The turn runner prunes
+after every turn, which keeps the stored bytes per conversation bounded; ``keel db prune`` runs it
+over every thread. The message log and the tasks are never touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+DEFAULT_KEEP = 50
+
+_SQLITE = [
+    "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < (SELECT checkpoint_id FROM "
+    "checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC "
+    "LIMIT 1 OFFSET ?)"
+]
+_POSTGRES_CUTOFF = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s"
+)
+_POSTGRES = [
+    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id < %s",
+    "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id < %s",
+]
+_POSTGRES_BLOBS = (
+    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND NOT EXISTS ("
+    "SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id "
+    "AND c.checkpoint_ns = b.checkpoint_ns "
+    "AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)"
+)
+
+
+async def _prune_sqlite(saver: AsyncSqliteSaver, thread_id: str, keep: int) -> None:
+    async with saver.lock:
+        for table in ("writes", "checkpoints"):
+            await saver.conn.execute(
+                _SQLITE[0].format(table=table), (thread_id, thread_id, keep - 1)
+            )
+        await saver.conn.commit()
+
+
+async def _prune_postgres(saver: AsyncPostgresSaver, thread_id: str, keep: int) -> None:
+    async with saver._cursor() as cur:
+        await cur.execute(_POSTGRES_CUTOFF, (thread_id, keep - 1))
+        row: Any = await cur.fetchone()
+        if row is None:
+            return
+        cutoff = row["checkpoint_id"]
+        for sql in _POSTGRES:
+            await cur.execute(sql, (thread_id, cutoff))
+        await cur.execute(_POSTGRES_BLOBS, (thread_id,))
+
+
+def _prune_memory(saver: InMemorySaver, thread_id: str, keep: int) -> None:
+    for ns, checkpoints in saver.storage.get(thread_id, {}).items():
+        ordered = sorted(checkpoints)
+        for checkpoint_id in ordered[:-keep]:
+            del checkpoints[checkpoint_id]
+            saver.writes.pop((thread_id, ns, checkpoint_id), None)
+        used = set()
+        for serialized, _meta, _parent in checkpoints.values():
+            versions = saver.serde.loads_typed(serialized)["channel_versions"]
+            used.update(versions.items())
+        for key in [k for k in saver.blobs if k[0] == thread_id and k[1] == ns]:
+            if (key[2], key[3]) not in used:
+                del saver.blobs[key]
+
+
+async def prune_thread(
+    saver: BaseCheckpointSaver, thread_id: str, keep: int = DEFAULT_KEEP
+) -> None:
+    """Keep only the newest ``keep`` checkpoints of ``thread_id``."""
+    if keep < 1:
+        raise ValueError("keep must be at least 1")
+    if isinstance(saver, AsyncSqliteSaver):
+        await _prune_sqlite(saver, thread_id, keep)
+    elif isinstance(saver, AsyncPostgresSaver):
+        await _prune_postgres(saver, thread_id, keep)
+    elif isinstance(saver, InMemorySaver):
+        _prune_memory(saver, thread_id, keep)
