@@ -22,7 +22,7 @@ from checkpoints.saver import open_checkpointer
 from checkpoints.urls import DEFAULT_DATABASE_URL
 from graphs.builder import build_graph
 from graphs.reset import reset_conversation
-from graphs.turn import TurnResult, run_turn, snapshot
+from graphs.turn import TurnResult, recover_turn, run_turn, snapshot
 from nodes.runtime import KeelContext
 
 DEFAULT_MAX_MESSAGE_CHARS = 32_000
@@ -60,6 +60,9 @@ def _print_state(console: Console, state: dict[str, Any]) -> None:
 
 
 def _print_result(console: Console, result: TurnResult, verbose: bool) -> None:
+    if result.recovered_reply:
+        console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
+        console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.recovered_reply)}")
     if verbose:
         for event in result.events:
             console.print(f"[dim]· {escape(describe_event(event.type, event.data))}[/dim]")
@@ -90,8 +93,12 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
             console.print(f"[red]error:[/red] {exc}")
             return 1
         graph = build_graph(checkpointer=saver)
-        context = KeelContext.for_engine(engine, user_id=user_id)
+        context = KeelContext.for_engine(engine, saver, user_id=user_id)
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
+        recovered = await recover_turn(graph, cid, context)
+        if recovered is not None:
+            console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
+            _print_result(console, recovered, verbose)
         waiting = (await snapshot(graph, cid))["pending_confirmation"]
         if waiting:
             console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")

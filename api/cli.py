@@ -1,4 +1,4 @@
-"""The ``keel`` command line: ``keel chat`` for a terminal conversation.
+"""The ``keel`` command line: ``keel chat`` for a terminal conversation, ``keel db`` for upkeep.
 
 Entry point of the console script declared in pyproject.toml.
 """
@@ -11,9 +11,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from api.db import db_app
 from api.logs import configure_logging
 
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
 
 
 @app.callback()

@@ -1,8 +1,9 @@
 """The SQLAlchemy engine for keel's app tables, opened from the same URL as the checkpointer.
 
-``open_database(url)`` yields an ``AsyncEngine`` with the schema in place. SQLite runs in WAL mode
-with a busy timeout so the checkpointer's connection and the app's can share the file; ``memory``
-is an in-process SQLite database that lives as long as the engine.
+``open_database(url)`` yields an ``AsyncEngine`` with the schema migrated to the newest
+revision. SQLite runs in WAL mode with a busy timeout so the checkpointer's connection and the
+app's can share the file; ``memory`` is an in-process SQLite database that lives as long as the
+engine.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from checkpoints.schema import metadata
+from checkpoints.migrate import upgrade
 from checkpoints.urls import DatabaseURL, parse_database_url
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -48,11 +49,10 @@ def create_engine(db: DatabaseURL) -> AsyncEngine:
 
 @asynccontextmanager
 async def open_database(url: str) -> AsyncIterator[AsyncEngine]:
-    """Open the app database named by ``url`` and make sure its tables exist."""
+    """Open the app database named by ``url``, migrated to the newest schema."""
     engine = create_engine(parse_database_url(url))
     try:
-        async with engine.begin() as conn:
-            await conn.run_sync(metadata.create_all)
+        await upgrade(engine)
         yield engine
     finally:
         await engine.dispose()

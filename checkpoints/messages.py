@@ -74,14 +74,12 @@ class MessageLog:
         self.engine = engine
         self.clock = clock
 
-    def _insert(self, rows: list[dict[str, Any]]) -> Any:
+    def _insert(self) -> Any:
         if self.engine.dialect.name == "postgresql":
-            return (
-                postgresql.insert(messages)
-                .values(rows)
-                .on_conflict_do_nothing(constraint="ux_keel_messages_key")
+            return postgresql.insert(messages).on_conflict_do_nothing(
+                constraint="ux_keel_messages_key"
             )
-        return sqlite.insert(messages).values(rows).on_conflict_do_nothing()
+        return sqlite.insert(messages).on_conflict_do_nothing()
 
     async def append(self, conversation_id: str, user_id: str, rows: list[dict[str, Any]]) -> None:
         """Write ``rows`` (message_key, role, content, topic_id, tool fields) in order, once."""
@@ -101,7 +99,7 @@ class MessageLog:
             for row in rows
         ]
         async with self.engine.begin() as conn:
-            await conn.execute(self._insert(full))
+            await conn.execute(self._insert(), full)
 
     async def last_message_at(self, conversation_id: str) -> datetime | None:
         """When the conversation's latest logged message was written."""

@@ -75,6 +75,31 @@ def _prune_memory(saver: InMemorySaver, thread_id: str, keep: int) -> None:
                 del saver.blobs[key]
 
 
+async def thread_ids(saver: BaseCheckpointSaver) -> list[str]:
+    """Every thread the saver holds checkpoints for."""
+    if isinstance(saver, AsyncSqliteSaver):
+        async with (
+            saver.lock,
+            saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints") as cur,
+        ):
+            return [str(r[0]) for r in await cur.fetchall()]
+    if isinstance(saver, AsyncPostgresSaver):
+        async with saver._cursor() as cur:
+            await cur.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            return [str(r["thread_id"]) for r in await cur.fetchall()]
+    if isinstance(saver, InMemorySaver):
+        return list(saver.storage)
+    return []
+
+
+async def prune_all(saver: BaseCheckpointSaver, keep: int) -> int:
+    """Prune every thread to its newest ``keep`` checkpoints; return how many threads."""
+    threads = await thread_ids(saver)
+    for thread_id in threads:
+        await prune_thread(saver, thread_id, keep)
+    return len(threads)
+
+
 async def prune_thread(
     saver: BaseCheckpointSaver, thread_id: str, keep: int = DEFAULT_KEEP
 ) -> None:

@@ -74,3 +74,25 @@ messages = sa.Table(
     sa.Index("ix_keel_messages_topic", "conversation_id", "topic_id", "id"),
     sqlite_autoincrement=True,
 )
+
+tool_results = sa.Table(
+    "keel_tool_results",
+    metadata,
+    sa.Column("user_id", sa.String(200), primary_key=True),
+    sa.Column("tool_call_id", sa.String(200), primary_key=True),
+    sa.Column("tool_name", sa.String(100), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+backups = sa.Table(
+    "keel_backups",
+    metadata,
+    sa.Column("backup_id", sa.String(120), primary_key=True),
+    sa.Column("conversation_id", sa.String(36), nullable=False),
+    sa.Column("checkpoint_id", sa.String(64), nullable=False),
+    sa.Column("reason", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_keel_backups_conversation", "conversation_id", "created_at"),
+)

@@ -34,6 +34,7 @@ from nodes.runtime import KeelContext
 from nodes.tools import tool_execution
 from nodes.topic import topic_detect
 from nodes.user_input import user_input
+from tools.pause import pause_point
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +53,7 @@ def enter(target: AgentState, node: NodeFn) -> Callable[..., Awaitable[dict[str,
         source = current_state(state)
         if target is not AgentState.USER_INPUT:
             validate_transition(source, target)
+        pause_point(f"before:{target}")
         update = node(state, runtime)
         if isinstance(update, Awaitable):
             update = await update
@@ -70,17 +72,23 @@ def route_assistant(state: KeelState) -> Literal[AgentState.TOOL_EXECUTION, Agen
     return AgentState.RESPONSE
 
 
-def route_response(state: KeelState) -> Target:
-    """After the response node: END when the turn is over, else back to the assistant."""
-    target: Target = END if state.get("turn_over") else AgentState.ASSISTANT
-    validate_transition(AgentState.RESPONSE, target)
-    return target
-
-
 def route_context(state: KeelState) -> Literal["resume", AgentState.ASSISTANT]:
     """Before the assistant: open a fresh window first when the old one is exhausted."""
-    budget = get_runtime(KeelContext).context.context_token_budget
-    return "resume" if context_exhausted(state, budget) else AgentState.ASSISTANT
+    exhausted = context_exhausted(state, get_runtime(KeelContext).context)
+    return "resume" if exhausted else AgentState.ASSISTANT
+
+
+def route_response(state: KeelState) -> Target:
+    """After the response node: END when the turn is over, else on to the assistant.
+
+    The way to the assistant passes through resume when the context is exhausted; as a state
+    transition it is RESPONSE -> ASSISTANT either way.
+    """
+    if state.get("turn_over"):
+        validate_transition(AgentState.RESPONSE, END)
+        return END
+    validate_transition(AgentState.RESPONSE, AgentState.ASSISTANT)
+    return route_context(state)
 
 
 KeelGraph = CompiledStateGraph[KeelState, KeelContext, TurnInput, TurnOutput]
@@ -112,5 +120,5 @@ def build_graph(
     g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
     for dst in path_map(AgentState.TOOL_EXECUTION).values():
         g.add_edge("tool_execution", dst)
-    g.add_conditional_edges("response", route_response, path_map(AgentState.RESPONSE))
+    g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
     return g.compile(checkpointer=checkpointer, store=store, name="keel")

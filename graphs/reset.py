@@ -43,7 +43,7 @@ async def reset_conversation(
     topics = context.topic_store()
     previous = await topics.active(conversation_id)
     summary = (
-        await summarize_topic(context.message_log(), conversation_id, previous)
+        await summarize_topic(context.message_log(), conversation_id, as_state_topic(previous))
         if previous
         else None
     )

@@ -141,6 +141,10 @@ class KeelState(TypedDict, total=False):
     """Earlier messages picked from the log for this turn's model calls."""
     topic_changed: bool
     """The current turn started a new topic."""
+    context_exhausted: bool
+    """The provider refused the last model input as too long; a resume is due."""
+    last_message_at: str | None
+    """ISO-8601 time the log was last written for this conversation (for the topic gap)."""
     pending_question: str | None
     """A question the assistant asked and still waits on; blocks a mission reset."""
     answers: dict[str, str]

@@ -73,6 +73,11 @@ class TurnResult(BaseModel):
     )
     events: list[Event] = Field(default_factory=list)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    recovered_reply: str | None = Field(
+        default=None,
+        description="The reply of an earlier turn that was cut off (the process died) and was "
+        "finished before this message was handled.",
+    )
 
 
 def thread_config(conversation_id: str) -> RunnableConfig:
@@ -128,27 +133,54 @@ def turn_result(
     )
 
 
+async def _stream(
+    graph: KeelGraph, graph_input: Any, conversation_id: str, context: KeelContext
+) -> TurnResult:
+    config = thread_config(conversation_id)
+    events: list[dict[str, Any]] = []
+    async for chunk in graph.astream(graph_input, config, context=context, stream_mode="custom"):
+        events.append(chunk)
+    after = await graph.aget_state(config)
+    return turn_result(conversation_id, after, events, context.done_marker)
+
+
+async def recover_turn(
+    graph: KeelGraph, conversation_id: str, context: KeelContext
+) -> TurnResult | None:
+    """Finish a turn that was cut off mid-way (the process died); None when there is none.
+
+    The checkpoint holds the pending work: the graph resumes it from the last completed step.
+    A turn paused on a confirmation is not cut off; it waits for its answer.
+    """
+    snap = await graph.aget_state(thread_config(conversation_id))
+    if not snap.next or pending_confirmation(snap) is not None:
+        return None
+    log.warning("recovering_cut_off_turn", pending=list(snap.next))
+    return await _stream(graph, None, conversation_id, context)
+
+
 async def run_turn(
     graph: KeelGraph, conversation_id: str, content: str, context: KeelContext
 ) -> TurnResult:
-    """Run one turn for ``content``; a pending confirmation takes it as its answer."""
+    """Run one turn for ``content``; a pending confirmation takes it as its answer.
+
+    A turn left unfinished by a crash is finished first; its reply comes back as
+    ``recovered_reply``.
+    """
     config = thread_config(conversation_id)
     with structlog.contextvars.bound_contextvars(
         conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
     ):
+        recovered = await recover_turn(graph, conversation_id, context)
         before = await graph.aget_state(config)
         resuming = pending_confirmation(before) is not None
         log.info("turn_received", resuming=resuming, message_preview=preview(content))
         graph_input: Any = Command(resume=content) if resuming else {"content": content}
-        events: list[dict[str, Any]] = []
-        async for chunk in graph.astream(
-            graph_input, config, context=context, stream_mode="custom"
-        ):
-            events.append(chunk)
-        after = await graph.aget_state(config)
+        result = await _stream(graph, graph_input, conversation_id, context)
+        if recovered is not None:
+            result.recovered_reply = recovered.reply
         if isinstance(graph.checkpointer, BaseCheckpointSaver):
             await prune_thread(graph.checkpointer, conversation_id, context.checkpoint_keep)
-        result = turn_result(conversation_id, after, events, context.done_marker)
         log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
         return result
 

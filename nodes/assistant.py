@@ -2,21 +2,30 @@
 
 The model sees the system prompt, the earlier messages the context builder picked (one system
 message), the current turn's window and, when the response node sent it back without a finished
-answer, a short nudge naming what is still open.
+answer, a short nudge naming what is still open. Tool calls left without results are given
+stand-in results first; a context-length refusal from the provider marks the context exhausted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, open_items
 from nodes.context import render_history
 from nodes.logs import preview
-from nodes.models import SYSTEM_PROMPT
+from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded
 from nodes.rule_model import NUDGE_PREFIX
 from nodes.runtime import KeelContext
 
@@ -32,6 +41,35 @@ def nudge_text(state: KeelState) -> str:
     return f"{NUDGE_PREFIX} If everything is handled, end with a line starting with DONE:."
 
 
+INTERRUPTED_CALL = "Error: this tool call was interrupted and did not run."
+
+
+def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The window with a stand-in result for every tool call that has none.
+
+    A turn cut off between an assistant's tool calls and their results must not break the next
+    model call (providers refuse tool calls without results).
+    """
+    answered = {m.tool_call_id for m in window if isinstance(m, ToolMessage)}
+    repaired: list[BaseMessage] = []
+    pending: list[ToolCall] = []
+    for message in [*window, None]:
+        if pending and not isinstance(message, ToolMessage):
+            repaired.extend(
+                ToolMessage(
+                    INTERRUPTED_CALL, tool_call_id=c.get("id") or "", name=c["name"], status="error"
+                )
+                for c in pending
+            )
+            pending = []
+        if message is None:
+            break
+        repaired.append(message)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            pending = [c for c in message.tool_calls if c.get("id") not in answered]
+    return repaired
+
+
 def model_input(state: KeelState) -> list[BaseMessage]:
     """What the model is given: system prompt, window, and a nudge when one is due."""
     window = state.get("window", [])
@@ -39,7 +77,7 @@ def model_input(state: KeelState) -> list[BaseMessage]:
     history = render_history(state.get("history", []), bool(state.get("topic_changed")))
     if history:
         messages.append(SystemMessage(history))
-    messages.extend(window)
+    messages.extend(repair_window(window))
     stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
     if state.get("nudges") and stopped_short:
         messages.append(HumanMessage(nudge_text(state)))
@@ -48,7 +86,11 @@ def model_input(state: KeelState) -> list[BaseMessage]:
 
 async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Ask the model for the next step."""
-    reply = await runtime.context.agent_model().ainvoke(model_input(state))
+    try:
+        reply = await runtime.context.agent_model().ainvoke(model_input(state))
+    except ContextLengthExceeded as exc:
+        log.warning("context_length_exceeded", detail=preview(exc))
+        return {"context_exhausted": True}
     log.info(
         "assistant_replied",
         tool_calls=[c["name"] for c in reply.tool_calls],

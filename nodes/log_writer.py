@@ -2,8 +2,8 @@
 
 ``flush`` writes every message of the turn's window under its message id; a message already
 written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
-before they pause (tool_execution) and when a turn ends (response). The DONE line is stripped from
-assistant replies: the log holds what the user sees.
+before they pause (tool_execution) and when a turn ends (response): once or twice a turn. The
+DONE line is stripped from assistant replies: the log holds what the user sees.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def log_row(message: AnyMessage, topic_id: str | None, done_marker: str) -> dict
     return row
 
 
-async def flush(state: KeelState, ctx: KeelContext) -> None:
-    """Write the turn's window to the log (messages already there are skipped)."""
+async def flush(state: KeelState, ctx: KeelContext) -> str:
+    """Write the turn's window to the log (messages already there are skipped); return when."""
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
     rows = [
@@ -53,6 +53,7 @@ async def flush(state: KeelState, ctx: KeelContext) -> None:
         if m.id and not m.additional_kwargs.get(SYNTHETIC)
     ]
     await ctx.message_log().append(conversation_id(), ctx.user_id, rows)
+    return ctx.clock().isoformat()
 
 
 async def log_exchange(ctx: KeelContext, state: KeelState, key: str, role: str, text: str) -> None:

@@ -2,7 +2,9 @@
 
 ``build_agent_model(tools)`` returns a runnable with the tools bound: with ``OPENAI_API_KEY`` set,
 ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini; ``OPENAI_BASE_URL`` honoured) with the
-rule-based model as fallback; without it, the rule-based model alone. ``SYSTEM_PROMPT`` is what the
+rule-based model as fallback for any provider failure except a context-length error, which is
+raised as ``ContextLengthExceeded`` so the graph can resume in a fresh window; without a key, the
+rule-based model alone. ``SYSTEM_PROMPT`` is what the
 assistant node puts first in every model call.
 """
 
@@ -13,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
 
 from nodes.rule_model import RuleBasedChatModel
@@ -36,6 +38,47 @@ Rules:
 """
 
 AgentModel = Runnable[LanguageModelInput, AIMessage]
+
+
+class ContextLengthExceeded(RuntimeError):
+    """The provider refused the input as longer than the model's context window."""
+
+
+class ProviderFailed(RuntimeError):
+    """The provider failed for any other reason; the rule-based model answers instead."""
+
+
+def is_context_length_error(exc: BaseException) -> bool:
+    """The provider's error says the input was too long (OpenAI ``context_length_exceeded``)."""
+    body = getattr(exc, "body", None)
+    codes = {getattr(exc, "code", None)}
+    if isinstance(body, dict):
+        codes |= {body.get("code"), (body.get("error") or {}).get("code")}
+    text = str(exc).lower()
+    return "context_length_exceeded" in codes or "maximum context length" in text
+
+
+def classify_errors(model: AgentModel) -> AgentModel:
+    """Wrap ``model`` so its failures are ContextLengthExceeded or ProviderFailed."""
+
+    def classified(exc: Exception) -> Exception:
+        if is_context_length_error(exc):
+            return ContextLengthExceeded(str(exc)[:300])
+        return ProviderFailed(f"{type(exc).__name__}: {str(exc)[:300]}")
+
+    def call(messages: LanguageModelInput) -> AIMessage:
+        try:
+            return model.invoke(messages)
+        except Exception as exc:
+            raise classified(exc) from exc
+
+    async def acall(messages: LanguageModelInput) -> AIMessage:
+        try:
+            return await model.ainvoke(messages)
+        except Exception as exc:
+            raise classified(exc) from exc
+
+    return RunnableLambda(call, afunc=acall, name="openai")
 
 
 def build_title_model(env: Mapping[str, str] | None = None) -> BaseChatModel | None:
@@ -72,4 +115,5 @@ def build_agent_model(
         max_retries=1,
         timeout=60,
     )
-    return openai.bind_tools(tools).with_fallbacks([rule_based])
+    primary = classify_errors(openai.bind_tools(tools))
+    return primary.with_fallbacks([rule_based], exceptions_to_handle=(ProviderFailed,))

@@ -4,7 +4,8 @@ The turn ends only when the last assistant message has a DONE line, no tool call
 its result and the todolist has no open step. Otherwise it loops back to the assistant (with a
 nudge when the assistant stopped short). Steps that the assistant still leaves open after a nudge
 are closed as skipped, so the todolist tells the truth. A per-turn loop limit ends a turn that does
-not converge, with ``complete`` false and a ``loop_limit`` event.
+not converge, with ``complete`` false and a ``loop_limit`` event. When the turn ends, its
+messages are written to the message log.
 """
 
 from __future__ import annotations
@@ -36,9 +37,15 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
 
 
 async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Complete the turn, or send it back to the assistant."""
-    ctx = runtime.context
-    await flush(state, ctx)
+    """Complete the turn (writing its messages to the log), or send it back to the assistant."""
+    update = completion(state, runtime.context)
+    if update.get("turn_over"):
+        update["last_message_at"] = await flush(state, runtime.context)
+    return update
+
+
+def completion(state: KeelState, ctx: KeelContext) -> dict[str, Any]:
+    """The completion decision as a state update."""
     window = state.get("window", [])
     last = window[-1] if window else None
     todolist = state.get("todolist")
@@ -52,11 +59,13 @@ async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str,
             log.info("turn_complete", loops=state.get("loops", 0))
             return {"complete": True, "turn_over": True, "todolist": todolist}
     loops = state.get("loops", 0)
+    exhausted = bool(state.get("context_exhausted"))
     if loops >= ctx.loop_limit:
         still_open = [i["description"] for i in open_items(todolist)]
         emit("loop_limit", {"loops": loops, "limit": ctx.loop_limit, "open_items": still_open})
         log.warning("loop_limit_reached", loops=loops, limit=ctx.loop_limit)
         note = f"I stopped after {loops} rounds without finishing this."
         return {"complete": False, "turn_over": True, "turn_note": note, "todolist": todolist}
-    nudges = state.get("nudges", 0) + (0 if isinstance(last, ToolMessage) else 1)
+    stopped_short = not exhausted and not isinstance(last, ToolMessage)
+    nudges = state.get("nudges", 0) + (1 if stopped_short else 0)
     return {"loops": loops + 1, "nudges": nudges, "todolist": todolist}

@@ -1,14 +1,16 @@
 """The resume node: a fresh context window when the old one is exhausted.
 
-Entered before the assistant when the window's estimated size passes the token budget. It picks
-the step to continue from (the next-step note, else the step after the last completed one, else
-step 1), opens a fresh window holding the continuation prompt and the current request, counts the
-resume and records it in the audit.
+Entered before the assistant when the model input passes the token budget, or after the provider
+refused it as too long. Per the resume strategy: back the conversation up (a failed backup warns
+and goes on); take the step to continue from (the next-step note, else max(steps_completed) + 1,
+else step 1); build the continuation prompt from the template plus a short summary of the old
+window; open a fresh window; count the resume, audit it, log "Starting new session from step N"
+and emit a ``resumed`` event. The message log is untouched.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -17,57 +19,96 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, bump, open_items
+from nodes.assistant import model_input
 from nodes.events import emit
 from nodes.log_writer import SYNTHETIC
-from nodes.runtime import KeelContext
+from nodes.logs import preview
+from nodes.rule_model import RESUME_KWARG
+from nodes.runtime import KeelContext, conversation_id
+from nodes.tokens import count_tokens
 
 log = structlog.get_logger(__name__)
 
-CONTINUATION_TEMPLATE = "Continue from step {step}: {description}"
-CHARS_PER_TOKEN = 4
-"""The rule-based model's token estimate: about four characters of text per token."""
+SUMMARY_MESSAGES = 6
 
 
-def estimate_tokens(messages: list[AnyMessage]) -> int:
-    """A cheap estimate of the tokens ``messages`` take in a model call."""
-    return sum(len(str(m.content)) + 16 for m in messages) // CHARS_PER_TOKEN
+def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
+    """The provider said so, or the next model input would pass the token budget."""
+    if state.get("context_exhausted"):
+        return True
+    return count_tokens(model_input(state), ctx.token_model) > ctx.context_token_budget
 
 
-def context_exhausted(state: KeelState, budget: int) -> bool:
-    """The window no longer fits the token budget."""
-    return estimate_tokens(state.get("window", [])) > budget
-
-
-def next_step(state: KeelState) -> tuple[int, str]:
+def continuation_step(state: KeelState) -> tuple[int, str]:
     """The step to continue from: the note, else max(steps_completed) + 1, else step 1."""
-    todolist = state.get("todolist")
     if note := state.get("next_step"):
         return note["step"], note["description"]
-    if todolist and todolist["steps_completed"]:
-        step = max(todolist["steps_completed"]) + 1
-    else:
-        step = 1
-    described = {i["id"]: i["description"] for i in (todolist or {"items": []})["items"]}
-    if step not in described:
-        remaining = open_items(todolist)
-        return step, remaining[0]["description"] if remaining else (state.get("mission") or "")
-    return step, described[step]
+    todolist = state.get("todolist")
+    done = todolist["steps_completed"] if todolist else []
+    step = max(done) + 1 if done else 1
+    described = {i["id"]: i["description"] for i in todolist["items"]} if todolist else {}
+    if step in described:
+        return step, described[step]
+    remaining = open_items(todolist)
+    return step, remaining[0]["description"] if remaining else "Continue workflow"
 
 
-def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+def summarize_window(window: Sequence[AnyMessage]) -> str:
+    """A few lines on what the old window held."""
+    lines = []
+    for message in window[-SUMMARY_MESSAGES:]:
+        text = preview(message.text, 100) or ""
+        if message.type == "ai" and getattr(message, "tool_calls", None):
+            text = "called " + ", ".join(c["name"] for c in message.tool_calls)
+        if text:
+            lines.append(f"- {message.type}: {text}")
+    return "\n".join(lines) or "- (nothing yet)"
+
+
+async def _backup(ctx: KeelContext, reason: str) -> str | None:
+    if ctx.backups is None:
+        log.warning("backup_skipped", reason="no backup store configured")
+        return None
+    try:
+        return await ctx.backups.backup(conversation_id(), reason)
+    except Exception as exc:  # a failed backup never stops the resume
+        log.warning("backup_failed", error=type(exc).__name__, detail=preview(exc))
+        return None
+
+
+async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Open a fresh window that picks up where the plan stands."""
-    step, description = next_step(state)
-    prompt = CONTINUATION_TEMPLATE.format(step=step, description=description)
-    stats = bump(state.get("stats"), "total_resumes")
-    at = datetime.now(UTC).isoformat()
-    entry = {"at": at, "kind": "resume", "reason": "context_budget", "detail": {"to_step": step}}
-    log.info(f"Starting new session from step {step}", step=step)
-    emit("resumed", {"step": step, "description": description, "reason": "context_budget"})
-    request = next((m for m in state.get("window", []) if m.type == "human"), None)
-    fresh: list[AnyMessage | RemoveMessage] = [
-        RemoveMessage(id=REMOVE_ALL_MESSAGES),
-        HumanMessage(prompt, additional_kwargs={SYNTHETIC: True}),
-    ]
-    if request is not None:
-        fresh.append(request)
-    return {"window": fresh, "stats": stats, "audit": [entry]}
+    ctx = runtime.context
+    reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
+    backup_id = await _backup(ctx, reason)
+    todolist = state.get("todolist")
+    from_step = max(todolist["steps_completed"], default=0) if todolist else 0
+    step, description = continuation_step(state)
+    prompt = ctx.resume_template.format(step=step, description=description)
+    remaining = [i["description"] for i in open_items(todolist)]
+    text = f"{prompt}\n\nSummary of the previous context:\n{summarize_window(state['window'])}"
+    if remaining:
+        text += "\n\nSteps still open:\n" + "\n".join(f"- {r}" for r in remaining)
+    message = HumanMessage(text, additional_kwargs={SYNTHETIC: True, RESUME_KWARG: remaining})
+    entry = {
+        "at": ctx.clock().isoformat(),
+        "kind": "resume",
+        "reason": reason,
+        "detail": {"from_step": from_step, "to_step": step, "backup_id": backup_id},
+    }
+    log.info(
+        f"Starting new session from step {step}", step=step, reason=reason, backup_id=backup_id
+    )
+    emit(
+        "resumed",
+        {"step": step, "description": description, "reason": reason, "backup_id": backup_id},
+    )
+    return {
+        "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES), message],
+        "history": [],
+        "topic_changed": False,
+        "context_exhausted": False,
+        "next_step": None,
+        "stats": bump(state.get("stats"), "total_resumes"),
+        "audit": [entry],
+    }

@@ -25,12 +25,22 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from nodes.intents import Intent, parse_intents
 
 NUDGE_PREFIX = "Not finished yet."
+RESUME_KWARG = "keel_resume"
+"""additional_kwargs key of a resume's continuation message: the steps still open."""
 LOOKUP_PREFIX = "lookup_"
 HELP_TEXT = (
     'I can help with your todo list: add a task ("Add buy milk"), show one ("Show task 2"), '
     'list them ("What\'s on my list?"), rename one ("Rename task 2 to call mom"), complete one '
     '("Complete 2") or delete one ("Delete task 2").'
 )
+
+
+def _request(message: BaseMessage) -> str:
+    """The request a human message makes; a resume's continuation asks for the open steps."""
+    remaining = message.additional_kwargs.get(RESUME_KWARG)
+    if isinstance(remaining, list):
+        return "; ".join(str(r) for r in remaining)
+    return message.text
 
 
 def _is_nudge(message: BaseMessage) -> bool:
@@ -103,7 +113,7 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
     if not humans:
         return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
     start = humans[-1]
-    intents = [i for i in parse_intents(messages[start].text) if i.tool in tool_names]
+    intents = [i for i in parse_intents(_request(messages[start])) if i.tool in tool_names]
     if not intents:
         return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
     executed = _executed(messages[start + 1 :])

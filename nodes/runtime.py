@@ -11,17 +11,23 @@ import os
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from checkpoints.backups import BackupStore
 from checkpoints.clock import Clock, utcnow
 from checkpoints.messages import MessageLog
 from checkpoints.retention import DEFAULT_KEEP
 from checkpoints.topics import TopicStore
 from nodes.done_marker import DEFAULT_DONE_MARKER
-from nodes.models import AgentModel, build_agent_model, build_title_model
+from nodes.models import DEFAULT_OPENAI_MODEL, AgentModel, build_agent_model, build_title_model
+from nodes.next_step import record_next_step
 from tools.store import TaskStore
 from tools.todo import TODO_TOOLS
+
+AGENT_TOOLS = [*TODO_TOOLS, record_next_step]
+DEFAULT_RESUME_TEMPLATE = "Continue from step {step}: {description}"
 
 DEFAULT_LOOP_LIMIT = 6
 DEFAULT_CONTEXT_TOKEN_BUDGET = 100_000
@@ -55,6 +61,8 @@ class KeelContext:
     """The conversation message log."""
     topics: TopicStore | None = None
     """The topic segments."""
+    backups: BackupStore | None = None
+    """Where a resume backs the conversation up; None skips the backup (with a warning)."""
     model: AgentModel | None = field(default=None, repr=False)
     """The chat model with tools bound; None builds one from the environment."""
     done_marker: str = DEFAULT_DONE_MARKER
@@ -63,6 +71,10 @@ class KeelContext:
     """RESPONSE -> ASSISTANT loops allowed in one turn."""
     context_token_budget: int = DEFAULT_CONTEXT_TOKEN_BUDGET
     """Estimated tokens the window may hold before a resume opens a fresh one."""
+    token_model: str | None = None
+    """Model name whose tokenizer counts the budget (tiktoken); None uses the estimate."""
+    resume_template: str = DEFAULT_RESUME_TEMPLATE
+    """The continuation prompt of a resume; ``{step}`` and ``{description}`` are filled in."""
     topic_gap_seconds: int = DEFAULT_TOPIC_GAP_SECONDS
     """Silence after which the next message starts a new topic."""
     title_model: BaseChatModel | None = field(default=None, repr=False)
@@ -86,18 +98,31 @@ class KeelContext:
             values["checkpoint_keep"] = int(keep)
         if gap := os.environ.get("KEEL_TOPIC_GAP_SECONDS"):
             values["topic_gap_seconds"] = int(gap)
+        if template := os.environ.get("KEEL_RESUME_TEMPLATE"):
+            values["resume_template"] = template
+        if os.environ.get("OPENAI_API_KEY"):
+            values["token_model"] = os.environ.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
         values["title_model"] = build_title_model()
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
 
     @classmethod
-    def for_engine(cls, engine: AsyncEngine, **overrides: object) -> KeelContext:
-        """A context from the environment with every store opened on ``engine``."""
+    def for_engine(
+        cls,
+        engine: AsyncEngine,
+        saver: BaseCheckpointSaver | None = None,
+        **overrides: object,
+    ) -> KeelContext:
+        """A context from the environment with every store opened on ``engine``.
+
+        With the graph's ``saver``, a resume backs the conversation up first.
+        """
         clock: Clock = overrides.get("clock", utcnow)  # type: ignore[assignment]
         stores = {
             "store": TaskStore(engine),
             "log": MessageLog(engine, clock),
             "topics": TopicStore(engine, clock),
+            "backups": BackupStore(saver, engine) if saver is not None else None,
         }
         return cls.from_env(**{**stores, **overrides})
 
@@ -122,5 +147,5 @@ class KeelContext:
     def agent_model(self) -> AgentModel:
         """The chat model with the todo tools bound (built once from the environment)."""
         if self.model is None:
-            self.model = build_agent_model(TODO_TOOLS)
+            self.model = build_agent_model(AGENT_TOOLS)
         return self.model

@@ -16,11 +16,12 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graphs.state import ItemStatus, KeelState, bump
+from graphs.state import ItemStatus, KeelState, NextStep, bump
 from nodes.events import emit
 from nodes.intents import confirms
 from nodes.log_writer import flush, log_exchange
 from nodes.logs import preview
+from nodes.next_step import NEXT_STEP_TOOL, note_from_args
 from nodes.progress import close_step
 from nodes.runtime import KeelContext
 from tools.todo import DESTRUCTIVE, run_tool_call
@@ -65,6 +66,7 @@ async def _confirmed(call: ToolCall, state: KeelState, ctx: KeelContext) -> Tool
             checked.content, tool_call_id=call.get("id") or "", name=call["name"], status="error"
         )
     request = confirmation_request(call)
+    await flush(state, ctx)
     await log_exchange(ctx, state, f"ask:{call.get('id')}", "assistant", request["prompt"])
     answer = interrupt(request)
     await log_exchange(ctx, state, f"answer:{call.get('id')}", "user", str(answer))
@@ -80,6 +82,17 @@ async def _confirmed(call: ToolCall, state: KeelState, ctx: KeelContext) -> Tool
     )
 
 
+def record_note(call: ToolCall) -> tuple[ToolMessage, NextStep | None]:
+    """Run ``record_next_step``: the note goes into state, nothing is stored elsewhere."""
+    note = note_from_args(call["args"])
+    call_id, name = call.get("id") or "", call["name"]
+    if note is None:
+        text = "Error: the note names no step number."
+        return ToolMessage(text, tool_call_id=call_id, name=name, status="error"), None
+    text = f"Noted: next step {note['step']}: {note['description']}"
+    return ToolMessage(text, tool_call_id=call_id, name=name), note
+
+
 def _result_for_event(message: ToolMessage) -> Any:
     try:
         return json.loads(str(message.content))
@@ -92,13 +105,17 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
     ctx = runtime.context
     store = ctx.task_store()
     last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
-    await flush(state, ctx)
     stand_ins = {}
     for call in last.tool_calls:  # ask first ...
         stand_ins[call.get("id")] = await _confirmed(call, state, ctx)
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
+    update: dict[str, Any] = {}
     for call in last.tool_calls:  # ... act after
+        if call["name"] == NEXT_STEP_TOOL:
+            message, update["next_step"] = record_note(call)
+            results.append(message)
+            continue
         result = stand_ins[call.get("id")] or await run_tool_call(call, ctx.user_id, store)
         results.append(result)
         failed = result.status == "error" or bool(result.additional_kwargs.get("cancelled"))
@@ -106,10 +123,8 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         todolist = close_step(
             todolist, call["name"], status, str(result.content) if failed else None
         )
-        emit(
-            "tool_call",
-            {"name": call["name"], "args": call["args"], "result": _result_for_event(result)},
-        )
+        payload = {"name": call["name"], "args": call["args"], "result": _result_for_event(result)}
+        emit("tool_call", payload)
         log.info(
             "tool_executed",
             tool=call["name"],
@@ -117,4 +132,4 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             result_preview=preview(result.content),
         )
     stats = bump(state.get("stats"), "tool_calls", len(results))
-    return {"window": results, "todolist": todolist, "stats": stats}
+    return {**update, "window": results, "todolist": todolist, "stats": stats}

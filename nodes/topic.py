@@ -95,11 +95,11 @@ async def title_for(message: str, ctx: KeelContext) -> str:
     return title[:TITLE_MAX_CHARS] or topic_title(message)
 
 
-async def summarize_topic(log_: MessageLog, conversation: str, topic: TopicRow) -> str:
+async def summarize_topic(log_: MessageLog, conversation: str, topic: Topic) -> str:
     """A short summary of a topic: its title and its last exchange."""
-    recent = await log_.recent(conversation, topic_id=topic.id, limit=4, exclude_roles=("tool",))
+    recent = await log_.recent(conversation, topic_id=topic["id"], limit=4, exclude_roles=("tool",))
     said = "; ".join(f"{m.role}: {preview(m.content, 80)}" for m in recent if m.content)
-    return f"{topic.title}. Last exchange: {said}" if said else topic.title
+    return f"{topic['title']}. Last exchange: {said}" if said else topic["title"]
 
 
 def as_state_topic(row: TopicRow) -> Topic:
@@ -111,7 +111,7 @@ async def start_topic(
     ctx: KeelContext,
     conversation: str,
     title: str,
-    previous: TopicRow | None,
+    previous: Topic | None,
     reason: Reason,
     phrase: str | None,
 ) -> TopicRow:
@@ -120,7 +120,7 @@ async def start_topic(
     row = await ctx.topic_store().start(conversation, title, summary)
     if previous is not None:
         data = {
-            "previous_topic_id": previous.id,
+            "previous_topic_id": previous["id"],
             "new_topic_id": row.id,
             "reason": reason,
             "phrase": phrase,
@@ -131,19 +131,28 @@ async def start_topic(
     return row
 
 
+async def _last_message_at(
+    state: KeelState, ctx: KeelContext, conversation: str
+) -> datetime | None:
+    if at := state.get("last_message_at"):
+        return datetime.fromisoformat(at)
+    return await ctx.message_log().last_message_at(conversation)
+
+
 async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Keep or change the active topic, and load the history the model will see."""
     ctx = runtime.context
     conversation, message, now = conversation_id(), state.get("content", ""), ctx.clock()
-    active = await ctx.topic_store().active(conversation)
-    change = detect_topic_change(
-        message, await ctx.message_log().last_message_at(conversation), now, ctx.topic_gap_seconds
-    )
+    active = state.get("topic")
+    if active is None and (row := await ctx.topic_store().active(conversation)):
+        active = as_state_topic(row)
+    last_at = await _last_message_at(state, ctx, conversation)
+    change = detect_topic_change(message, last_at, now, ctx.topic_gap_seconds)
     if active is None or change is not None:
         reason, phrase = change or ("phrase", None)
-        active = await start_topic(
-            ctx, conversation, await title_for(message, ctx), active, reason, phrase
-        )
+        title = await title_for(message, ctx)
+        row = await start_topic(ctx, conversation, title, active, reason, phrase)
+        active = as_state_topic(row)
     changed = change is not None
-    history = await load_history(ctx.message_log(), conversation, active.id, changed, now)
-    return {"topic": as_state_topic(active), "topic_changed": changed, "history": history}
+    history = await load_history(ctx.message_log(), conversation, active["id"], changed, now)
+    return {"topic": active, "topic_changed": changed, "history": history}

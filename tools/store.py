@@ -7,11 +7,13 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from checkpoints.schema import tasks
 
@@ -60,15 +62,28 @@ def _row(row: sa.Row[Any]) -> dict[str, Any]:
 class TaskStore:
     """CRUD on ``keel_tasks``, scoped to one user per call."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        """Work on the app tables of ``engine``."""
+    def __init__(self, engine: AsyncEngine, conn: AsyncConnection | None = None) -> None:
+        """Work on the app tables of ``engine`` (inside ``conn``'s transaction when given)."""
         self.engine = engine
+        self.conn = conn
+
+    def within(self, conn: AsyncConnection) -> TaskStore:
+        """The same store, working inside the caller's transaction ``conn``."""
+        return TaskStore(self.engine, conn)
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[AsyncConnection]:
+        if self.conn is not None:
+            yield self.conn
+            return
+        async with self.engine.begin() as conn:
+            yield conn
 
     async def create(self, user_id: str, title: str) -> dict[str, Any]:
         """Create a task and return it."""
         title = _clean_title(title)
         now = datetime.now(UTC)
-        async with self.engine.begin() as conn:
+        async with self._tx() as conn:
             result = await conn.execute(
                 tasks.insert()
                 .values(
@@ -81,7 +96,7 @@ class TaskStore:
     async def get(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Return one task, or raise ``TaskError('not_found')``."""
         task_id = _check_id(task_id)
-        async with self.engine.connect() as conn:
+        async with self._tx() as conn:
             result = await conn.execute(
                 sa.select(tasks).where(tasks.c.id == task_id, tasks.c.user_id == user_id)
             )
@@ -92,7 +107,7 @@ class TaskStore:
 
     async def list(self, user_id: str) -> list[dict[str, Any]]:
         """Return the user's tasks, oldest first."""
-        async with self.engine.connect() as conn:
+        async with self._tx() as conn:
             result = await conn.execute(
                 sa.select(tasks).where(tasks.c.user_id == user_id).order_by(tasks.c.id)
             )
@@ -100,7 +115,7 @@ class TaskStore:
 
     async def _update(self, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
         task_id = _check_id(task_id)
-        async with self.engine.begin() as conn:
+        async with self._tx() as conn:
             result = await conn.execute(
                 tasks.update()
                 .where(tasks.c.id == task_id, tasks.c.user_id == user_id)
@@ -123,7 +138,7 @@ class TaskStore:
     async def delete(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Delete a task and return what it was."""
         task_id = _check_id(task_id)
-        async with self.engine.begin() as conn:
+        async with self._tx() as conn:
             result = await conn.execute(
                 tasks.delete()
                 .where(tasks.c.id == task_id, tasks.c.user_id == user_id)

@@ -3,7 +3,8 @@
 Each tool is a LangChain tool whose ``user_id`` and ``store`` arguments are injected by keel and
 hidden from the model's schema, so a model can never name another user. ``run_tool_call`` turns one
 model tool call into a ``ToolMessage``: JSON of what the store returned, or ``Error: ...`` with the
-store's own message. Nothing is reported that the store did not return.
+store's own message. Nothing is reported that the store did not return, and no mutating call runs
+twice (see ``tools.ledger``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
 from pydantic import ValidationError
 
+from tools.ledger import recall, record
+from tools.pause import pause_point
 from tools.store import TaskError, TaskStore
 
 UserId = Annotated[str, InjectedToolArg]
@@ -69,6 +72,11 @@ TODO_TOOLS: list[BaseTool] = [
 ]
 TOOLS_BY_NAME = {t.name: t for t in TODO_TOOLS}
 
+MUTATIONS = frozenset(
+    {"create_todo_task", "update_todo_task", "complete_todo_task", "delete_todo_task"}
+)
+"""Tools that change tasks: each call id runs at most once."""
+
 DESTRUCTIVE: dict[str, str] = {"delete_todo_task": "delete", "update_todo_task": "rename"}
 """Tools that need a yes from the user first, with the verb of their confirmation question."""
 
@@ -82,14 +90,8 @@ def _validation_message(name: str, exc: ValidationError) -> str:
     return f"Error: invalid arguments for {name}: {problems or 'missing arguments'}."
 
 
-async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
-    """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure)."""
+async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
     name, call_id = call["name"], call.get("id") or ""
-    tool_ = TOOLS_BY_NAME.get(name)
-    if tool_ is None:
-        return ToolMessage(
-            f"Error: unknown tool {name!r}.", tool_call_id=call_id, name=name, status="error"
-        )
     args = {k: v for k, v in (call.get("args") or {}).items() if k not in ("user_id", "store")}
     try:
         result = await tool_.ainvoke({**args, "user_id": user_id, "store": store})
@@ -99,3 +101,27 @@ async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolM
         content = _validation_message(name, exc)
         return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
     return ToolMessage(json.dumps(result), tool_call_id=call_id, name=name)
+
+
+async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
+    """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
+
+    A mutating call with an id runs at most once: its result is recorded in the transaction that
+    changes the task, and a call with a recorded id returns that result again.
+    """
+    name, call_id = call["name"], call.get("id") or ""
+    tool_ = TOOLS_BY_NAME.get(name)
+    if tool_ is None:
+        content = f"Error: unknown tool {name!r}."
+        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+    if name not in MUTATIONS or not call_id:
+        return await _invoke(tool_, call, user_id, store)
+    async with store.engine.begin() as conn:
+        if recorded := await recall(conn, user_id, call_id):
+            return ToolMessage(
+                recorded.content, tool_call_id=call_id, name=name, status=recorded.status
+            )
+        message = await _invoke(tool_, call, user_id, store.within(conn))
+        await record(conn, user_id, call_id, name, message.status, str(message.content))
+    pause_point("after_tool_commit")
+    return message

@@ -1,4 +1,5 @@
 import json
+import uuid
 
 import pytest
 
@@ -14,9 +15,8 @@ async def store(database_url):
 
 
 async def invoke(store, user, name, **args):
-    msg = await run_tool_call(
-        {"name": name, "args": args, "id": "c1", "type": "tool_call"}, user, store
-    )
+    call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
+    msg = await run_tool_call(call, user, store)
     return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
 
 
@@ -98,3 +98,31 @@ async def test_title_of_exactly_the_limit_is_accepted(store):
 async def test_wrong_argument_types_are_reported_not_raised(store):
     status, content = await invoke(store, "ann", "delete_todo_task", task_id="abc")
     assert status == "error" and content.startswith("Error: invalid arguments for delete_todo_task")
+
+
+async def test_a_replayed_mutating_call_returns_its_recorded_result(store):
+    call = {
+        "name": "create_todo_task",
+        "args": {"title": "once"},
+        "id": "call_r1",
+        "type": "tool_call",
+    }
+    first = await run_tool_call(call, "ann", store)
+    again = await run_tool_call(call, "ann", store)
+    assert again.content == first.content and again.status == first.status
+    assert [t["title"] for t in await store.list("ann")] == ["once"]
+    other_user = await run_tool_call(call, "bob", store)  # ids are per user
+    assert json.loads(other_user.content)["id"] != json.loads(first.content)["id"]
+
+
+async def test_a_failed_mutation_is_recorded_as_failed(store):
+    call = {
+        "name": "delete_todo_task",
+        "args": {"task_id": 999},
+        "id": "call_r2",
+        "type": "tool_call",
+    }
+    first = await run_tool_call(call, "ann", store)
+    await store.create("ann", "late arrival")
+    again = await run_tool_call(call, "ann", store)
+    assert first.status == again.status == "error" and again.content == first.content

@@ -1,0 +1,176 @@
+"""Turn cost over a long conversation: keel against a plain LangGraph ReAct graph.
+
+One conversation of N turns (one tool call each: "Add chore N") per backend and implementation.
+Prints the per-turn latency (median of the 9 turns up to the mark) at turns 10, 100, 500 and N,
+the bytes stored per turn between turn 10 and turn N, and the ratios.
+
+    python bench/turn_cost.py --turns 1000 --postgres-url postgresql://postgres@127.0.0.1:5432/postgres
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import sqlalchemy as sa
+import structlog
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.plain_react import build_plain_graph  # noqa: E402
+from checkpoints.database import open_database  # noqa: E402
+from checkpoints.saver import open_checkpointer  # noqa: E402
+from graphs.builder import build_graph  # noqa: E402
+from graphs.turn import run_turn  # noqa: E402
+from nodes.runtime import KeelContext  # noqa: E402
+from tools.store import TaskStore  # noqa: E402
+
+WINDOW = 9
+
+
+def marks(turns: int) -> list[int]:
+    return [m for m in (10, 100, 500) if m < turns] + [turns]
+
+
+async def stored_bytes(url: str, engine: Any, saver: Any) -> int:
+    """Bytes the conversation occupies in the backend right now."""
+    if url == "memory":
+        total = sum(len(v[1]) for v in saver.blobs.values())
+        for namespaces in saver.storage.values():
+            for checkpoints in namespaces.values():
+                total += sum(len(c[1]) + len(m[1]) for c, m, _ in checkpoints.values())
+        total += sum(len(w[2][1]) for ws in saver.writes.values() for w in ws.values())
+        async with engine.connect() as conn:
+            pages = (await conn.execute(sa.text("PRAGMA page_count"))).scalar_one()
+            size = (await conn.execute(sa.text("PRAGMA page_size"))).scalar_one()
+        return total + pages * size
+    if url.startswith("sqlite:///"):
+        path = url.removeprefix("sqlite:///")
+        await saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+
+
+async def measure(
+    url: str, turns: int, make_turn: Callable[[Any, Any, int], Awaitable[Any]], build: Any
+) -> dict[str, Any]:
+    """Run one conversation of ``turns`` turns; latency per turn and bytes at each mark."""
+    async with open_database(url) as engine, open_checkpointer(url) as saver:
+        if isinstance(saver, InMemorySaver):
+            saver = InMemorySaver()
+        runner = build(saver, engine)
+        latencies: list[float] = []
+        sizes: dict[int, int] = {}
+        for n in range(1, turns + 1):
+            start = time.perf_counter()
+            await make_turn(runner, engine, n)
+            latencies.append(time.perf_counter() - start)
+            if n in marks(turns):
+                sizes[n] = await stored_bytes(url, engine, saver)
+        at = {m: statistics.median(latencies[max(0, m - WINDOW) : m]) for m in marks(turns)}
+        first, last = marks(turns)[0], turns
+        return {
+            "latency": at,
+            "bytes_per_turn": (sizes[last] - sizes[first]) / (last - first),
+            "total_bytes": sizes[last],
+        }
+
+
+def keel_impl() -> tuple[Any, Any]:
+    cid = str(uuid.uuid4())
+
+    def build(saver: Any, engine: Any) -> Any:
+        return build_graph(checkpointer=saver), KeelContext.for_engine(engine, user_id="bench")
+
+    async def turn(runner: Any, _engine: Any, n: int) -> None:
+        graph, context = runner
+        await run_turn(graph, cid, f"Add chore {n}", context)
+
+    return build, turn
+
+
+def plain_impl() -> tuple[Any, Any]:
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+    def build(saver: Any, engine: Any) -> Any:
+        return build_plain_graph(saver, TaskStore(engine), "bench")
+
+    async def turn(graph: Any, _engine: Any, n: int) -> None:
+        await graph.ainvoke({"messages": [HumanMessage(f"Add chore {n}")]}, config)
+
+    return build, turn
+
+
+def fresh_url(kind: str, workdir: Path, pg_admin: str | None, name: str) -> str:
+    if kind == "memory":
+        return "memory"
+    if kind == "sqlite":
+        return f"sqlite:///{workdir / f'{name}.db'}"
+    assert pg_admin
+    db = f"bench_{name}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {db}")
+    return pg_admin.rsplit("/", 1)[0] + f"/{db}"
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f}"
+
+
+def report(rows: list[tuple[str, str, dict[str, Any]]], turns: int) -> str:
+    ms = marks(turns)
+    head = ["backend", "graph"] + [f"ms@{m}" for m in ms] + [f"ms {ms[-1]}/{ms[0]}", "B/turn"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for backend, impl, r in rows:
+        lat = r["latency"]
+        cells = [backend, impl] + [fmt_ms(lat[m]).strip() for m in ms]
+        cells += [f"{lat[ms[-1]] / lat[ms[0]]:.2f}", f"{r['bytes_per_turn']:,.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--backends", default="memory,sqlite")
+    parser.add_argument("--postgres-url", help="admin URL; adds the postgres backend")
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    backends = args.backends.split(",") + (["postgres"] if args.postgres_url else [])
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
+        for backend in backends:
+            for name, impl in (("keel", keel_impl), ("plain", plain_impl)):
+                url = fresh_url(backend, Path(tmp), args.postgres_url, name)
+                build, turn = impl()
+                result = await measure(url, args.turns, turn, build)
+                rows.append((backend, name, result))
+                print(f"{backend:9} {name:6} done: {result}", file=sys.stderr)
+    print(report(rows, args.turns))
+    by = {(b, i): r for b, i, r in rows}
+    for backend in backends:
+        keel, plain = by[(backend, "keel")], by[(backend, "plain")]
+        last = args.turns
+        speed = plain["latency"][last] / keel["latency"][last]
+        space = plain["bytes_per_turn"] / max(keel["bytes_per_turn"], 1)
+        print(
+            f"{backend}: at turn {last} plain/keel latency = {speed:.2f}, "
+            f"plain/keel bytes per turn = {space:.0f}"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

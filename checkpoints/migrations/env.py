@@ -1,0 +1,10 @@
+"""Alembic environment: migrations run on the connection ``checkpoints.migrate`` hands over."""
+
+from alembic import context
+
+from checkpoints.schema import metadata
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
+with context.begin_transaction():
+    context.run_migrations()

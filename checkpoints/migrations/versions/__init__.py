@@ -1,0 +1,1 @@
+"""The migration scripts, applied in order by ``checkpoints.migrate.upgrade``."""

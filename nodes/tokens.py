@@ -1,0 +1,55 @@
+"""Token counting for the context budget.
+
+With an OpenAI model configured, tiktoken counts the model input (the encoding files must be
+available to tiktoken: cached or downloadable). Otherwise, and whenever tiktoken cannot load its
+encoding, a documented estimate is used: one token per four characters of text, plus four tokens
+of framing per message. The estimate errs high for English text, so a budget trips early rather
+than late.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import structlog
+from langchain_core.messages import BaseMessage
+
+log = structlog.get_logger(__name__)
+
+CHARS_PER_TOKEN = 4
+FRAMING_TOKENS = 4
+
+
+def _text(message: BaseMessage) -> str:
+    text = str(message.content)
+    calls = getattr(message, "tool_calls", None)
+    return text + (str(calls) if calls else "")
+
+
+def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
+    """The rule-based estimate: len(text) / 4 + 4 per message."""
+    return sum(len(_text(m)) // CHARS_PER_TOKEN + FRAMING_TOKENS for m in messages)
+
+
+@lru_cache(maxsize=8)
+def _encoding(model_name: str) -> Any:
+    try:
+        import tiktoken
+
+        try:
+            return tiktoken.encoding_for_model(model_name)
+        except KeyError:
+            return tiktoken.get_encoding("o200k_base")
+    except Exception as exc:  # no cached encoding and no network: fall back to the estimate
+        log.warning("tiktoken_unavailable", model=model_name, error=type(exc).__name__)
+        return None
+
+
+def count_tokens(messages: Sequence[BaseMessage], model_name: str | None = None) -> int:
+    """Tokens of ``messages`` for ``model_name`` (tiktoken), or the estimate without a model."""
+    encoding = _encoding(model_name) if model_name else None
+    if encoding is None:
+        return estimate_tokens(messages)
+    return sum(len(encoding.encode(_text(m))) + FRAMING_TOKENS for m in messages)
