@@ -14,7 +14,7 @@ import structlog
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, StateSnapshot
+from langgraph.types import Command, Durability, StateSnapshot
 from pydantic import BaseModel, Field
 
 from checkpoints.retention import prune_thread
@@ -26,6 +26,10 @@ from nodes.logs import preview
 from nodes.runtime import KeelContext
 
 log = structlog.get_logger(__name__)
+
+DURABILITY: Durability = "sync"
+"""Each step's checkpoint is written before the next step starts, so a process killed mid-turn
+leaves the completed steps behind for ``recover_turn`` to build on."""
 
 
 class Confirmation(BaseModel):
@@ -138,7 +142,9 @@ async def _stream(
 ) -> TurnResult:
     config = thread_config(conversation_id)
     events: list[dict[str, Any]] = []
-    async for chunk in graph.astream(graph_input, config, context=context, stream_mode="custom"):
+    async for chunk in graph.astream(
+        graph_input, config, context=context, stream_mode="custom", durability=DURABILITY
+    ):
         events.append(chunk)
     after = await graph.aget_state(config)
     return turn_result(conversation_id, after, events, context.done_marker)

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from graphs.state import KeelState, bump, open_items
 from nodes.assistant import model_input
 from nodes.events import emit
-from nodes.log_writer import SYNTHETIC
+from nodes.log_writer import SYNTHETIC, flush
 from nodes.logs import preview
 from nodes.rule_model import RESUME_KWARG
 from nodes.runtime import KeelContext, conversation_id
@@ -33,9 +33,15 @@ SUMMARY_MESSAGES = 6
 
 
 def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
-    """The provider said so, or the next model input would pass the token budget."""
+    """The provider said so, or the next model input would pass the token budget.
+
+    A window that holds nothing but a resume's continuation counts as fresh, whatever its size.
+    """
     if state.get("context_exhausted"):
         return True
+    window = state.get("window", [])
+    if window and RESUME_KWARG in window[-1].additional_kwargs:
+        return False  # a window this fresh cannot be made smaller; let the model try
     return count_tokens(model_input(state), ctx.token_model) > ctx.context_token_budget
 
 
@@ -80,6 +86,7 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
     """Open a fresh window that picks up where the plan stands."""
     ctx = runtime.context
     reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
+    await flush(state, ctx)  # the old window's messages reach the log before it is dropped
     backup_id = await _backup(ctx, reason)
     todolist = state.get("todolist")
     from_step = max(todolist["steps_completed"], default=0) if todolist else 0

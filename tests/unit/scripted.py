@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,4 +31,4 @@ class ScriptedModel(BaseChatModel):
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
-    return {"name": name, "args": args, "id": f"call_{name}_{len(args)}", "type": "tool_call"}
+    return {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}

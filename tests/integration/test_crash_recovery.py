@@ -1,0 +1,99 @@
+"""A turn cut off by SIGKILL is finished on the next call; nothing is done or logged twice."""
+
+import re
+import signal
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+from checkpoints.database import open_database
+from checkpoints.messages import MessageLog
+from tests.conftest import new_postgres_database
+from tests.keel_process import run_keel, start_keel
+from tools.store import TaskStore
+
+PAUSE_POINTS = ["before:response", "after_tool_commit"]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'keel.db'}"
+    return new_postgres_database(request.getfixturevalue("postgres_server"))
+
+
+def kill_at_pause(url: str, pause: str, lines: list[str]) -> str:
+    """Start `keel chat`, type ``lines``, SIGKILL it at the pause point; the conversation id."""
+    child = start_keel(url, ["chat"], KEEL_PAUSE_AT=pause)
+    paused = threading.Event()
+    err: list[str] = []
+
+    def watch() -> None:
+        for line in child.stderr:
+            err.append(line)
+            if line.startswith(f"KEEL_PAUSED {pause}"):
+                paused.set()
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
+    child.stdin.write("".join(f"{line}\n" for line in lines))
+    child.stdin.flush()
+    try:
+        assert paused.wait(120), "".join(err)
+        first = child.stdout.readline()
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    assert child.returncode == -signal.SIGKILL
+    match = re.search(r"Conversation: ([0-9a-f-]{36})", first)
+    assert match, first
+    return match.group(1)
+
+
+async def tasks_and_log(url: str, cid: str):
+    async with open_database(url) as engine:
+        tasks = await TaskStore(engine).list("local")
+        log = await MessageLog(engine).history(cid)
+        async with engine.connect() as conn:
+            ledger = (
+                await conn.execute(sa.text("SELECT count(*) FROM keel_tool_results"))
+            ).scalar()
+    return tasks, log, ledger
+
+
+@pytest.mark.parametrize("pause", PAUSE_POINTS)
+async def test_a_killed_turn_is_finished_on_the_next_call(durable_url, pause):
+    cid = kill_at_pause(durable_url, pause, ["Add buy milk"])
+
+    tasks, log, _ = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["buy milk"]  # the mutation committed before the kill
+    assert log == []  # the turn had not ended: nothing logged yet
+
+    after = run_keel(durable_url, ["chat", "--conversation", cid], "Show all\n/quit\n")
+    assert after.returncode == 0, after.stderr
+    out = after.stdout
+    assert "Finished the turn that was cut off last time:" in out
+    assert out.index("Created task: buy milk") < out.index("Your tasks:")
+    assert "1. [ ] buy milk" in out
+
+    tasks, log, ledger = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["buy milk"]  # exactly once
+    assert ledger == 1
+    keys = [m.key for m in log]
+    assert len(keys) == len(set(keys))
+    said = [(m.role, m.content) for m in log if m.role != "tool"]
+    assert said.count(("user", "Add buy milk")) == 1
+    assert said.count(("assistant", "Created task: buy milk")) == 1
+    assert said.count(("user", "Show all")) == 1
+    assert [m.role for m in log] == ["user", "assistant", "tool", "assistant"] * 2
+
+
+async def test_a_kill_while_waiting_for_a_confirmation_loses_nothing(durable_url):
+    cid = kill_at_pause(durable_url, "before:response", ["Add buy milk"])
+    run_keel(durable_url, ["chat", "--conversation", cid], "Delete task 1\n")
+    result = run_keel(durable_url, ["chat", "--conversation", cid], "yes\n")
+    assert "Are you sure you want to delete task 1? (yes/no)" in result.stdout
+    assert "Deleted task 1: buy milk" in result.stdout
+    tasks, _, _ = await tasks_and_log(durable_url, cid)
+    assert tasks == []

@@ -1,0 +1,93 @@
+"""A local OpenAI-compatible chat-completions server for tests: scripted answers over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class StubOpenAI:
+    """Serves /v1/chat/completions from a queue of (status, body) answers; records requests."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[int, dict[str, Any]]] = []
+        self.requests: list[dict[str, Any]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length", 0))
+                stub.requests.append(json.loads(self.rfile.read(length)))
+                status, body = stub.answers.pop(0) if stub.answers else (500, {"error": {}})
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> StubOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reply(self, content: str = "", tool_calls: list[dict[str, Any]] | None = None) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{i}_{c['name']}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
+                }
+                for i, c in enumerate(tool_calls)
+            ]
+        body = {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if tool_calls else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        self.answers.append((200, body))
+
+    def context_length_error(self) -> None:
+        self.answers.append(
+            (
+                400,
+                {
+                    "error": {
+                        "message": "This model's maximum context length is 128000 tokens. However, your "
+                        "messages resulted in 130000 tokens.",
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    }
+                },
+            )
+        )
+
+    def server_error(self) -> None:
+        self.answers.append((500, {"error": {"message": "upstream down", "type": "server_error"}}))
