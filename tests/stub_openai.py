@@ -7,6 +7,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+CONTEXT_LENGTH_MESSAGE = (
+    "This model's maximum context length is 128000 tokens. "
+    "However, your messages resulted in 130000 tokens."
+)
+
 
 class StubOpenAI:
     """Serves /v1/chat/completions from a queue of (status, body) answers; records requests."""
@@ -79,8 +84,7 @@ class StubOpenAI:
                 400,
                 {
                     "error": {
-                        "message": "This model's maximum context length is 128000 tokens. However, your "
-                        "messages resulted in 130000 tokens.",
+                        "message": CONTEXT_LENGTH_MESSAGE,
                         "type": "invalid_request_error",
                         "param": "messages",
                         "code": "context_length_exceeded",

@@ -1,0 +1,82 @@
+"""Schema migrations: the scripts build exactly the declared schema, on SQLite and PostgreSQL."""
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from checkpoints.database import create_engine, open_database
+from checkpoints.migrate import current_revision, head_revision, upgrade
+from checkpoints.schema import metadata
+from checkpoints.urls import parse_database_url
+from graphs.turn import run_turn
+from tests.keel_process import run_keel
+
+
+def diff(connection):
+    return compare_metadata(MigrationContext.configure(connection), metadata)
+
+
+async def test_migrations_build_the_declared_schema(database_url):
+    async with open_database(database_url) as engine:
+        assert await current_revision(engine) == head_revision()
+        async with engine.connect() as conn:
+            assert await conn.run_sync(diff) == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_upgrade_is_idempotent_and_keeps_data(database_url):
+    async with open_database(database_url) as engine:
+        async with engine.begin() as conn:
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO keel_conversations (id, user_id, created_at) "
+                    "VALUES ('c1', 'ann', CURRENT_TIMESTAMP)"
+                )
+            )
+    engine = create_engine(parse_database_url(database_url))
+    try:
+        await upgrade(engine)
+        await upgrade(engine)
+        async with engine.connect() as conn:
+            count = await conn.execute(sa.text("SELECT count(*) FROM keel_conversations"))
+            assert count.scalar() == 1
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+def test_keel_db_upgrade_command(database_url):
+    first = run_keel(database_url, ["db", "upgrade"])
+    assert first.returncode == 0, first.stderr
+    assert f"schema: empty -> {head_revision()}" in first.stdout
+    again = run_keel(database_url, ["db", "upgrade"])
+    assert f"schema: {head_revision()} -> {head_revision()}" in again.stdout
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel, database_url):
+    cid = str(uuid.uuid4())
+    for n in range(3):
+        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context(checkpoint_keep=1000))
+    history_before = [
+        s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})
+    ]
+    assert len(history_before) > 5
+    result = run_keel(database_url, ["db", "prune", "--keep", "2"])
+    assert result.returncode == 0, result.stderr
+    assert "to their newest 2 checkpoints" in result.stdout
+    kept = [s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})]
+    assert len(kept) == 2
+    assert await keel.log.count(cid) == 12
+    assert len(await keel.store.list("local")) == 3
+    after = await run_turn(keel.graph, cid, "Show all", keel.context())
+    assert "chore 2" in after.reply
+
+
+def test_prune_refuses_a_keep_below_one(tmp_path):
+    result = run_keel(f"sqlite:///{tmp_path / 'k.db'}", ["db", "prune", "--keep", "0"])
+    assert result.returncode != 0
+    assert "keep" in (result.stderr + result.stdout).lower()
