@@ -3,7 +3,8 @@
 ``open_checkpointer(url)`` is an async context manager used by the CLI, the API lifespan and the
 tests. ``memory`` gives an ``InMemorySaver``; ``sqlite:///path`` an ``AsyncSqliteSaver``;
 ``postgresql://...`` an ``AsyncPostgresSaver`` on a psycopg pool (autocommit, dict rows, no
-prepared statements so that PgBouncer-style poolers work), with ``setup()`` run.
+prepared statements so that PgBouncer-style poolers work), with ``setup()`` run and the
+checkpoint tables set to be autovacuumed by dead rows (keel deletes old checkpoints every turn).
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ from checkpoints.database import SQLITE_BUSY_TIMEOUT_MS
 from checkpoints.urls import parse_database_url
 
 POOL_MAX_SIZE = 10
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
+"""keel prunes old checkpoints after every turn: vacuum those tables by dead rows, not by size."""
+
+
+async def _tune_autovacuum(pool: AsyncConnectionPool) -> None:
+    async with pool.connection() as conn:
+        for table in CHECKPOINT_TABLES:
+            await conn.execute(f"ALTER TABLE {table} SET ({AUTOVACUUM})")
 
 
 @asynccontextmanager
@@ -54,6 +64,7 @@ async def open_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     try:
         pg_saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         await pg_saver.setup()
+        await _tune_autovacuum(pool)
         yield pg_saver
     finally:
         await pool.close()
