@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck venv dev clean
+.PHONY: run chat test lint typecheck venv dev clean
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ venv: $(BIN)/keel
 dev: $(VENV)/.dev
 
 run: $(BIN)/keel
+	$(BIN)/keel serve
+
+chat: $(BIN)/keel
 	$(BIN)/keel chat
 
 lint: dev

@@ -23,6 +23,39 @@ def main() -> None:
     """Keel: a conversational task agent on LangGraph."""
 
 
+@app.command("serve")
+def serve_command(
+    host: Annotated[str | None, typer.Option(help="Address to bind (KEEL_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (KEEL_PORT).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+) -> None:
+    """Serve the HTTP API (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
+    import os
+
+    import uvicorn
+
+    from api.settings import Settings, UnsafeSettings
+
+    if host:
+        os.environ["KEEL_HOST"] = host
+    if port:
+        os.environ["KEEL_PORT"] = str(port)
+    try:
+        settings = Settings()
+    except (UnsafeSettings, ValueError) as exc:
+        Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
+        raise typer.Exit(2) from None
+    configure_logging()
+    uvicorn.run(
+        "api.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        log_config=None,
+    )
+
+
 @app.command("chat")
 def chat_command(
     conversation: Annotated[

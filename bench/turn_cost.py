@@ -1,8 +1,8 @@
 """Turn cost over a long conversation: keel against a plain LangGraph ReAct graph.
 
 One conversation of N turns (one tool call each: "Add chore N") per backend and implementation.
-Prints the per-turn latency (median of the 9 turns up to the mark) at turns 10, 100, 500 and N,
-the bytes stored per turn between turn 10 and turn N, and the ratios.
+Prints the per-turn latency (median of the 25 turns up to each mark, from turn 2 on) at turns 10,
+100, 500 and N, the bytes stored per turn between turn 10 and turn N, and the ratios.
 
     python bench/turn_cost.py --turns 1000 --postgres-url postgresql://postgres@127.0.0.1:5432/postgres
 """
@@ -37,7 +37,7 @@ from graphs.turn import run_turn  # noqa: E402
 from nodes.runtime import KeelContext  # noqa: E402
 from tools.store import TaskStore  # noqa: E402
 
-WINDOW = 9
+WINDOW = 25
 
 
 def marks(turns: int) -> list[int]:
@@ -92,7 +92,7 @@ async def measure(
                 vacuum(url)
             if n in marks(turns):
                 sizes[n] = await stored_bytes(url, engine, saver)
-        at = {m: statistics.median(latencies[max(0, m - WINDOW) : m]) for m in marks(turns)}
+        at = {m: statistics.median(latencies[max(1, m - WINDOW) : m]) for m in marks(turns)}
         first, last = marks(turns)[0], turns
         return {
             "latency": at,

@@ -57,6 +57,7 @@ async def open_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     pool = AsyncConnectionPool(
         db.conninfo,
         max_size=POOL_MAX_SIZE,
+        check=AsyncConnectionPool.check_connection,
         kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
         open=False,
     )

@@ -8,6 +8,7 @@ conversation's state for ``/state`` and the API.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -21,7 +22,7 @@ from checkpoints.retention import prune_thread
 from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
 from graphs.state import Todolist
-from nodes.done_marker import strip_done
+from nodes.done_marker import has_done, strip_done
 from nodes.logs import preview
 from nodes.runtime import KeelContext
 
@@ -137,15 +138,64 @@ def turn_result(
     )
 
 
+EventSink = Callable[[dict[str, Any]], Awaitable[None]]
+"""Receives, as they happen, a turn's events ``{"type": ..., "data": ...}`` and model tokens
+``{"type": "token", "data": {"text": ...}}``."""
+
+
+class TokenLines:
+    """Passes model tokens on line by line, holding back lines that carry the DONE marker."""
+
+    def __init__(self, done_marker: str) -> None:
+        """Filter with ``done_marker``."""
+        self.marker, self.pending = done_marker, ""
+        self.message_id: str | None = None
+
+    def feed(self, message_id: str | None, text: str) -> list[str]:
+        """Text that may be shown now (complete lines of the same message)."""
+        out = self.flush() if message_id != self.message_id else []
+        self.message_id = message_id
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        out.extend(f"{line}\n" for line in lines if not has_done(line, self.marker))
+        return out
+
+    def flush(self) -> list[str]:
+        """The held-back last line, unless it is the DONE line."""
+        rest, self.pending = self.pending, ""
+        return [rest] if rest and not has_done(rest, self.marker) else []
+
+
 async def _stream(
-    graph: KeelGraph, graph_input: Any, conversation_id: str, context: KeelContext
+    graph: KeelGraph,
+    graph_input: Any,
+    conversation_id: str,
+    context: KeelContext,
+    sink: EventSink | None = None,
 ) -> TurnResult:
     config = thread_config(conversation_id)
     events: list[dict[str, Any]] = []
-    async for chunk in graph.astream(
-        graph_input, config, context=context, stream_mode="custom", durability=DURABILITY
-    ):
-        events.append(chunk)
+    tokens = TokenLines(context.done_marker)
+    stream: AsyncIterator[Any] = graph.astream(
+        graph_input,
+        config,
+        context=context,
+        stream_mode=["custom", "messages"],
+        durability=DURABILITY,
+    )
+    async for mode, chunk in stream:
+        if mode == "custom":
+            events.append(chunk)
+            if sink is not None:
+                await sink(chunk)
+        elif sink is not None:
+            message, metadata = chunk
+            if metadata.get("langgraph_node") == "assistant" and message.text:
+                for text in tokens.feed(message.id, message.text):
+                    await sink({"type": "token", "data": {"text": text}})
+    if sink is not None:
+        for text in tokens.flush():
+            await sink({"type": "token", "data": {"text": text}})
     after = await graph.aget_state(config)
     return turn_result(conversation_id, after, events, context.done_marker)
 
@@ -166,7 +216,11 @@ async def recover_turn(
 
 
 async def run_turn(
-    graph: KeelGraph, conversation_id: str, content: str, context: KeelContext
+    graph: KeelGraph,
+    conversation_id: str,
+    content: str,
+    context: KeelContext,
+    sink: EventSink | None = None,
 ) -> TurnResult:
     """Run one turn for ``content``; a pending confirmation takes it as its answer.
 
@@ -182,7 +236,7 @@ async def run_turn(
         resuming = pending_confirmation(before) is not None
         log.info("turn_received", resuming=resuming, message_preview=preview(content))
         graph_input: Any = Command(resume=content) if resuming else {"content": content}
-        result = await _stream(graph, graph_input, conversation_id, context)
+        result = await _stream(graph, graph_input, conversation_id, context, sink)
         if recovered is not None:
             result.recovered_reply = recovered.reply
         if isinstance(graph.checkpointer, BaseCheckpointSaver):

@@ -1,0 +1,44 @@
+"""The FastAPI application: ``create_app()`` is what ``keel serve`` (uvicorn) runs.
+
+The graph is compiled inside the lifespan with the checkpointer from ``open_checkpointer``. The
+interactive /docs page is disabled because its assets load from a CDN; the schema is at
+/openapi.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api.errors import install_error_handlers
+from api.logs import configure_logging
+from api.routers import conversations, health, ws
+from api.service import open_service
+from api.settings import Settings
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app (settings from the environment unless given)."""
+    settings = settings or Settings()
+    configure_logging()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with open_service(settings) as service:
+            app.state.service = service
+            yield
+
+    app = FastAPI(
+        title="keel",
+        version="0.1.0",
+        description="A conversational task agent on LangGraph: a todo assistant with memory.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    install_error_handlers(app)
+    for router in (conversations.router, ws.router, health.router):
+        app.include_router(router)
+    return app

@@ -1,0 +1,97 @@
+"""Errors as the API answers them: ``{"error": {"code", "message"}}`` with the right status.
+
+Domain errors (unknown conversation, busy conversation, database down) become HTTP statuses here
+and nowhere else. Bad input never reaches a 500.
+"""
+
+from __future__ import annotations
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from checkpoints.conversations import ConversationNotFound
+
+log = structlog.get_logger(__name__)
+
+
+class APIError(Exception):
+    """An error with its HTTP status and a stable code."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        """Keep status, code and message."""
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class ConversationBusy(APIError):
+    """A turn already runs on this conversation."""
+
+    def __init__(self, conversation_id: str) -> None:
+        """Say which conversation is busy."""
+        super().__init__(
+            409,
+            "conversation_busy",
+            f"a turn is already running on conversation {conversation_id}; retry when it ends",
+        )
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    """The JSON body of every error."""
+    return {"error": {"code": code, "message": message}}
+
+
+def _json(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse(error_body(code, message), status_code=status)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
+    return "; ".join(parts) or "invalid request"
+
+
+def is_database_down(exc: BaseException) -> bool:
+    """The error means the database cannot be reached (not that a query was wrong)."""
+    import psycopg
+    import psycopg_pool
+
+    if isinstance(exc, OperationalError | psycopg.OperationalError | psycopg_pool.PoolTimeout):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, ConnectionError | OSError) and not isinstance(exc, FileNotFoundError)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error as JSON with its status."""
+
+    @app.exception_handler(APIError)
+    async def api_error(_: Request, exc: APIError) -> JSONResponse:
+        return _json(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(ConversationNotFound)
+    async def not_found(_: Request, exc: ConversationNotFound) -> JSONResponse:
+        return _json(404, exc.code, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _json(422, "invalid_request", _validation_message(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
+        return _json(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        if is_database_down(exc):
+            log.warning("database_unavailable", error=type(exc).__name__)
+            return _json(503, "database_unavailable", "the database is unavailable; retry soon")
+        log.exception("unhandled_error", error=type(exc).__name__)
+        return _json(500, "internal_error", "an internal error occurred")

@@ -1,0 +1,1 @@
+"""The API routers, collected by ``api.app``."""

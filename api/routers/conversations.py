@@ -1,0 +1,144 @@
+"""/v1/conversations: create, talk (JSON or SSE), read state, log and checkpoints, reset."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query, Request
+from sse_starlette.sse import EventSourceResponse
+
+from api.deps import ConversationDep, ServiceDep, UserDep
+from api.errors import error_body
+from api.schemas import (
+    CheckpointOut,
+    Conversation,
+    ErrorOut,
+    LoggedMessageOut,
+    NewConversation,
+    NewMessage,
+    ResetOut,
+    Snapshot,
+)
+from api.turns import check_size, take_turn, turn_slot
+from graphs.reset import reset_conversation
+from graphs.turn import TurnResult, snapshot, thread_config
+
+router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (401, 404, 409, 413, 422, 503)
+}
+
+
+@router.post("", status_code=201, response_model=Conversation, responses=ERRORS)
+async def create_conversation(
+    service: ServiceDep, user: UserDep, body: Annotated[NewConversation | None, Body()] = None
+) -> dict[str, str]:
+    """Start a conversation owned by the caller."""
+    return await service.conversations.create(user)
+
+
+async def _sse(
+    service: ServiceDep, cid: str, user: str, content: str, stack: AsyncExitStack
+) -> AsyncIterator[dict[str, str]]:
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    async def sink(event: dict[str, Any]) -> None:
+        await queue.put(event)
+
+    async def run() -> TurnResult:
+        try:
+            return await take_turn(service, cid, user, content, sink)
+        finally:
+            await queue.put(None)
+
+    async with stack:
+        task = asyncio.create_task(run())
+        while (event := await queue.get()) is not None:
+            kind = "token" if event["type"] == "token" else "event"
+            yield {"event": kind, "data": json.dumps(event)}
+        try:
+            result = await task
+        except Exception:
+            body = error_body("turn_failed", "the turn failed; nothing was lost, retry it")
+            yield {"event": "error", "data": json.dumps(body)}
+            return
+        yield {"event": "result", "data": result.model_dump_json()}
+
+
+@router.post(
+    "/{conversation_id}/messages",
+    response_model=TurnResult,
+    responses={**ERRORS, 200: {"content": {"text/event-stream": {}}}},
+)
+async def post_message(
+    message: NewMessage,
+    request: Request,
+    cid: ConversationDep,
+    service: ServiceDep,
+    user: UserDep,
+) -> Any:
+    """Send a message; the answer is the turn result, or an SSE stream of it."""
+    check_size(service, message.content)
+    stack = AsyncExitStack()
+    await stack.enter_async_context(turn_slot(service, cid))
+    if "text/event-stream" in request.headers.get("accept", ""):
+        return EventSourceResponse(_sse(service, cid, user, message.content, stack))
+    async with stack:
+        return await take_turn(service, cid, user, message.content)
+
+
+@router.get("/{conversation_id}", response_model=Snapshot, responses=ERRORS)
+async def get_conversation(cid: ConversationDep, service: ServiceDep) -> dict[str, Any]:
+    """The conversation's state: agent_state, mission, todolist, topics, confirmation, stats."""
+    state = await snapshot(service.graph, cid)
+    state["topics"] = [t.as_dict() for t in await service.topics.list(cid)]
+    return state
+
+
+@router.get("/{conversation_id}/messages", response_model=list[LoggedMessageOut], responses=ERRORS)
+async def get_messages(
+    cid: ConversationDep,
+    service: ServiceDep,
+    topic: Annotated[
+        Literal["active", "all"], Query(description="Only the active topic, or all.")
+    ] = "all",
+) -> list[dict[str, Any]]:
+    """The immutable message log, oldest first."""
+    topic_id = None
+    if topic == "active":
+        active = await service.topics.active(cid)
+        if active is None:
+            return []
+        topic_id = active.id
+    return [m.as_dict() for m in await service.log.history(cid, topic_id=topic_id, limit=10_000)]
+
+
+@router.get("/{conversation_id}/checkpoints", response_model=list[CheckpointOut], responses=ERRORS)
+async def get_checkpoints(cid: ConversationDep, service: ServiceDep) -> list[dict[str, Any]]:
+    """The kept checkpoints of the conversation, newest first (time travel)."""
+    out = []
+    async for snap in service.graph.aget_state_history(thread_config(cid)):
+        out.append(
+            {
+                "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                "step": (snap.metadata or {}).get("step"),
+                "created_at": snap.created_at,
+                "next": list(snap.next),
+                "agent_state": snap.values.get("agent_state"),
+            }
+        )
+    return out
+
+
+@router.post("/{conversation_id}/reset", response_model=ResetOut, responses=ERRORS)
+async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> dict[str, Any]:
+    """Start afresh: a new topic, the mission cleared; the message history is kept."""
+    async with turn_slot(service, cid):
+        answer = await reset_conversation(service.graph, cid, service.turn_context(user))
+    answer.pop("events", None)
+    return answer

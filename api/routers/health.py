@@ -1,0 +1,30 @@
+"""/healthz (the process is alive) and /readyz (the database answers)."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from api.deps import ServiceDep
+from api.errors import error_body
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """Liveness."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", responses={503: {"description": "The database does not answer."}})
+async def readyz(service: ServiceDep) -> JSONResponse:
+    """Readiness: the database answers a query."""
+    try:
+        async with service.engine.connect() as conn:
+            await conn.execute(sa.text("SELECT 1"))
+    except Exception:
+        body = error_body("database_unavailable", "the database is unavailable")
+        return JSONResponse(body, status_code=503)
+    return JSONResponse({"status": "ready"})

@@ -1,0 +1,94 @@
+"""WS /v1/conversations/{id}/ws: the chat over a WebSocket.
+
+In: ``{"content": "..."}`` or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset"
+| "event" | "error", "data": {...}}``. Authenticate with ``Authorization: Bearer <key>`` or, for
+browsers that cannot set headers, ``?token=<key>``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from api.deps import user_for
+from api.errors import APIError
+from api.service import Service
+from api.turns import check_size, take_turn, turn_slot
+from checkpoints.conversations import ConversationNotFound
+from graphs.reset import reset_conversation
+
+router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
+
+CLOSE_POLICY_VIOLATION = 1008
+
+
+async def _send(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
+    await ws.send_json({"type": kind, "data": data})
+
+
+async def _authorize(ws: WebSocket, service: Service, conversation_id: str) -> str | None:
+    token = ws.query_params.get("token")
+    header = ws.headers.get("authorization") or (f"Bearer {token}" if token else None)
+    try:
+        uuid.UUID(conversation_id)
+        user = user_for(service, header)
+        await service.conversations.require(conversation_id, user)
+    except (APIError, ConversationNotFound, ValueError) as exc:
+        await _send(ws, "error", {"code": "not_allowed", "message": str(exc)})
+        await ws.close(code=CLOSE_POLICY_VIOLATION)
+        return None
+    return user
+
+
+async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str) -> None:
+    try:
+        message = json.loads(raw)
+        if not isinstance(message, dict):
+            raise ValueError
+    except ValueError:
+        await _send(ws, "error", {"code": "invalid_json", "message": "send a JSON object"})
+        return
+    if message.get("action") == "reset":
+        async with turn_slot(service, cid):
+            answer = await reset_conversation(service.graph, cid, service.turn_context(user))
+        answer.pop("events", None)
+        await _send(ws, "reset", answer)
+        return
+    content = message.get("content")
+    if not isinstance(content, str) or not content.strip():
+        await _send(
+            ws, "error", {"code": "EMPTY_MESSAGE", "message": "Message content cannot be empty"}
+        )
+        return
+    check_size(service, content)
+
+    async def sink(event: dict[str, Any]) -> None:
+        await _send(ws, "event", event)
+
+    await _send(ws, "status", {"status": "thinking"})
+    async with turn_slot(service, cid):
+        result = await take_turn(service, cid, user, content, sink)
+    await _send(ws, "chat", result.model_dump(mode="json"))
+
+
+@router.websocket("/{conversation_id}/ws")
+async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
+    """Chat with keel over a WebSocket."""
+    service: Service = ws.app.state.service
+    await ws.accept()
+    user = await _authorize(ws, service, conversation_id)
+    if user is None:
+        return
+    await _send(ws, "status", {"status": "connected", "conversation_id": conversation_id})
+    try:
+        while True:
+            raw = await ws.receive_text()
+            try:
+                await _handle(ws, service, conversation_id, user, raw)
+            except APIError as exc:
+                await _send(ws, "error", {"code": exc.code, "message": exc.message})
+    except WebSocketDisconnect:
+        return

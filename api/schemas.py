@@ -1,0 +1,111 @@
+"""Request and response bodies of the HTTP API, described for the OpenAPI page."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class NewConversation(BaseModel):
+    """The body of POST /v1/conversations (empty)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Conversation(BaseModel):
+    """A created conversation."""
+
+    conversation_id: str = Field(
+        description="Its id.", examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"]
+    )
+    created_at: str = Field(description="ISO-8601 UTC.", examples=["2026-11-22T10:00:00+00:00"])
+
+
+class NewMessage(BaseModel):
+    """A user message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="What the user says.", examples=["Add buy milk"])
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("content must not be empty")
+        return value
+
+
+class LoggedMessageOut(BaseModel):
+    """One entry of the message log."""
+
+    id: int = Field(examples=[1])
+    role: Literal["user", "assistant", "tool"] = Field(examples=["user"])
+    content: str = Field(examples=["Add buy milk"])
+    topic_id: str | None = Field(examples=["0b6c5d1e-…"])
+    created_at: str = Field(examples=["2026-11-22T10:00:00+00:00"])
+    tool_name: str | None = Field(default=None, examples=["create_todo_task"])
+
+
+class TopicOut(BaseModel):
+    """A topic segment."""
+
+    id: str = Field(examples=["0b6c5d1e-…"])
+    title: str = Field(examples=["Add buy milk"])
+    summary: str | None = Field(default=None, examples=["Add buy milk. Last exchange: …"])
+    started_at: str = Field(examples=["2026-11-22T10:00:00+00:00"])
+    ended_at: str | None = Field(default=None, examples=[None])
+    is_active: bool = Field(examples=[True])
+
+
+class Snapshot(BaseModel):
+    """Where a conversation stands."""
+
+    conversation_id: str = Field(examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"])
+    agent_state: str = Field(
+        description="user_input, assistant, tool_execution or response.", examples=["response"]
+    )
+    complete: bool = Field(description="The last task ended complete.", examples=[True])
+    mission: str | None = Field(examples=["Add buy milk"])
+    todolist: dict[str, Any] | None = Field(description="The plan.", examples=[None])
+    topic: dict[str, Any] | None = Field(description="The active topic.", examples=[None])
+    topics: list[TopicOut] = Field(description="Every topic, oldest first.")
+    pending_confirmation: dict[str, Any] | None = Field(
+        description="A destructive action waiting for yes/no.", examples=[None]
+    )
+    stats: dict[str, Any] = Field(
+        description="turns, tool_calls, total_resumes.", examples=[{"turns": 3}]
+    )
+
+
+class CheckpointOut(BaseModel):
+    """One checkpoint of the conversation's thread (for time travel)."""
+
+    checkpoint_id: str = Field(examples=["1f0c…"])
+    step: int | None = Field(description="LangGraph step number.", examples=[4])
+    created_at: str | None = Field(examples=["2026-11-22T10:00:00+00:00"])
+    next: list[str] = Field(description="Nodes that would run next.", examples=[["assistant"]])
+    agent_state: str | None = Field(examples=["assistant"])
+
+
+class ResetOut(BaseModel):
+    """The answer to a reset."""
+
+    success: bool = Field(examples=[True])
+    message: str = Field(examples=["Conversation context has been reset. Starting fresh! …"])
+    new_topic_id: str = Field(examples=["0b6c5d1e-…"])
+    previous_messages_preserved: bool = Field(examples=[True])
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    code: str = Field(examples=["conversation_not_found"])
+    message: str = Field(examples=["conversation 6f1c… not found"])
+
+
+class ErrorOut(BaseModel):
+    """Every error answer."""
+
+    error: ErrorDetail

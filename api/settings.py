@@ -1,0 +1,59 @@
+"""The server's settings: one pydantic-settings class read from ``KEEL_*`` variables.
+
+It refuses unsafe combinations: without API keys the server serves everyone as the user
+``local``, so it must bind to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from checkpoints.urls import DEFAULT_DATABASE_URL
+
+LOCAL_USER = "local"
+LOOPBACK = "127.0.0.1"
+
+
+class UnsafeSettings(ValueError):
+    """The settings would expose the service without authentication."""
+
+
+class Settings(BaseSettings):
+    """How the HTTP server runs."""
+
+    model_config = SettingsConfigDict(env_prefix="KEEL_", extra="ignore")
+
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL, description="Checkpoints and app tables."
+    )
+    api_keys: str = Field(default="", description='"user1:key1,user2:key2"; empty: local use only.')
+    host: str = Field(default=LOOPBACK, description="Address to bind.")
+    port: int = Field(default=8000, ge=1, le=65535)
+    max_message_chars: int = Field(default=32_000, ge=1, description="Longest message accepted.")
+    double_text: Literal["reject", "enqueue"] = Field(
+        default="reject", description="A message while a turn runs: 409 (reject) or wait (enqueue)."
+    )
+    enqueue_timeout_seconds: float = Field(default=120.0, gt=0)
+
+    @property
+    def keys(self) -> dict[str, str]:
+        """API key -> user id."""
+        pairs: dict[str, str] = {}
+        for item in filter(None, (p.strip() for p in self.api_keys.split(","))):
+            user, sep, key = item.partition(":")
+            if not sep or not user.strip() or not key.strip():
+                raise UnsafeSettings(f"KEEL_API_KEYS entry {user.strip()!r} is not user:key")
+            pairs[key.strip()] = user.strip()
+        return pairs
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> Settings:
+        if not self.keys and self.host != LOOPBACK:
+            raise UnsafeSettings(
+                f"KEEL_API_KEYS is empty: keel serves everyone as {LOCAL_USER!r} and binds to "
+                f"{LOOPBACK} only (asked for {self.host}); set KEEL_API_KEYS to serve others"
+            )
+        return self

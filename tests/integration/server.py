@@ -1,0 +1,65 @@
+"""A real `keel serve` child process on a free port, for the integration tests."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+
+from tests.keel_process import KEEL, ROOT, keel_env
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[str]
+    database_url: str
+
+
+@contextmanager
+def keel_server(database_url: str, **env: str) -> Iterator[Server]:
+    port = free_port()
+    output = tempfile.TemporaryFile(mode="w+")  # a pipe nobody reads would fill and stall it
+    process = subprocess.Popen(
+        [*KEEL, "serve", "--port", str(port)],
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=keel_env(database_url, KEEL_LOG_FORMAT="json", **env),
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                output.seek(0)
+                raise RuntimeError(f"keel serve exited: {output.read()[-4000:]}")
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("keel serve did not become ready")
+            time.sleep(0.2)
+        yield Server(url, process, database_url)
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        output.close()

@@ -1,0 +1,280 @@
+"""The HTTP API of design.md against a real `keel serve` process, on SQLite and PostgreSQL."""
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import pytest
+import websockets
+from httpx_sse import aconnect_sse
+
+from tests.integration.conftest import ANN, BOB
+
+
+def new_conversation(server, headers=ANN) -> str:
+    answer = httpx.post(f"{server.url}/v1/conversations", json={}, headers=headers)
+    assert answer.status_code == 201, answer.text
+    body = answer.json()
+    uuid.UUID(body["conversation_id"])
+    assert body["created_at"]
+    return body["conversation_id"]
+
+
+def say(server, cid, content, headers=ANN):
+    answer = httpx.post(
+        f"{server.url}/v1/conversations/{cid}/messages",
+        json={"content": content},
+        headers=headers,
+        timeout=60,
+    )
+    assert answer.headers.get("content-type", "").startswith("application/json"), (
+        answer.status_code,
+        answer.text,
+    )
+    return answer
+
+
+def test_the_readme_session(server_url):
+    cid = new_conversation(server_url)
+    added = say(server_url, cid, "Add buy milk").json()
+    assert added["reply"] == "Created task: buy milk" and added["complete"] is True
+    assert added["tool_calls"][0]["name"] == "create_todo_task"
+    task_id = added["tool_calls"][0]["result"]["id"]
+    listed = say(server_url, cid, "What's on my list?").json()
+    assert "buy milk" in listed["reply"]
+    asked = say(server_url, cid, f"Delete task {task_id}").json()
+    assert asked["awaiting_confirmation"] == {
+        "action": "delete",
+        "task_id": task_id,
+        "prompt": f"Are you sure you want to delete task {task_id}? (yes/no)",
+    }
+    assert asked["reply"] == asked["awaiting_confirmation"]["prompt"]
+    done = say(server_url, cid, "yes").json()
+    assert done["reply"] == f"Deleted task {task_id}: buy milk"
+    assert done["awaiting_confirmation"] is None
+    assert set(done) >= {
+        "conversation_id",
+        "reply",
+        "agent_state",
+        "complete",
+        "mission",
+        "todolist",
+        "topic",
+        "events",
+        "tool_calls",
+    }
+
+
+def test_snapshot_log_checkpoints_and_reset(server_url):
+    cid = new_conversation(server_url)
+    say(server_url, cid, "Add buy milk")
+    state = httpx.get(f"{server_url.url}/v1/conversations/{cid}", headers=ANN).json()
+    assert state["agent_state"] == "response" and state["complete"] is True
+    assert state["mission"] == "Add buy milk" and state["stats"]["turns"] == 1
+    assert len(state["topics"]) == 1 and state["topics"][0]["is_active"]
+    assert state["pending_confirmation"] is None
+
+    log = httpx.get(f"{server_url.url}/v1/conversations/{cid}/messages", headers=ANN).json()
+    assert [m["role"] for m in log] == ["user", "assistant", "tool", "assistant"]
+    assert log[0]["content"] == "Add buy milk" and log[-1]["content"] == "Created task: buy milk"
+
+    points = httpx.get(f"{server_url.url}/v1/conversations/{cid}/checkpoints", headers=ANN).json()
+    assert len(points) > 3
+    steps = [p["step"] for p in points]
+    assert steps == sorted(steps, reverse=True)
+
+    reset = httpx.post(f"{server_url.url}/v1/conversations/{cid}/reset", headers=ANN).json()
+    assert set(reset) == {"success", "message", "new_topic_id", "previous_messages_preserved"}
+    assert reset["success"] is True and reset["previous_messages_preserved"] is True
+    active = httpx.get(
+        f"{server_url.url}/v1/conversations/{cid}/messages?topic=active", headers=ANN
+    ).json()
+    assert active == []
+    everything = httpx.get(
+        f"{server_url.url}/v1/conversations/{cid}/messages?topic=all", headers=ANN
+    ).json()
+    assert len(everything) == 4
+    after = httpx.get(f"{server_url.url}/v1/conversations/{cid}", headers=ANN).json()
+    assert after["mission"] is None and after["topic"]["id"] == reset["new_topic_id"]
+
+
+@pytest.mark.parametrize(
+    "method,path,body,status,code",
+    [
+        ("post", "/v1/conversations/{cid}/messages", {"content": ""}, 422, "invalid_request"),
+        ("post", "/v1/conversations/{cid}/messages", {"content": "   "}, 422, "invalid_request"),
+        ("post", "/v1/conversations/{cid}/messages", {}, 422, "invalid_request"),
+        ("post", "/v1/conversations/{cid}/messages", {"content": 5}, 422, "invalid_request"),
+        (
+            "post",
+            "/v1/conversations/{cid}/messages",
+            {"content": "x", "y": 1},
+            422,
+            "invalid_request",
+        ),
+        (
+            "post",
+            "/v1/conversations/{cid}/messages",
+            {"content": "x" * 2001},
+            413,
+            "message_too_large",
+        ),
+        ("get", "/v1/conversations/not-a-uuid", None, 422, "invalid_request"),
+        ("get", "/v1/conversations/{random}", None, 404, "conversation_not_found"),
+        (
+            "post",
+            "/v1/conversations/{random}/messages",
+            {"content": "hi"},
+            404,
+            "conversation_not_found",
+        ),
+        ("get", "/v1/conversations/{cid}/messages?topic=some", None, 422, "invalid_request"),
+    ],
+)
+def test_errors_are_json_with_the_right_status(server_url, method, path, body, status, code):
+    cid = new_conversation(server_url)
+    url = server_url.url + path.format(cid=cid, random=uuid.uuid4())
+    answer = httpx.request(method, url, json=body, headers=ANN)
+    assert answer.status_code == status, answer.text
+    assert answer.json()["error"]["code"] == code
+    assert answer.json()["error"]["message"]
+    state = httpx.get(f"{server_url.url}/v1/conversations/{cid}", headers=ANN).json()
+    assert state["stats"] == {}  # nothing was run, nothing was lost
+
+
+def test_malformed_json_is_a_422(server_url):
+    cid = new_conversation(server_url)
+    answer = httpx.post(
+        f"{server_url.url}/v1/conversations/{cid}/messages",
+        content=b"{nope",
+        headers={**ANN, "content-type": "application/json"},
+    )
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "invalid_request"
+
+
+ENDPOINTS = [
+    ("get", "/v1/conversations/{cid}", None),
+    ("get", "/v1/conversations/{cid}/messages", None),
+    ("get", "/v1/conversations/{cid}/checkpoints", None),
+    ("post", "/v1/conversations/{cid}/messages", {"content": "Show all"}),
+    ("post", "/v1/conversations/{cid}/reset", None),
+]
+
+
+@pytest.mark.parametrize("method,path,body", ENDPOINTS)
+def test_auth_matrix(server_url, method, path, body):
+    cid = new_conversation(server_url, ANN)
+    url = server_url.url + path.format(cid=cid)
+    assert httpx.request(method, url, json=body).status_code == 401
+    bad = httpx.request(method, url, json=body, headers={"Authorization": "Bearer nope"})
+    assert bad.status_code == 401 and bad.json()["error"]["code"] == "unauthorized"
+    foreign = httpx.request(method, url, json=body, headers=BOB, timeout=60)
+    unknown = httpx.request(
+        method, server_url.url + path.format(cid=uuid.uuid4()), json=body, headers=BOB, timeout=60
+    )
+    assert foreign.status_code == unknown.status_code == 404
+    assert foreign.json()["error"]["code"] == unknown.json()["error"]["code"]
+    assert httpx.request(method, url, json=body, headers=ANN, timeout=60).status_code in (200, 201)
+
+
+def test_no_user_reaches_another_users_tasks(server_url):
+    ann = new_conversation(server_url, ANN)
+    created = say(server_url, ann, "Add ann's secret", ANN).json()
+    task_id = created["tool_calls"][0]["result"]["id"]
+    bob = new_conversation(server_url, BOB)
+    assert "ann's secret" not in say(server_url, bob, "Show all", BOB).json()["reply"]
+    attempt = say(server_url, bob, f"Delete task {task_id}, yes I'm sure", BOB).json()
+    assert attempt["reply"] == f"Error: Task {task_id} not found."
+    assert say(server_url, bob, f"Show task {task_id}", BOB).json()["reply"].startswith("Error:")
+    still = say(server_url, ann, f"Show task {task_id}", ANN).json()
+    assert still["reply"] == f"Task {task_id}: ann's secret (open)"
+
+
+async def test_sse_streams_events_then_the_result(server_url):
+    cid = new_conversation(server_url)
+    seen = []
+    async with httpx.AsyncClient(timeout=60) as client:
+        async with aconnect_sse(
+            client,
+            "POST",
+            f"{server_url.url}/v1/conversations/{cid}/messages",
+            json={"content": "Add buy milk"},
+            headers=dict(ANN),  # aconnect_sse adds Accept to the dict it is given
+        ) as source:
+            assert source.response.headers["content-type"].startswith("text/event-stream")
+            async for sse in source.aiter_sse():
+                seen.append((sse.event, json.loads(sse.data)))
+    kinds = [k for k, _ in seen]
+    assert kinds[-1] == "result" and "event" in kinds
+    assert any(d["type"] == "tool_call" for k, d in seen if k == "event")
+    tokens = "".join(d["data"]["text"] for k, d in seen if k == "token")
+    assert "Created task: buy milk" in tokens and "DONE" not in tokens
+    assert seen[-1][1]["reply"] == "Created task: buy milk"
+
+
+async def test_websocket_protocol(server_url):
+    cid = new_conversation(server_url)
+    ws_url = server_url.url.replace("http", "ws") + f"/v1/conversations/{cid}/ws"
+    async with websockets.connect(ws_url, additional_headers=ANN) as ws:
+        hello = json.loads(await ws.recv())
+        assert hello == {"type": "status", "data": {"status": "connected", "conversation_id": cid}}
+        await ws.send(json.dumps({"content": "Add buy milk"}))
+        frames = []
+        while True:
+            frame = json.loads(await ws.recv())
+            frames.append(frame)
+            if frame["type"] == "chat":
+                break
+        types = [f["type"] for f in frames]
+        assert types[0] == "status" and "event" in types
+        assert frames[-1]["data"]["reply"] == "Created task: buy milk"
+        await ws.send("not json")
+        assert json.loads(await ws.recv())["type"] == "error"
+        await ws.send(json.dumps({"content": "  "}))
+        assert json.loads(await ws.recv())["data"]["code"] == "EMPTY_MESSAGE"
+        await ws.send(json.dumps({"action": "reset"}))
+        reset = json.loads(await ws.recv())
+        assert reset["type"] == "reset" and reset["data"]["success"] is True
+
+
+async def test_websocket_refuses_other_users(server_url):
+    cid = new_conversation(server_url)
+    ws_url = server_url.url.replace("http", "ws") + f"/v1/conversations/{cid}/ws?token=bob-key"
+    async with websockets.connect(ws_url) as ws:
+        frame = json.loads(await ws.recv())
+        assert frame["type"] == "error"
+        with pytest.raises(websockets.ConnectionClosed):
+            await ws.recv()
+
+
+async def test_concurrent_posts_run_one_turn_at_a_time(server_url):
+    cid = new_conversation(server_url)
+    async with httpx.AsyncClient(timeout=60) as client:
+        answers = await asyncio.gather(
+            *[
+                client.post(
+                    f"{server_url.url}/v1/conversations/{cid}/messages",
+                    json={"content": f"Add chore {n}"},
+                    headers=ANN,
+                )
+                for n in range(6)
+            ]
+        )
+    codes = [a.status_code for a in answers]
+    assert set(codes) <= {200, 409} and 200 in codes
+    for busy in (a for a in answers if a.status_code == 409):
+        assert busy.json()["error"]["code"] == "conversation_busy"
+    ok = codes.count(200)
+    state = httpx.get(f"{server_url.url}/v1/conversations/{cid}", headers=ANN).json()
+    assert state["stats"]["turns"] == ok
+    log = httpx.get(f"{server_url.url}/v1/conversations/{cid}/messages", headers=ANN).json()
+    assert [m["role"] for m in log] == ["user", "assistant", "tool", "assistant"] * ok
+
+
+def test_health(server_url):
+    assert httpx.get(f"{server_url.url}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{server_url.url}/readyz").json() == {"status": "ready"}
+    schema = httpx.get(f"{server_url.url}/openapi.json").json()
+    props = schema["components"]["schemas"]["TurnResult"]["properties"]
+    assert props["reply"]["description"] and props["reply"]["examples"]

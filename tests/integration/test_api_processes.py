@@ -1,0 +1,149 @@
+"""The API across processes: the turn lock, two servers on one database, outages, settings."""
+
+import asyncio
+import subprocess
+
+import httpx
+import psycopg
+import pytest
+
+from checkpoints.database import open_database
+from checkpoints.locks import TurnLock
+from tests.conftest import new_postgres_database
+from tests.integration.conftest import ANN, KEYS
+from tests.integration.server import keel_server
+from tests.keel_process import run_keel
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'keel.db'}"
+    return new_postgres_database(request.getfixturevalue("postgres_server"))
+
+
+def create(url, headers=ANN):
+    return httpx.post(f"{url}/v1/conversations", json={}, headers=headers).json()["conversation_id"]
+
+
+def say(url, cid, content):
+    return httpx.post(
+        f"{url}/v1/conversations/{cid}/messages", json={"content": content}, headers=ANN, timeout=60
+    )
+
+
+async def test_a_turn_held_elsewhere_gives_409_or_waits(db_url):
+    with (
+        keel_server(db_url, KEEL_API_KEYS=KEYS) as reject,
+        keel_server(db_url, KEEL_API_KEYS=KEYS, KEEL_DOUBLE_TEXT="enqueue") as enqueue,
+    ):
+        cid = create(reject.url)
+        async with open_database(db_url) as engine:
+            lock = TurnLock(engine)
+            async with lock.hold(cid):
+                busy = say(reject.url, cid, "Add milk")
+                assert busy.status_code == 409
+                assert busy.json()["error"]["code"] == "conversation_busy"
+                waiting = asyncio.create_task(asyncio.to_thread(say, enqueue.url, cid, "Add eggs"))
+                await asyncio.sleep(1.0)
+                assert not waiting.done()
+            answer = await waiting
+        assert answer.status_code == 200 and answer.json()["reply"] == "Created task: eggs"
+        state = httpx.get(f"{reject.url}/v1/conversations/{cid}", headers=ANN).json()
+        assert state["stats"]["turns"] == 1
+
+
+def test_two_servers_serve_one_conversation_alternately(postgres_server):
+    db = new_postgres_database(postgres_server)
+    with keel_server(db, KEEL_API_KEYS=KEYS) as one, keel_server(db, KEEL_API_KEYS=KEYS) as two:
+        cid = create(one.url)
+        for n in range(6):
+            server = one if n % 2 == 0 else two
+            assert (
+                say(server.url, cid, f"Add chore {n}").json()["reply"] == f"Created task: chore {n}"
+            )
+        asked = say(one.url, cid, "Delete task 1")
+        assert asked.json()["awaiting_confirmation"]
+        assert say(two.url, cid, "yes").json()["reply"].startswith("Deleted task 1")
+        for server in (one, two):
+            state = httpx.get(f"{server.url}/v1/conversations/{cid}", headers=ANN).json()
+            assert state["stats"]["turns"] == 7  # the "yes" answers turn 7
+            log = httpx.get(f"{server.url}/v1/conversations/{cid}/messages", headers=ANN).json()
+            users = [m["content"] for m in log if m["role"] == "user"]
+            assert users == [f"Add chore {n}" for n in range(6)] + ["Delete task 1", "yes"]
+
+        async def burst():
+            async with httpx.AsyncClient(timeout=60) as client:
+                return await asyncio.gather(
+                    *[
+                        client.post(
+                            f"{s.url}/v1/conversations/{cid}/messages",
+                            json={"content": f"Add burst {i}"},
+                            headers=ANN,
+                        )
+                        for i, s in enumerate([one, two] * 4)
+                    ]
+                )
+
+        answers = asyncio.run(burst())
+        ok = [a.status_code for a in answers].count(200)
+        assert set(a.status_code for a in answers) <= {200, 409} and ok >= 1
+        state = httpx.get(f"{one.url}/v1/conversations/{cid}", headers=ANN).json()
+        assert state["stats"]["turns"] == 7 + ok
+
+
+def test_database_outage_gives_503_and_recovers(postgres_server):
+    db = new_postgres_database(postgres_server)
+    name = db.rsplit("/", 1)[1]
+    with keel_server(db, KEEL_API_KEYS=KEYS) as server:
+        cid = create(server.url)
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                (name,),
+            )
+            try:
+                down = say(server.url, cid, "Add milk")
+                assert down.status_code == 503, down.text
+                assert down.json()["error"]["code"] == "database_unavailable"
+                assert "Traceback" not in down.text
+                assert httpx.get(f"{server.url}/readyz").status_code == 503
+            finally:
+                admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        for _ in range(20):
+            back = say(server.url, cid, "Add milk")
+            if back.status_code == 200:
+                break
+        assert back.status_code == 200 and back.json()["reply"] == "Created task: milk"
+        assert httpx.get(f"{server.url}/readyz").status_code == 200
+
+
+def test_serve_refuses_a_public_bind_without_keys(tmp_path):
+    result = run_keel(f"sqlite:///{tmp_path / 'k.db'}", ["serve", "--host", "0.0.0.0"])
+    assert result.returncode == 2
+    assert "KEEL_API_KEYS is empty" in result.stdout + result.stderr
+
+
+def test_without_keys_everyone_is_local(tmp_path):
+    with keel_server(f"sqlite:///{tmp_path / 'k.db'}") as server:
+        cid = create(server.url, headers={})
+        assert say(server.url, cid, "Add milk").status_code == 200
+
+
+def test_the_readme_curl_session_works_as_written(tmp_path):
+    text = open("README.md").read()
+    block = text.split("```sh\n# the curl session\n", 1)[1].split("```", 1)[0]
+    with keel_server(f"sqlite:///{tmp_path / 'k.db'}") as server:
+        result = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block],
+            capture_output=True,
+            text=True,
+            env={"KEEL": server.url, "PATH": "/usr/bin:/bin"},
+            timeout=120,
+        )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Created task: buy milk" in out
+    assert "Are you sure you want to delete task 1? (yes/no)" in out
+    assert "Deleted task 1: buy milk" in out
