@@ -2,7 +2,7 @@
 
 The graph is compiled inside the lifespan with the checkpointer from ``open_checkpointer``. The
 interactive /docs page is disabled because its assets load from a CDN; the schema is at
-/openapi.json.
+/openapi.json. The todo tools are served over MCP at /mcp/.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from api.errors import install_error_handlers
 from api.logs import configure_logging
+from api.mcp import RequireKey, build_mcp
 from api.routers import conversations, health, ws
 from api.service import open_service
 from api.settings import Settings
@@ -24,9 +25,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging()
 
+    mcp = build_mcp(lambda: app.state.service)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_service(settings) as service:
+        async with open_service(settings) as service, mcp.session_manager.run():
             app.state.service = service
             yield
 
@@ -41,4 +44,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     for router in (conversations.router, ws.router, health.router):
         app.include_router(router)
+    app.mount("/mcp", RequireKey(mcp.streamable_http_app(), lambda: app.state.service))
     return app

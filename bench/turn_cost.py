@@ -159,6 +159,7 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--backends", help="comma-separated: memory, sqlite, postgres")
     parser.add_argument("--postgres-url", help="admin URL of a PostgreSQL server to bench on")
+    parser.add_argument("--graphs", default="keel,plain", help="comma-separated: keel, plain")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     default = "memory,sqlite,postgres" if args.postgres_url else "memory,sqlite"
@@ -168,7 +169,9 @@ async def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="keel-bench-") as tmp:
         for backend in backends:
-            for name, impl in (("keel", keel_impl), ("plain", plain_impl)):
+            impls = {"keel": keel_impl, "plain": plain_impl}
+            for name in args.graphs.split(","):
+                impl = impls[name]
                 url = fresh_url(backend, Path(tmp), args.postgres_url, name)
                 build, turn = impl()
                 result = await measure(url, args.turns, turn, build)
@@ -176,7 +179,7 @@ async def main() -> None:
                 print(f"{backend:9} {name:6} done: {result}", file=sys.stderr)
     print(report(rows, args.turns))
     by = {(b, i): r for b, i, r in rows}
-    for backend in backends:
+    for backend in backends if len(args.graphs.split(",")) == 2 else []:
         keel, plain = by[(backend, "keel")], by[(backend, "plain")]
         last = args.turns
         speed = plain["latency"][last] / keel["latency"][last]

@@ -1,0 +1,62 @@
+"""The todo tools over MCP (streamable HTTP) on a real server, with per-user keys."""
+
+import json
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+
+from tests.integration.conftest import ANN, BOB, KEYS
+from tests.integration.server import keel_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    db = f"sqlite:///{tmp_path_factory.mktemp('mcp') / 'k.db'}"
+    with keel_server(db, KEEL_API_KEYS=KEYS) as running:
+        yield running
+
+
+async def call(server, headers, name, **args):
+    async with streamablehttp_client(f"{server.url}/mcp/", headers=dict(headers)) as (r, w, _):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            if name == "__list__":
+                return [t.name for t in (await session.list_tools()).tools]
+            return await session.call_tool(name, args)
+
+
+def payload(result):
+    return json.loads(result.content[0].text)
+
+
+async def test_the_six_tools_are_listed(server):
+    names = await call(server, ANN, "__list__")
+    assert sorted(names) == sorted(
+        [
+            "create_todo_task",
+            "get_todo_task",
+            "list_todo_tasks",
+            "update_todo_task",
+            "complete_todo_task",
+            "delete_todo_task",
+        ]
+    )
+
+
+async def test_tools_act_for_the_keys_user_only(server):
+    created = payload(await call(server, ANN, "create_todo_task", title="via mcp"))
+    assert created["title"] == "via mcp"
+    mine = payload(await call(server, ANN, "list_todo_tasks"))
+    assert [t["title"] for t in mine["tasks"]] == ["via mcp"]
+    assert payload(await call(server, BOB, "list_todo_tasks")) == {"tasks": []}
+    stolen = await call(server, BOB, "delete_todo_task", task_id=created["id"])
+    assert stolen.isError and f"Task {created['id']} not found." in stolen.content[0].text
+    done = payload(await call(server, ANN, "complete_todo_task", task_id=created["id"]))
+    assert done["completed"] is True
+
+
+def test_mcp_without_a_key_is_401(server):
+    answer = httpx.post(f"{server.url}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert answer.status_code == 401 and answer.json()["error"]["code"] == "unauthorized"
