@@ -40,37 +40,82 @@ class NewMessage(BaseModel):
 class LoggedMessageOut(BaseModel):
     """One entry of the message log."""
 
-    id: int = Field(examples=[1])
-    role: Literal["user", "assistant", "tool"] = Field(examples=["user"])
-    content: str = Field(examples=["Add buy milk"])
-    topic_id: str | None = Field(examples=["0b6c5d1e-…"])
-    created_at: str = Field(examples=["2026-11-22T10:00:00+00:00"])
-    tool_name: str | None = Field(default=None, examples=["create_todo_task"])
+    id: int = Field(description="Its id.", examples=[1])
+    role: Literal["user", "assistant", "tool"] = Field(
+        description="Who wrote it: user, assistant or tool.", examples=["user"]
+    )
+    content: str = Field(description="The text.", examples=["Add buy milk"])
+    topic_id: str | None = Field(
+        description="The topic segment it belongs to.", examples=["0b6c5d1e-…"]
+    )
+    created_at: str = Field(
+        description="When it was written (ISO-8601, UTC).", examples=["2026-11-22T10:00:00+00:00"]
+    )
+    tool_name: str | None = Field(
+        description="For a tool result: the tool that produced it.",
+        default=None,
+        examples=["create_todo_task"],
+    )
 
 
 class TopicOut(BaseModel):
     """A topic segment."""
 
-    id: str = Field(examples=["0b6c5d1e-…"])
-    title: str = Field(examples=["Add buy milk"])
-    summary: str | None = Field(default=None, examples=["Add buy milk. Last exchange: …"])
-    started_at: str = Field(examples=["2026-11-22T10:00:00+00:00"])
-    ended_at: str | None = Field(default=None, examples=[None])
-    is_active: bool = Field(examples=[True])
+    id: str = Field(description="Its id.", examples=["0b6c5d1e-…"])
+    title: str = Field(
+        description="The topic's title (first words of its first message, or a model's title).",
+        examples=["Add buy milk"],
+    )
+    summary: str | None = Field(
+        description="A short summary, set when the topic ended.",
+        default=None,
+        examples=["Add buy milk. Last exchange: …"],
+    )
+    started_at: str = Field(
+        description="When the topic started (ISO-8601, UTC).",
+        examples=["2026-11-22T10:00:00+00:00"],
+    )
+    ended_at: str | None = Field(
+        description="When it ended (ISO-8601, UTC), or null while active.",
+        default=None,
+        examples=[None],
+    )
+    is_active: bool = Field(
+        description="Whether it is the conversation's active topic.", examples=[True]
+    )
 
 
 class Snapshot(BaseModel):
     """Where a conversation stands."""
 
-    conversation_id: str = Field(examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"])
+    conversation_id: str = Field(
+        description="The conversation's id (UUID).",
+        examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"],
+    )
     agent_state: str = Field(
         description="user_input, assistant, tool_execution or response.", examples=["response"]
     )
     complete: bool = Field(description="The last task ended complete.", examples=[True])
-    mission: str | None = Field(examples=["Add buy milk"])
+    mission: str | None = Field(
+        description="What the user asked for in the current plan.", examples=["Add buy milk"]
+    )
     todolist: dict[str, Any] | None = Field(description="The plan.", examples=[None])
     topic: dict[str, Any] | None = Field(description="The active topic.", examples=[None])
-    topics: list[TopicOut] = Field(description="Every topic, oldest first.")
+    topics: list[TopicOut] = Field(
+        description="Every topic, oldest first.",
+        examples=[
+            [
+                {
+                    "id": "…",
+                    "title": "Add buy milk",
+                    "summary": None,
+                    "started_at": "…",
+                    "ended_at": None,
+                    "is_active": True,
+                }
+            ]
+        ],
+    )
     pending_confirmation: dict[str, Any] | None = Field(
         description="A destructive action waiting for yes/no.", examples=[None]
     )
@@ -82,30 +127,48 @@ class Snapshot(BaseModel):
 class CheckpointOut(BaseModel):
     """One checkpoint of the conversation's thread (for time travel)."""
 
-    checkpoint_id: str = Field(examples=["1f0c…"])
+    checkpoint_id: str = Field(description="The checkpoint's id in the thread.", examples=["1f0c…"])
     step: int | None = Field(description="LangGraph step number.", examples=[4])
-    created_at: str | None = Field(examples=["2026-11-22T10:00:00+00:00"])
+    created_at: str | None = Field(
+        description="When it was written (ISO-8601, UTC).", examples=["2026-11-22T10:00:00+00:00"]
+    )
     next: list[str] = Field(description="Nodes that would run next.", examples=[["assistant"]])
-    agent_state: str | None = Field(examples=["assistant"])
+    agent_state: str | None = Field(
+        description="The state machine's position in that checkpoint.", examples=["assistant"]
+    )
 
 
 class ResetOut(BaseModel):
     """The answer to a reset."""
 
-    success: bool = Field(examples=[True])
-    message: str = Field(examples=["Conversation context has been reset. Starting fresh! …"])
-    new_topic_id: str = Field(examples=["0b6c5d1e-…"])
-    previous_messages_preserved: bool = Field(examples=[True])
+    success: bool = Field(description="Always true when the reset happened.", examples=[True])
+    message: str = Field(
+        description="What to tell the user.",
+        examples=["Conversation context has been reset. Starting fresh! …"],
+    )
+    new_topic_id: str = Field(
+        description="The topic the conversation continues in.", examples=["0b6c5d1e-…"]
+    )
+    previous_messages_preserved: bool = Field(
+        description="The message log is kept (always true).", examples=[True]
+    )
 
 
 class ErrorDetail(BaseModel):
     """What went wrong."""
 
-    code: str = Field(examples=["conversation_not_found"])
-    message: str = Field(examples=["conversation 6f1c… not found"])
+    code: str = Field(
+        description="A stable machine-readable code.", examples=["conversation_not_found"]
+    )
+    message: str = Field(
+        description="What went wrong, for people.", examples=["conversation 6f1c… not found"]
+    )
 
 
 class ErrorOut(BaseModel):
     """Every error answer."""
 
-    error: ErrorDetail
+    error: ErrorDetail = Field(
+        description="The error's code and message.",
+        examples=[{"code": "conversation_not_found", "message": "conversation … not found"}],
+    )

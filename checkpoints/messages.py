@@ -10,14 +10,14 @@ builder, topic detection and the API.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from checkpoints.clock import Clock, utcnow
+from checkpoints.clock import Clock, as_utc, utcnow
 from checkpoints.schema import messages
 
 
@@ -48,10 +48,6 @@ class LoggedMessage:
         }
 
 
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def _from_row(row: sa.Row[Any]) -> LoggedMessage:
     return LoggedMessage(
         id=row.id,
@@ -59,7 +55,7 @@ def _from_row(row: sa.Row[Any]) -> LoggedMessage:
         role=row.role,
         content=row.content,
         topic_id=row.topic_id,
-        created_at=_aware(row.created_at),
+        created_at=as_utc(row.created_at),
         tool_name=row.tool_name,
         tool_call_id=row.tool_call_id,
         tool_calls=row.tool_calls,
@@ -111,7 +107,7 @@ class MessageLog:
                 .limit(1)
             )
             value = result.scalar_one_or_none()
-        return _aware(value) if value else None
+        return as_utc(value) if value else None
 
     async def recent(
         self,

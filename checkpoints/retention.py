@@ -9,6 +9,7 @@ over every thread. The message log and the tasks are never touched.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -60,16 +61,28 @@ async def _prune_postgres(saver: AsyncPostgresSaver, thread_id: str, keep: int) 
         await cur.execute(_POSTGRES_BLOBS, (thread_id,))
 
 
+_VERSIONS: weakref.WeakKeyDictionary[InMemorySaver, dict[str, set[tuple[str, Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Channel versions each in-memory checkpoint refers to, read once per checkpoint."""
+
+
 def _prune_memory(saver: InMemorySaver, thread_id: str, keep: int) -> None:
+    known = _VERSIONS.setdefault(saver, {})
     for ns, checkpoints in saver.storage.get(thread_id, {}).items():
         ordered = sorted(checkpoints)
+        if len(ordered) <= keep:
+            continue
         for checkpoint_id in ordered[:-keep]:
             del checkpoints[checkpoint_id]
+            known.pop(checkpoint_id, None)
             saver.writes.pop((thread_id, ns, checkpoint_id), None)
-        used = set()
-        for serialized, _meta, _parent in checkpoints.values():
-            versions = saver.serde.loads_typed(serialized)["channel_versions"]
-            used.update(versions.items())
+        used: set[tuple[str, Any]] = set()
+        for checkpoint_id, (serialized, _meta, _parent) in checkpoints.items():
+            if checkpoint_id not in known:
+                versions = saver.serde.loads_typed(serialized)["channel_versions"]
+                known[checkpoint_id] = set(versions.items())
+            used |= known[checkpoint_id]
         for key in [k for k in saver.blobs if k[0] == thread_id and k[1] == ns]:
             if (key[2], key[3]) not in used:
                 del saver.blobs[key]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from checkpoints.clock import Clock, utcnow
+from checkpoints.clock import Clock, as_utc, utcnow
 from checkpoints.schema import topics
 
 
@@ -43,20 +43,14 @@ class TopicRow:
         }
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def _from_row(row: sa.Row[Any]) -> TopicRow:
     return TopicRow(
         id=row.id,
         conversation_id=row.conversation_id,
         title=row.title,
         summary=row.summary,
-        started_at=_aware(row.started_at) or datetime.now(UTC),
-        ended_at=_aware(row.ended_at),
+        started_at=as_utc(row.started_at),
+        ended_at=as_utc(row.ended_at) if row.ended_at else None,
         is_active=bool(row.is_active),
     )
 

@@ -56,32 +56,66 @@ class Event(BaseModel):
 class ToolCallRecord(BaseModel):
     """A tool call made during the turn, with what it returned."""
 
-    name: str = Field(examples=["create_todo_task"])
-    args: dict[str, Any] = Field(examples=[{"title": "buy milk"}])
-    result: Any = Field(examples=[{"id": 1, "title": "buy milk", "completed": False}])
+    name: str = Field(description="The tool's name.", examples=["create_todo_task"])
+    args: dict[str, Any] = Field(
+        description="The arguments the model gave.", examples=[{"title": "buy milk"}]
+    )
+    result: Any = Field(
+        description="What the tool returned (JSON), or its error text.",
+        examples=[{"id": 1, "title": "buy milk", "completed": False}],
+    )
 
 
 class TurnResult(BaseModel):
     """What one turn produced."""
 
-    conversation_id: str = Field(examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"])
+    conversation_id: str = Field(
+        description="The conversation's id (UUID).",
+        examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"],
+    )
     reply: str = Field(
         description="The text shown to the user.", examples=["Created task: buy milk"]
     )
     agent_state: str = Field(description="Where the state machine stopped.", examples=["response"])
-    complete: bool = Field(description="The task is done (DONE marker, nothing open).")
-    awaiting_confirmation: Confirmation | None = None
-    mission: str | None = Field(default=None, examples=["Add buy milk"])
-    todolist: dict[str, Any] | None = None
-    topic: dict[str, Any] | None = Field(
-        default=None, examples=[{"id": "…", "title": "Add buy milk"}]
+    complete: bool = Field(
+        description="The task is done (DONE marker, nothing open).", examples=[True]
     )
-    events: list[Event] = Field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    awaiting_confirmation: Confirmation | None = Field(
+        default=None,
+        description="A destructive action waiting for the user's yes/no; answer it by posting "
+        "the next message.",
+        examples=[None],
+    )
+    mission: str | None = Field(
+        description="What the user asked for in the current plan.",
+        default=None,
+        examples=["Add buy milk"],
+    )
+    todolist: dict[str, Any] | None = Field(
+        default=None,
+        description="The plan: id, items (id, description, tool, status), steps_completed.",
+        examples=[{"id": "…", "items": [], "steps_completed": []}],
+    )
+    topic: dict[str, Any] | None = Field(
+        default=None,
+        description="The active topic: id and title.",
+        examples=[{"id": "…", "title": "Add buy milk"}],
+    )
+    events: list[Event] = Field(
+        description="What the nodes reported during the turn, in order.",
+        default_factory=list,
+        examples=[[{"type": "topic_changed", "data": {"reason": "phrase"}}]],
+    )
+    tool_calls: list[ToolCallRecord] = Field(
+        description="The tool calls of the turn with their results.",
+        default_factory=list,
+        examples=[[{"name": "list_todo_tasks", "args": {}, "result": {"tasks": []}}]],
+    )
     recovered_reply: str | None = Field(
         default=None,
         description="The reply of an earlier turn that was cut off (the process died) and was "
         "finished before this message was handled.",
+        examples=[None],
     )
 
 

@@ -278,3 +278,15 @@ def test_health(server_url):
     schema = httpx.get(f"{server_url.url}/openapi.json").json()
     props = schema["components"]["schemas"]["TurnResult"]["properties"]
     assert props["reply"]["description"] and props["reply"]["examples"]
+
+
+def test_every_schema_field_has_a_description_and_an_example(server_url):
+    schemas = httpx.get(f"{server_url.url}/openapi.json").json()["components"]["schemas"]
+    missing = [
+        f"{name}.{field}"
+        for name, schema in schemas.items()
+        if name not in ("HTTPValidationError", "ValidationError")
+        for field, prop in schema.get("properties", {}).items()
+        if not prop.get("description") or "examples" not in prop
+    ]
+    assert missing == [], missing
