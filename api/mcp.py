@@ -21,7 +21,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.deps import user_for
 from api.errors import APIError, error_body
 from api.service import Service
-from tools.store import TaskStore
 from tools.todo import run_tool_call
 
 ServiceGetter = Callable[[], Service]
@@ -31,7 +30,7 @@ async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any])
     request = ctx.request_context.request
     user = user_for(service, request.headers.get("authorization") if request else None)
     call = {"name": name, "args": args, "id": f"mcp_{uuid.uuid4().hex}", "type": "tool_call"}
-    result = await run_tool_call(call, user, TaskStore(service.engine))  # type: ignore[arg-type]
+    result = await run_tool_call(call, user, service.context.task_store())  # type: ignore[arg-type]
     if result.status == "error":
         raise ToolError(str(result.content))
     return json.loads(str(result.content))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -36,10 +36,12 @@ class Service:
     log: MessageLog
     topics: TopicStore
     locks: TurnLock
+    context: KeelContext
+    """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
 
     def turn_context(self, user_id: str) -> KeelContext:
-        """The run context of one turn for ``user_id``."""
-        return KeelContext.for_engine(self.engine, self.saver, user_id=user_id)
+        """The run context of one turn for ``user_id`` (the shared context, another user)."""
+        return replace(self.context, user_id=user_id)
 
 
 @asynccontextmanager
@@ -48,6 +50,8 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
     async with AsyncExitStack() as stack:
         engine = await stack.enter_async_context(open_database(settings.database_url))
         saver = await stack.enter_async_context(open_checkpointer(settings.database_url))
+        context = KeelContext.for_engine(engine, saver)
+        context.agent_model()  # build the model once, not per turn
         yield Service(
             settings=settings,
             engine=engine,
@@ -57,4 +61,5 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             log=MessageLog(engine),
             topics=TopicStore(engine),
             locks=TurnLock(engine),
+            context=context,
         )

@@ -243,7 +243,18 @@ async def recover_turn(
     A turn paused on a confirmation is not cut off; it waits for its answer.
     """
     snap = await graph.aget_state(thread_config(conversation_id))
-    if not snap.next or pending_confirmation(snap) is not None:
+    return await _finish_cut_off(graph, snap, conversation_id, context)
+
+
+def _cut_off(snap: StateSnapshot) -> bool:
+    """The checkpoint holds pending steps that are not a confirmation waiting for its answer."""
+    return bool(snap.next) and pending_confirmation(snap) is None
+
+
+async def _finish_cut_off(
+    graph: KeelGraph, snap: StateSnapshot, conversation_id: str, context: KeelContext
+) -> TurnResult | None:
+    if not _cut_off(snap):
         return None
     log.warning("recovering_cut_off_turn", pending=list(snap.next))
     return await _stream(graph, None, conversation_id, context)
@@ -265,8 +276,10 @@ async def run_turn(
     with structlog.contextvars.bound_contextvars(
         conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
     ):
-        recovered = await recover_turn(graph, conversation_id, context)
         before = await graph.aget_state(config)
+        recovered = await _finish_cut_off(graph, before, conversation_id, context)
+        if recovered is not None:
+            before = await graph.aget_state(config)
         resuming = pending_confirmation(before) is not None
         log.info("turn_received", resuming=resuming, message_preview=preview(content))
         graph_input: Any = Command(resume=content) if resuming else {"content": content}
