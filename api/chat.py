@@ -16,9 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from checkpoints.backend import open_backend
 from checkpoints.conversations import ConversationNotFound, ConversationStore
-from checkpoints.database import open_database
-from checkpoints.saver import open_checkpointer
 from checkpoints.urls import DEFAULT_DATABASE_URL
 from graphs.builder import build_graph
 from graphs.reset import reset_conversation
@@ -86,14 +85,15 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
     """Run the chat loop until /quit or end of input; the exit status is returned."""
     url = os.environ.get("KEEL_DATABASE_URL") or DEFAULT_DATABASE_URL
     max_chars = int(os.environ.get("KEEL_MAX_MESSAGE_CHARS") or DEFAULT_MAX_MESSAGE_CHARS)
-    async with open_database(url) as engine, open_checkpointer(url) as saver:
+    async with open_backend(url) as backend:
+        db, saver = backend.db, backend.saver
         try:
-            cid = await _open_conversation(ConversationStore(engine), conversation_id, user_id)
+            cid = await _open_conversation(ConversationStore(db), conversation_id, user_id)
         except ConversationNotFound as exc:
             console.print(f"[red]error:[/red] {exc}")
             return 1
         graph = build_graph(checkpointer=saver)
-        context = KeelContext.for_engine(engine, saver, user_id=user_id)
+        context = KeelContext.for_database(db, saver, user_id=user_id)
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
         recovered = await recover_turn(graph, cid, context)
         if recovered is not None:

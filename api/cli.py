@@ -40,6 +40,7 @@ def serve_command(
         os.environ["KEEL_HOST"] = host
     if port:
         os.environ["KEEL_PORT"] = str(port)
+    os.environ["KEEL_WORKERS"] = str(workers)  # each worker sizes its pool by it
     try:
         settings = Settings()
     except (UnsafeSettings, ValueError) as exc:

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from checkpoints.database import create_engine
-from checkpoints.migrate import current_revision, head_revision, upgrade
+from checkpoints.migrate import head_revision, migration_engine, revision_sync, upgrade_sync
 from checkpoints.retention import DEFAULT_KEEP, prune_all
 from checkpoints.saver import open_checkpointer
 from checkpoints.urls import DEFAULT_DATABASE_URL, parse_database_url
@@ -26,17 +25,16 @@ def _url() -> str:
 @db_app.command("upgrade")
 def upgrade_command() -> None:
     """Apply the schema migrations the database does not have yet."""
-
-    async def run() -> tuple[str | None, str | None]:
-        engine = create_engine(parse_database_url(_url()))
-        try:
-            before = await current_revision(engine)
-            await upgrade(engine)
-            return before, await current_revision(engine)
-        finally:
-            await engine.dispose()
-
-    before, after = asyncio.run(run())
+    db = parse_database_url(_url())
+    if db.kind == "memory":
+        console.print("[red]error:[/red] an in-memory database has nothing to upgrade")
+        raise typer.Exit(2)
+    engine = migration_engine(db)
+    if db.path is not None:
+        db.path.parent.mkdir(parents=True, exist_ok=True)
+    before = revision_sync(engine)
+    upgrade_sync(engine)
+    after = revision_sync(engine)
     console.print(f"schema: {before or 'empty'} -> {after} (head {head_revision()})")
 
 

@@ -6,11 +6,14 @@ and nowhere else. Bad input never reaches a 500.
 
 from __future__ import annotations
 
+import sqlite3
+
+import psycopg
+import psycopg_pool
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DBAPIError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from checkpoints.conversations import ConversationNotFound
@@ -45,7 +48,8 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
 
 
 def _json(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse(error_body(code, message), status_code=status)
+    retry = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status in (409, 503) else None
+    return JSONResponse(error_body(code, message), status_code=status, headers=retry)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -56,15 +60,19 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-def is_database_down(exc: BaseException) -> bool:
-    """The error means the database cannot be reached (not that a query was wrong)."""
-    import psycopg
-    import psycopg_pool
+RETRY_AFTER_SECONDS = 1
+SQLITE_BUSY = ("database is locked", "database is busy", "unable to open database")
 
-    if isinstance(exc, OperationalError | psycopg.OperationalError | psycopg_pool.PoolTimeout):
+
+def is_database_down(exc: BaseException) -> bool:
+    """The error means the database cannot be reached or is busy (not that a query was wrong).
+
+    A pooled connection not had in time (``PoolTimeout``) counts: the answer is 503, retry soon.
+    """
+    if isinstance(exc, psycopg.OperationalError | psycopg_pool.PoolTimeout):
         return True
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
+    if isinstance(exc, sqlite3.OperationalError):
+        return any(text in str(exc) for text in SQLITE_BUSY)
     return isinstance(exc, ConnectionError | OSError) and not isinstance(exc, FileNotFoundError)
 
 

@@ -1,27 +1,32 @@
-"""What the server holds for its lifetime: the database, the checkpointer, the compiled graph.
+"""What the server holds for its lifetime: the database, the compiled graph, the turn locks.
 
 ``open_service(settings)`` opens them in the app's lifespan; routers reach them through
-``api.deps``. ``turn_context`` builds the per-turn run context for a user.
+``api.deps``. ``turn_context`` builds the per-turn run context for a user. Turns run in tasks the
+service owns (``track``), so a client that goes away never cuts a turn short or strands its lock;
+closing the service waits for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, replace
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from sqlalchemy.ext.asyncio import AsyncEngine
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from api.settings import Settings
+from checkpoints.backend import Backend, open_backend
 from checkpoints.conversations import ConversationStore
-from checkpoints.database import open_database
-from checkpoints.locks import TurnLock
+from checkpoints.database import Database
+from checkpoints.locks import TurnLocks
 from checkpoints.messages import MessageLog
-from checkpoints.saver import open_checkpointer
+from checkpoints.retention import Retention
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
 from nodes.runtime import KeelContext
+
+T = TypeVar("T")
+SHUTDOWN_GRACE_SECONDS = 30
 
 
 @dataclass
@@ -29,37 +34,67 @@ class Service:
     """The long-lived parts of a running server."""
 
     settings: Settings
-    engine: AsyncEngine
-    saver: BaseCheckpointSaver
+    backend: Backend
     graph: KeelGraph
     conversations: ConversationStore
     log: MessageLog
     topics: TopicStore
-    locks: TurnLock
+    locks: TurnLocks
+    retention: Retention
     context: KeelContext
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @property
+    def db(self) -> Database:
+        """Keel's tables."""
+        return self.backend.db
 
     def turn_context(self, user_id: str) -> KeelContext:
         """The run context of one turn for ``user_id`` (the shared context, another user)."""
         return replace(self.context, user_id=user_id)
 
+    def track(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run ``work`` in a task of the service's own, which outlives the request."""
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Let the turns under way finish (bounded), then the background prunes."""
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=SHUTDOWN_GRACE_SECONDS)
+        await self.retention.aclose()
+
 
 @asynccontextmanager
 async def open_service(settings: Settings) -> AsyncIterator[Service]:
-    """Open the database and checkpointer and compile the graph."""
+    """Open the database (one pool) and compile the graph."""
     async with AsyncExitStack() as stack:
-        engine = await stack.enter_async_context(open_database(settings.database_url))
-        saver = await stack.enter_async_context(open_checkpointer(settings.database_url))
-        context = KeelContext.for_engine(engine, saver)
+        backend = await stack.enter_async_context(
+            open_backend(
+                settings.database_url,
+                pool_size=settings.pool_size,
+                pool_timeout=settings.db_pool_timeout_seconds,
+            )
+        )
+        db, saver = backend.db, backend.saver
+        context = KeelContext.for_database(db, saver)
         context.agent_model()  # build the model once, not per turn
-        yield Service(
+        locks = TurnLocks(backend.process_locks)
+        service = Service(
             settings=settings,
-            engine=engine,
-            saver=saver,
+            backend=backend,
             graph=build_graph(checkpointer=saver),
-            conversations=ConversationStore(engine),
-            log=MessageLog(engine),
-            topics=TopicStore(engine),
-            locks=TurnLock(engine),
+            conversations=ConversationStore(db),
+            log=MessageLog(db),
+            topics=TopicStore(db),
+            locks=locks,
+            retention=Retention(saver, context.checkpoint_keep),
             context=context,
         )
+        try:
+            yield service
+        finally:
+            await service.drain()

@@ -36,7 +36,26 @@ class Settings(BaseSettings):
     double_text: Literal["reject", "enqueue"] = Field(
         default="reject", description="A message while a turn runs: 409 (reject) or wait (enqueue)."
     )
-    enqueue_timeout_seconds: float = Field(default=120.0, gt=0)
+    enqueue_timeout_seconds: float = Field(
+        default=120.0, gt=0, description="Longest wait for a busy conversation (enqueue)."
+    )
+    workers: int = Field(
+        default=1, ge=1, description="Worker processes (``keel serve --workers``)."
+    )
+    db_pool_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="PostgreSQL connections per process, shared by checkpoints and keel's "
+        "tables; default max(2, min(10, 80 // workers - 1)), within PostgreSQL's default 100.",
+    )
+    db_pool_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="Longest wait for a pooled connection; then 503."
+    )
+
+    @property
+    def pool_size(self) -> int:
+        """Connections per process (one more, outside the pool, holds the turn locks)."""
+        return self.db_pool_size or max(2, min(10, 80 // self.workers - 1))
 
     @property
     def keys(self) -> dict[str, str]:

@@ -1,13 +1,17 @@
 """Running a turn for the API: ownership checked, size checked, one turn at a time.
 
-Used by the message endpoint (JSON and SSE) and the WebSocket. The per-conversation lock is held
-in the database, so two server processes serialise turns on one conversation too.
+Used by the message endpoint (JSON and SSE) and the WebSocket. ``start_turn`` takes the
+conversation's turn lock (409 when busy, or a bounded wait with ``KEEL_DOUBLE_TEXT=enqueue``) and
+runs the turn in a task of the service's own that releases the lock when the turn ends: a client
+that disconnects mid-turn (SSE, WebSocket, plain HTTP) neither cuts the turn short nor keeps the
+conversation locked after it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from api.errors import APIError, ConversationBusy
 from api.service import Service
@@ -38,8 +42,30 @@ async def turn_slot(service: Service, conversation_id: str) -> AsyncIterator[Non
         raise ConversationBusy(conversation_id) from None
 
 
+async def start_turn(
+    service: Service, conversation_id: str, user: str, content: str, sink: EventSink | None = None
+) -> asyncio.Task[TurnResult]:
+    """Take the turn slot (or raise ConversationBusy) and start the turn in its own task."""
+    stack = AsyncExitStack()
+    await stack.enter_async_context(turn_slot(service, conversation_id))
+
+    async def turn() -> TurnResult:
+        async with stack:
+            return await run_turn(
+                service.graph,
+                conversation_id,
+                content,
+                service.turn_context(user),
+                sink,
+                retention=service.retention,
+            )
+
+    return service.track(turn())
+
+
 async def take_turn(
     service: Service, conversation_id: str, user: str, content: str, sink: EventSink | None = None
 ) -> TurnResult:
-    """Run one turn (the caller holds the turn slot)."""
-    return await run_turn(service.graph, conversation_id, content, service.turn_context(user), sink)
+    """Run one turn to its end and return its result (the turn goes on if the caller leaves)."""
+    task = await start_turn(service, conversation_id, user, content, sink)
+    return await asyncio.shield(task)

@@ -22,16 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import sqlalchemy as sa
 import structlog
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.plain_react import build_plain_graph  # noqa: E402
-from checkpoints.database import open_database  # noqa: E402
-from checkpoints.saver import open_checkpointer  # noqa: E402
+from checkpoints.backend import open_backend  # noqa: E402
 from graphs.builder import build_graph  # noqa: E402
 from graphs.turn import run_turn  # noqa: E402
 from nodes.runtime import KeelContext  # noqa: E402
@@ -62,9 +59,8 @@ async def stored_bytes(url: str, engine: Any, saver: Any) -> int:
             for checkpoints in namespaces.values():
                 total += sum(len(c[1]) + len(m[1]) for c, m, _ in checkpoints.values())
         total += sum(len(w[2][1]) for ws in saver.writes.values() for w in ws.values())
-        async with engine.connect() as conn:
-            pages = (await conn.execute(sa.text("PRAGMA page_count"))).scalar_one()
-            size = (await conn.execute(sa.text("PRAGMA page_size"))).scalar_one()
+        pages = (await engine.fetchone("PRAGMA page_count"))["page_count"]
+        size = (await engine.fetchone("PRAGMA page_size"))["page_size"]
         return total + pages * size
     if url.startswith("sqlite:///"):
         path = url.removeprefix("sqlite:///")
@@ -78,9 +74,8 @@ async def measure(
     url: str, turns: int, make_turn: Callable[[Any, Any, int], Awaitable[Any]], build: Any
 ) -> dict[str, Any]:
     """Run one conversation of ``turns`` turns; latency per turn and bytes at each mark."""
-    async with open_database(url) as engine, open_checkpointer(url) as saver:
-        if isinstance(saver, InMemorySaver):
-            saver = InMemorySaver()
+    async with open_backend(url) as backend:
+        engine, saver = backend.db, backend.saver
         runner = build(saver, engine)
         latencies: list[float] = []
         sizes: dict[int, int] = {}
@@ -105,7 +100,7 @@ def keel_impl() -> tuple[Any, Any]:
     cid = str(uuid.uuid4())
 
     def build(saver: Any, engine: Any) -> Any:
-        return build_graph(checkpointer=saver), KeelContext.for_engine(engine, user_id="bench")
+        return build_graph(checkpointer=saver), KeelContext.for_database(engine, user_id="bench")
 
     async def turn(runner: Any, _engine: Any, n: int) -> None:
         graph, context = runner

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import sqlalchemy as sa
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from checkpoints.schema import backups
+from checkpoints.database import Database
 
 DEFAULT_KEEP_BACKUPS = 10
 
@@ -26,10 +24,10 @@ class BackupStore:
     """Copy checkpoints aside and keep the newest few."""
 
     def __init__(
-        self, saver: BaseCheckpointSaver, engine: AsyncEngine, keep: int = DEFAULT_KEEP_BACKUPS
+        self, saver: BaseCheckpointSaver, db: Database, keep: int = DEFAULT_KEEP_BACKUPS
     ) -> None:
-        """Copy with ``saver``, record in ``engine``'s app tables."""
-        self.saver, self.engine, self.keep = saver, engine, keep
+        """Copy with ``saver``, record in ``db``'s app tables."""
+        self.saver, self.db, self.keep = saver, db, keep
 
     async def backup(self, conversation_id: str, reason: str) -> str:
         """Copy the conversation's newest checkpoint; return the backup id."""
@@ -46,31 +44,30 @@ class BackupStore:
             found.metadata,
             dict(checkpoint["channel_versions"]),
         )
-        async with self.engine.begin() as conn:
-            await conn.execute(
-                backups.insert().values(
-                    backup_id=backup_id,
-                    conversation_id=conversation_id,
-                    checkpoint_id=checkpoint["id"],
-                    reason=reason,
-                    created_at=datetime.now(UTC),
-                )
-            )
+        await self.db.execute(
+            "INSERT INTO keel_backups (backup_id, conversation_id, checkpoint_id, reason, "
+            "created_at) VALUES (:b, :c, :cp, :reason, :at)",
+            {
+                "b": backup_id,
+                "c": conversation_id,
+                "cp": checkpoint["id"],
+                "reason": reason,
+                "at": self.db.time(datetime.now(UTC)),
+            },
+        )
         await self._trim(conversation_id)
         return backup_id
 
     async def list(self, conversation_id: str) -> list[str]:
         """Backup ids of the conversation, newest first."""
-        async with self.engine.connect() as conn:
-            rows = await conn.execute(
-                sa.select(backups.c.backup_id)
-                .where(backups.c.conversation_id == conversation_id)
-                .order_by(backups.c.created_at.desc(), backups.c.backup_id.desc())
-            )
-            return [r.backup_id for r in rows]
+        rows = await self.db.fetch(
+            "SELECT backup_id FROM keel_backups WHERE conversation_id = :c "
+            "ORDER BY created_at DESC, backup_id DESC",
+            {"c": conversation_id},
+        )
+        return [r["backup_id"] for r in rows]
 
     async def _trim(self, conversation_id: str) -> None:
         for old in (await self.list(conversation_id))[self.keep :]:
             await self.saver.adelete_thread(old)
-            async with self.engine.begin() as conn:
-                await conn.execute(backups.delete().where(backups.c.backup_id == old))
+            await self.db.execute("DELETE FROM keel_backups WHERE backup_id = :b", {"b": old})

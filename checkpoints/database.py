@@ -1,58 +1,252 @@
-"""The SQLAlchemy engine for keel's app tables, opened from the same URL as the checkpointer.
+"""keel's own tables, reached through the checkpointer's connections: one SQL text, two engines.
 
-``open_database(url)`` yields an ``AsyncEngine`` with the schema migrated to the newest
-revision. SQLite runs in WAL mode with a busy timeout so the checkpointer's connection and the
-app's can share the file; ``memory`` is an in-process SQLite database that lives as long as the
-engine.
+``Database`` runs SQL written once with ``:name`` parameters on SQLite and PostgreSQL. It owns no
+connections of its own: ``checkpoints.backend.open_backend`` hands it the checkpointer's psycopg
+pool (PostgreSQL: one pool per process, every statement holds a connection only for its own
+transaction) or a SQLite connection serialised with the checkpointer's lock (SQLite: one writer at
+a time in the process, so keel never waits on its own checkpointer in SQLite's busy handler).
+Statements on SQLite run in a worker thread, off the event loop.
+
+Used by the stores in ``checkpoints`` and ``tools.store``; nothing outside them writes SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import json
+import re
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any, Literal
 
-import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import StaticPool
+from psycopg.types.json import Json
+from psycopg_pool import AsyncConnectionPool
+from typing_extensions import override
 
-from checkpoints.migrate import upgrade
-from checkpoints.urls import DatabaseURL, parse_database_url
+from checkpoints.clock import as_utc
 
-SQLITE_BUSY_TIMEOUT_MS = 10_000
+Params = Mapping[str, Any] | None
+Row = dict[str, Any]
 
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cursor = dbapi_conn.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cursor.close()
+SQLITE_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+"""How timestamps are stored in SQLite (UTC, sortable as text; the format keel always used)."""
 
 
-def create_engine(db: DatabaseURL) -> AsyncEngine:
-    """Create (but do not connect) the async engine for ``db``."""
-    if db.kind == "memory":
-        return create_async_engine(
-            "sqlite+aiosqlite://",
-            poolclass=StaticPool,
-            connect_args={"check_same_thread": False},
-        )
-    if db.kind == "sqlite":
-        assert db.path is not None
-        db.path.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(f"sqlite+aiosqlite:///{db.path}")
-        sa.event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        return engine
-    conninfo = db.conninfo.replace("postgresql://", "postgresql+psycopg://", 1)
-    return create_async_engine(conninfo, pool_pre_ping=True, pool_size=5, max_overflow=5)
+@lru_cache(maxsize=256)
+def _pyformat(sql: str) -> str:
+    """``:name`` placeholders as psycopg's ``%(name)s``."""
+    return re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", r"%(\1)s", sql)
 
 
-@asynccontextmanager
-async def open_database(url: str) -> AsyncIterator[AsyncEngine]:
-    """Open the app database named by ``url``, migrated to the newest schema."""
-    engine = create_engine(parse_database_url(url))
+def read_time(value: Any) -> datetime:
+    """A timestamp column as an aware UTC datetime (SQLite gives text, PostgreSQL datetimes)."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return as_utc(value)
+
+
+def read_json(value: Any) -> Any:
+    """A JSON column as Python data (SQLite gives text, PostgreSQL parsed values)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+class Session(ABC):
+    """Runs statements: on its own (each in a transaction) or inside one transaction."""
+
+    @abstractmethod
+    async def fetch(self, sql: str, params: Params = None) -> list[Row]:
+        """Run ``sql`` and return its rows (a RETURNING clause's too)."""
+
+    async def fetchone(self, sql: str, params: Params = None) -> Row | None:
+        """The first row of ``sql``, or None."""
+        rows = await self.fetch(sql, params)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, params: Params = None) -> int:
+        """Run ``sql``; return how many rows it changed."""
+        return await self._run(sql, params)
+
+    @abstractmethod
+    async def _run(self, sql: str, params: Params) -> int:
+        """Run ``sql``; the row count."""
+
+    @abstractmethod
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Run ``sql`` once per parameter set."""
+
+
+class Database(Session):
+    """keel's tables on SQLite or PostgreSQL."""
+
+    dialect: Literal["sqlite", "postgresql"]
+
+    @abstractmethod
+    def transaction(self) -> Any:
+        """``async with db.transaction() as tx``: statements on ``tx`` commit together."""
+
+    @abstractmethod
+    def time(self, value: datetime) -> Any:
+        """A timestamp as a parameter for this database."""
+
+    @abstractmethod
+    def json(self, value: Any) -> Any:
+        """JSON data as a parameter for this database."""
+
+
+# --- SQLite ---------------------------------------------------------------------------------
+
+
+def _sqlite_fetch(conn: sqlite3.Connection, sql: str, params: Params) -> list[Row]:
+    cur = conn.execute(sql, dict(params or {}))
     try:
-        await upgrade(engine)
-        yield engine
+        return [dict(r) for r in cur.fetchall()] if cur.description else []
     finally:
-        await engine.dispose()
+        cur.close()
+
+
+def _sqlite_run(conn: sqlite3.Connection, sql: str, params: Params) -> int:
+    cur = conn.execute(sql, dict(params or {}))
+    try:
+        return cur.rowcount
+    finally:
+        cur.close()
+
+
+def _sqlite_many(conn: sqlite3.Connection, sql: str, rows: list[dict[str, Any]]) -> None:
+    conn.executemany(sql, rows).close()
+
+
+def _sqlite_alone(conn: sqlite3.Connection, fn: Any, *args: Any) -> Any:
+    """Run one statement in its own transaction (autocommit for reads)."""
+    if conn.in_transaction:  # never happens: transactions hold the lock until they end
+        raise RuntimeError("SQLite connection is inside another transaction")
+    return fn(conn, *args)
+
+
+class _SqliteTx(Session):
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    @override
+    async def fetch(self, sql: str, params: Params = None) -> list[Row]:
+        return await asyncio.to_thread(_sqlite_fetch, self.conn, sql, params)
+
+    @override
+    async def _run(self, sql: str, params: Params) -> int:
+        return await asyncio.to_thread(_sqlite_run, self.conn, sql, params)
+
+    @override
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        await asyncio.to_thread(_sqlite_many, self.conn, sql, [dict(r) for r in rows])
+
+
+class SqliteDatabase(Database):
+    """keel's tables in a SQLite file (or shared in-memory database)."""
+
+    dialect: Literal["sqlite", "postgresql"] = "sqlite"
+
+    def __init__(self, conn: sqlite3.Connection, lock: asyncio.Lock) -> None:
+        """Use ``conn`` (autocommit mode) while holding ``lock`` (the checkpointer's)."""
+        conn.row_factory = sqlite3.Row
+        self.conn, self.lock = conn, lock
+
+    @override
+    async def fetch(self, sql: str, params: Params = None) -> list[Row]:
+        async with self.lock:
+            return await asyncio.to_thread(_sqlite_alone, self.conn, _sqlite_fetch, sql, params)
+
+    @override
+    async def _run(self, sql: str, params: Params) -> int:
+        async with self.lock:
+            return await asyncio.to_thread(_sqlite_alone, self.conn, _sqlite_run, sql, params)
+
+    @override
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        async with self.transaction() as tx:
+            await tx.executemany(sql, rows)
+
+    @override
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Session]:
+        async with self.lock:
+            await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
+            try:
+                yield _SqliteTx(self.conn)
+            except BaseException:
+                await asyncio.to_thread(self.conn.execute, "ROLLBACK")
+                raise
+            await asyncio.to_thread(self.conn.execute, "COMMIT")
+
+    @override
+    def time(self, value: datetime) -> str:
+        return value.astimezone(UTC).strftime(SQLITE_TIME_FORMAT)
+
+    @override
+    def json(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value)
+
+
+# --- PostgreSQL -----------------------------------------------------------------------------
+
+
+class _PostgresSession(Session):
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    @override
+    async def fetch(self, sql: str, params: Params = None) -> list[Row]:
+        cur = await self.conn.execute(_pyformat(sql), params)
+        return list(await cur.fetchall()) if cur.description else []
+
+    @override
+    async def _run(self, sql: str, params: Params) -> int:
+        cur = await self.conn.execute(_pyformat(sql), params)
+        return int(cur.rowcount)
+
+    @override
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        async with self.conn.cursor() as cur:
+            await cur.executemany(_pyformat(sql), list(rows))
+
+
+class PostgresDatabase(Database):
+    """keel's tables in PostgreSQL, on the checkpointer's connection pool."""
+
+    dialect: Literal["sqlite", "postgresql"] = "postgresql"
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        """Borrow connections from ``pool`` (autocommit, dict rows) one statement at a time."""
+        self.pool = pool
+
+    @override
+    async def fetch(self, sql: str, params: Params = None) -> list[Row]:
+        async with self.pool.connection() as conn:
+            return await _PostgresSession(conn).fetch(sql, params)
+
+    @override
+    async def _run(self, sql: str, params: Params) -> int:
+        async with self.pool.connection() as conn:
+            return await _PostgresSession(conn)._run(sql, params)
+
+    @override
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        async with self.transaction() as tx:
+            await tx.executemany(sql, rows)
+
+    @override
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Session]:
+        async with self.pool.connection() as conn, conn.transaction():
+            yield _PostgresSession(conn)
+
+    @override
+    def time(self, value: datetime) -> datetime:
+        return value
+
+    @override
+    def json(self, value: Any) -> Json | None:
+        return None if value is None else Json(value)

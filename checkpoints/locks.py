@@ -1,110 +1,208 @@
-"""One turn at a time per conversation, across processes: a lock held in the database.
+"""One turn at a time per conversation, in this process and across processes.
 
-PostgreSQL: a session-level advisory lock on a connection held for the turn (released by
-``pg_advisory_unlock``, or by PostgreSQL itself if the process dies). SQLite: a lease row in
-``keel_locks`` (insert-if-absent; a lease older than ``LEASE_SECONDS`` counts as abandoned).
-``hold(conversation_id, wait)`` raises ``ConversationLocked`` when the lock cannot be had in time.
+``TurnLocks.hold(conversation_id, wait)`` serialises turns in two layers:
+
+- in the process, an ``asyncio.Lock`` per conversation: a second request for a conversation this
+  process is already serving is answered (or queued) without touching the database;
+- across processes, a lock the operating system or the database drops by itself when its holder
+  dies: on PostgreSQL a session-level advisory lock taken on one dedicated connection per process
+  (outside the work pool, so holding a turn never keeps a connection the turn needs); on SQLite a
+  byte-range lock (``fcntl``) on a file beside the database; in memory, nothing more.
+
+A ``kill -9`` releases both at once, so a restarted server never waits for a dead holder.
+``ConversationLocked`` is raised when the lock cannot be had within ``wait`` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
+import os
 import time
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Protocol
 
-import sqlalchemy as sa
-from sqlalchemy.dialects import sqlite
-from sqlalchemy.ext.asyncio import AsyncEngine
+import psycopg
+import structlog
 
-from checkpoints.schema import locks
+log = structlog.get_logger(__name__)
 
-LEASE_SECONDS = 600
 POLL_SECONDS = 0.05
+CONNECT_TIMEOUT_SECONDS = 5
 
 
 class ConversationLocked(RuntimeError):
     """Another turn holds the conversation."""
 
 
-def advisory_key(conversation_id: str) -> int:
-    """A stable signed 64-bit key for ``pg_advisory_lock``."""
+def lock_key(conversation_id: str) -> int:
+    """A stable signed 64-bit key for the conversation."""
     digest = hashlib.blake2b(conversation_id.encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
-class TurnLock:
-    """The per-conversation turn lock."""
+class ProcessLocks(Protocol):
+    """Locks shared with other processes, released by the system when their holder dies."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        """Lock through ``engine``'s database."""
-        self.engine = engine
+    async def try_acquire(self, key: int) -> bool:
+        """Take ``key`` if nobody else holds it."""
+        ...
+
+    async def release(self, key: int) -> None:
+        """Give ``key`` back."""
+        ...
+
+    async def close(self) -> None:
+        """Release everything and close."""
+        ...
+
+
+class NoProcessLocks:
+    """Nothing beyond this process (the in-memory backend)."""
+
+    async def try_acquire(self, key: int) -> bool:  # noqa: D102
+        return True
+
+    async def release(self, key: int) -> None:  # noqa: D102
+        return None
+
+    async def close(self) -> None:  # noqa: D102
+        return None
+
+
+class FileLocks:
+    """Byte-range locks on one file: byte ``key`` of ``path`` stands for a conversation.
+
+    POSIX record locks belong to the process and vanish with it. The file is opened once per
+    process and kept open (closing any descriptor of it would drop every lock the process holds).
+    """
+
+    def __init__(self, path: Path) -> None:
+        """Lock ranges of ``path`` (created if missing)."""
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    @staticmethod
+    def _offset(key: int) -> int:
+        return key & ((1 << 62) - 1)
+
+    async def try_acquire(self, key: int) -> bool:  # noqa: D102
+        try:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, self._offset(key))
+        except (BlockingIOError, PermissionError):
+            return False
+        return True
+
+    async def release(self, key: int) -> None:  # noqa: D102
+        fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, self._offset(key))
+
+    async def close(self) -> None:  # noqa: D102
+        os.close(self.fd)
+
+
+class AdvisoryLocks:
+    """PostgreSQL session advisory locks on one dedicated connection of this process.
+
+    The connection is opened on first use and again after it breaks (the locks it held went with
+    it: PostgreSQL released them when the session ended).
+    """
+
+    def __init__(self, conninfo: str) -> None:
+        """Lock through a connection to ``conninfo``."""
+        self.conninfo = conninfo
+        self.conn: psycopg.AsyncConnection | None = None
+        self.io = asyncio.Lock()
+
+    async def _connection(self) -> psycopg.AsyncConnection:
+        if self.conn is None or self.conn.closed:
+            self.conn = await psycopg.AsyncConnection.connect(
+                self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            )
+        return self.conn
+
+    async def _scalar(self, sql: str, key: int) -> bool:
+        async with self.io:
+            conn = await self._connection()
+            try:
+                cur = await conn.execute(sql, (key,))
+                row = await cur.fetchone()
+            except psycopg.OperationalError:
+                log.warning("lock_connection_lost")
+                await conn.close()
+                raise
+        return bool(row and row[0])
+
+    async def try_acquire(self, key: int) -> bool:  # noqa: D102
+        return await self._scalar("SELECT pg_try_advisory_lock(%s)", key)
+
+    async def release(self, key: int) -> None:  # noqa: D102
+        try:
+            await self._scalar("SELECT pg_advisory_unlock(%s)", key)
+        except psycopg.OperationalError:
+            pass  # the session is gone, and the lock with it
+
+    async def close(self) -> None:  # noqa: D102
+        if self.conn is not None:
+            await self.conn.close()
+
+
+class TurnLocks:
+    """The per-conversation turn lock of one process."""
+
+    def __init__(self, process_locks: ProcessLocks) -> None:
+        """Serialise in this process, and across processes through ``process_locks``."""
+        self.process_locks = process_locks
+        self._local: dict[str, asyncio.Lock] = {}
+        self._users: dict[str, int] = {}
+
+    def busy(self, conversation_id: str) -> bool:
+        """This process is running a turn on the conversation."""
+        lock = self._local.get(conversation_id)
+        return lock is not None and lock.locked()
+
+    @asynccontextmanager
+    async def _local_lock(self, conversation_id: str, deadline: float) -> AsyncIterator[None]:
+        lock = self._local.setdefault(conversation_id, asyncio.Lock())
+        self._users[conversation_id] = self._users.get(conversation_id, 0) + 1
+        try:
+            if lock.locked() and deadline <= time.monotonic():
+                raise ConversationLocked(conversation_id)
+            try:
+                async with asyncio.timeout_at(_loop_time(deadline)):
+                    await lock.acquire()
+            except TimeoutError:
+                raise ConversationLocked(conversation_id) from None
+            try:
+                yield
+            finally:
+                lock.release()
+        finally:
+            self._users[conversation_id] -= 1
+            if not self._users[conversation_id]:
+                del self._users[conversation_id], self._local[conversation_id]
 
     @asynccontextmanager
     async def hold(self, conversation_id: str, wait: float = 0.0) -> AsyncIterator[None]:
         """Hold the conversation for one turn; wait up to ``wait`` seconds for it."""
-        if self.engine.dialect.name == "postgresql":
-            async with self._advisory(conversation_id, wait):
-                yield
-        else:
-            async with self._lease(conversation_id, wait):
-                yield
-
-    @asynccontextmanager
-    async def _advisory(self, conversation_id: str, wait: float) -> AsyncIterator[None]:
-        key = {"k": advisory_key(conversation_id)}
         deadline = time.monotonic() + wait
-        async with self.engine.connect() as conn:
-            while not (
-                await conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), key)
-            ).scalar():
-                await conn.rollback()
+        key = lock_key(conversation_id)
+        async with self._local_lock(conversation_id, deadline):
+            while not await self.process_locks.try_acquire(key):
                 if time.monotonic() >= deadline:
                     raise ConversationLocked(conversation_id)
                 await asyncio.sleep(POLL_SECONDS)
-            await conn.commit()
             try:
                 yield
             finally:
-                await conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), key)
-                await conn.commit()
+                await asyncio.shield(self.process_locks.release(key))
 
-    async def _try_lease(self, conversation_id: str, holder: str) -> bool:
-        now = datetime.now(UTC)
-        async with self.engine.begin() as conn:
-            await conn.execute(
-                locks.delete().where(
-                    locks.c.conversation_id == conversation_id, locks.c.expires_at < now
-                )
-            )
-            inserted = await conn.execute(
-                sqlite.insert(locks)
-                .values(
-                    conversation_id=conversation_id,
-                    holder=holder,
-                    expires_at=now + timedelta(seconds=LEASE_SECONDS),
-                )
-                .on_conflict_do_nothing()
-            )
-            return inserted.rowcount == 1
+    async def close(self) -> None:
+        """Drop the cross-process locks."""
+        await self.process_locks.close()
 
-    @asynccontextmanager
-    async def _lease(self, conversation_id: str, wait: float) -> AsyncIterator[None]:
-        holder = uuid.uuid4().hex
-        deadline = time.monotonic() + wait
-        while not await self._try_lease(conversation_id, holder):
-            if time.monotonic() >= deadline:
-                raise ConversationLocked(conversation_id)
-            await asyncio.sleep(POLL_SECONDS)
-        try:
-            yield
-        finally:
-            async with self.engine.begin() as conn:
-                await conn.execute(
-                    locks.delete().where(
-                        locks.c.conversation_id == conversation_id, locks.c.holder == holder
-                    )
-                )
+
+def _loop_time(deadline: float) -> float:
+    """A ``time.monotonic`` deadline on the running loop's clock."""
+    return asyncio.get_running_loop().time() + max(0.0, deadline - time.monotonic())

@@ -13,12 +13,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncEngine
+from checkpoints.clock import Clock, utcnow
+from checkpoints.database import Database, Row, read_json, read_time
 
-from checkpoints.clock import Clock, as_utc, utcnow
-from checkpoints.schema import messages
+COLUMNS = (
+    "conversation_id, message_key, user_id, role, content, topic_id, created_at, tool_name, "
+    "tool_call_id, tool_calls"
+)
+INSERT = (
+    f"INSERT INTO keel_messages ({COLUMNS}) VALUES (:conversation_id, :message_key, :user_id, "
+    ":role, :content, :topic_id, :created_at, :tool_name, :tool_call_id, :tool_calls) "
+    "ON CONFLICT (conversation_id, message_key) DO NOTHING"
+)
 
 
 @dataclass(frozen=True)
@@ -48,40 +54,33 @@ class LoggedMessage:
         }
 
 
-def _from_row(row: sa.Row[Any]) -> LoggedMessage:
+def _from_row(row: Row) -> LoggedMessage:
     return LoggedMessage(
-        id=row.id,
-        key=row.message_key,
-        role=row.role,
-        content=row.content,
-        topic_id=row.topic_id,
-        created_at=as_utc(row.created_at),
-        tool_name=row.tool_name,
-        tool_call_id=row.tool_call_id,
-        tool_calls=row.tool_calls,
+        id=row["id"],
+        key=row["message_key"],
+        role=row["role"],
+        content=row["content"],
+        topic_id=row["topic_id"],
+        created_at=read_time(row["created_at"]),
+        tool_name=row["tool_name"],
+        tool_call_id=row["tool_call_id"],
+        tool_calls=read_json(row["tool_calls"]),
     )
 
 
 class MessageLog:
     """Append and read a conversation's messages."""
 
-    def __init__(self, engine: AsyncEngine, clock: Clock = utcnow) -> None:
-        """Work on the app tables of ``engine``, stamping rows with ``clock``."""
-        self.engine = engine
+    def __init__(self, db: Database, clock: Clock = utcnow) -> None:
+        """Work on the app tables of ``db``, stamping rows with ``clock``."""
+        self.db = db
         self.clock = clock
-
-    def _insert(self) -> Any:
-        if self.engine.dialect.name == "postgresql":
-            return postgresql.insert(messages).on_conflict_do_nothing(
-                constraint="ux_keel_messages_key"
-            )
-        return sqlite.insert(messages).on_conflict_do_nothing()
 
     async def append(self, conversation_id: str, user_id: str, rows: list[dict[str, Any]]) -> None:
         """Write ``rows`` (message_key, role, content, topic_id, tool fields) in order, once."""
         if not rows:
             return
-        now = self.clock()
+        now = self.db.time(self.clock())
         full = [
             {
                 "conversation_id": conversation_id,
@@ -89,25 +88,21 @@ class MessageLog:
                 "created_at": now,
                 "tool_name": None,
                 "tool_call_id": None,
-                "tool_calls": None,
                 **row,
+                "tool_calls": self.db.json(row.get("tool_calls")),
             }
             for row in rows
         ]
-        async with self.engine.begin() as conn:
-            await conn.execute(self._insert(), full)
+        await self.db.executemany(INSERT, full)
 
     async def last_message_at(self, conversation_id: str) -> datetime | None:
         """When the conversation's latest logged message was written."""
-        async with self.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(messages.c.created_at)
-                .where(messages.c.conversation_id == conversation_id)
-                .order_by(messages.c.id.desc())
-                .limit(1)
-            )
-            value = result.scalar_one_or_none()
-        return as_utc(value) if value else None
+        row = await self.db.fetchone(
+            "SELECT created_at FROM keel_messages WHERE conversation_id = :c "
+            "ORDER BY id DESC LIMIT 1",
+            {"c": conversation_id},
+        )
+        return read_time(row["created_at"]) if row else None
 
     async def recent(
         self,
@@ -118,15 +113,15 @@ class MessageLog:
         exclude_roles: tuple[str, ...] = (),
     ) -> list[LoggedMessage]:
         """The latest ``limit`` messages (of one topic, if given), oldest first."""
-        query = sa.select(messages).where(messages.c.conversation_id == conversation_id)
-        if topic_id is not None:
-            query = query.where(messages.c.topic_id == topic_id)
-        if exclude_roles:
-            query = query.where(messages.c.role.not_in(exclude_roles))
-        async with self.engine.connect() as conn:
-            result = await conn.execute(query.order_by(messages.c.id.desc()).limit(limit))
-            rows = [_from_row(r) for r in result]
-        return rows[::-1]
+        where, params = self._where(conversation_id, topic_id)
+        for n, role in enumerate(exclude_roles):
+            where += f" AND role <> :role{n}"
+            params[f"role{n}"] = role
+        rows = await self.db.fetch(
+            f"SELECT * FROM keel_messages WHERE {where} ORDER BY id DESC LIMIT :limit",
+            {**params, "limit": limit},
+        )
+        return [_from_row(r) for r in reversed(rows)]
 
     async def history(
         self,
@@ -137,19 +132,23 @@ class MessageLog:
         limit: int = 1000,
     ) -> list[LoggedMessage]:
         """Messages in the order they were written, optionally of one topic, paged by id."""
-        query = sa.select(messages).where(
-            messages.c.conversation_id == conversation_id, messages.c.id > after_id
+        where, params = self._where(conversation_id, topic_id)
+        rows = await self.db.fetch(
+            f"SELECT * FROM keel_messages WHERE {where} AND id > :after ORDER BY id LIMIT :limit",
+            {**params, "after": after_id, "limit": limit},
         )
-        if topic_id is not None:
-            query = query.where(messages.c.topic_id == topic_id)
-        async with self.engine.connect() as conn:
-            result = await conn.execute(query.order_by(messages.c.id).limit(limit))
-            return [_from_row(r) for r in result]
+        return [_from_row(r) for r in rows]
 
     async def count(self, conversation_id: str, topic_id: str | None = None) -> int:
         """How many messages the conversation (or one of its topics) has."""
-        query = sa.select(sa.func.count()).where(messages.c.conversation_id == conversation_id)
-        if topic_id is not None:
-            query = query.where(messages.c.topic_id == topic_id)
-        async with self.engine.connect() as conn:
-            return int((await conn.execute(query)).scalar_one())
+        where, params = self._where(conversation_id, topic_id)
+        row = await self.db.fetchone(
+            f"SELECT count(*) AS n FROM keel_messages WHERE {where}", params
+        )
+        return int(row["n"]) if row else 0
+
+    @staticmethod
+    def _where(conversation_id: str, topic_id: str | None) -> tuple[str, dict[str, Any]]:
+        if topic_id is None:
+            return "conversation_id = :c", {"c": conversation_id}
+        return "conversation_id = :c AND topic_id = :t", {"c": conversation_id, "t": topic_id}

@@ -96,11 +96,3 @@ backups = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Index("ix_keel_backups_conversation", "conversation_id", "created_at"),
 )
-
-locks = sa.Table(
-    "keel_locks",
-    metadata,
-    sa.Column("conversation_id", sa.String(36), primary_key=True),
-    sa.Column("holder", sa.String(64), nullable=False),
-    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-)

@@ -1,8 +1,9 @@
 """Topic segments of a conversation: the ``keel_topics`` table.
 
 A conversation has at most one active topic (a partial unique index holds it to that). Starting a
-new topic ends the active one (ended_at, summary) in the same transaction. Topics are never
-deleted. Used by the topic_detect node, the reset function and the API.
+new topic ends the active one (ended_at, summary) in the same transaction. Starting a topic under
+an id that already exists changes nothing, so a turn replayed after a crash opens its topic once.
+Topics are never deleted. Used by the topic_detect node, the reset function and the API.
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+from checkpoints.clock import Clock, utcnow
+from checkpoints.database import Database, Row, read_time
 
-from checkpoints.clock import Clock, as_utc, utcnow
-from checkpoints.schema import topics
+END_ACTIVE = (
+    "UPDATE keel_topics SET is_active = :false, ended_at = :now, summary = :summary "
+    "WHERE conversation_id = :c AND is_active = :true AND id <> :id"
+)
+INSERT = (
+    "INSERT INTO keel_topics (id, conversation_id, title, started_at, is_active) "
+    "VALUES (:id, :c, :title, :now, :true) ON CONFLICT (id) DO NOTHING"
+)
 
 
 @dataclass(frozen=True)
@@ -43,66 +50,65 @@ class TopicRow:
         }
 
 
-def _from_row(row: sa.Row[Any]) -> TopicRow:
+def _from_row(row: Row) -> TopicRow:
     return TopicRow(
-        id=row.id,
-        conversation_id=row.conversation_id,
-        title=row.title,
-        summary=row.summary,
-        started_at=as_utc(row.started_at),
-        ended_at=as_utc(row.ended_at) if row.ended_at else None,
-        is_active=bool(row.is_active),
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        title=row["title"],
+        summary=row["summary"],
+        started_at=read_time(row["started_at"]),
+        ended_at=read_time(row["ended_at"]) if row["ended_at"] else None,
+        is_active=bool(row["is_active"]),
     )
 
 
 class TopicStore:
     """Read and start topic segments."""
 
-    def __init__(self, engine: AsyncEngine, clock: Clock = utcnow) -> None:
-        """Work on the app tables of ``engine``, stamping rows with ``clock``."""
-        self.engine = engine
+    def __init__(self, db: Database, clock: Clock = utcnow) -> None:
+        """Work on the app tables of ``db``, stamping rows with ``clock``."""
+        self.db = db
         self.clock = clock
 
     async def active(self, conversation_id: str) -> TopicRow | None:
         """The conversation's active topic, if it has one."""
-        async with self.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(topics).where(
-                    topics.c.conversation_id == conversation_id, topics.c.is_active.is_(True)
-                )
-            )
-            row = result.one_or_none()
+        row = await self.db.fetchone(
+            "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = :true",
+            {"c": conversation_id, "true": True},
+        )
         return _from_row(row) if row else None
 
     async def start(
-        self, conversation_id: str, title: str, previous_summary: str | None = None
+        self,
+        conversation_id: str,
+        title: str,
+        previous_summary: str | None = None,
+        topic_id: str | None = None,
     ) -> TopicRow:
-        """End the active topic (with ``previous_summary``) and start a new one titled ``title``."""
-        now = self.clock()
-        new_id = str(uuid.uuid4())
-        async with self.engine.begin() as conn:
-            await conn.execute(
-                topics.update()
-                .where(topics.c.conversation_id == conversation_id, topics.c.is_active.is_(True))
-                .values(is_active=False, ended_at=now, summary=previous_summary)
-            )
-            await conn.execute(
-                topics.insert().values(
-                    id=new_id,
-                    conversation_id=conversation_id,
-                    title=title[:255],
-                    started_at=now,
-                    is_active=True,
-                )
-            )
-        return TopicRow(new_id, conversation_id, title[:255], None, now, None, True)
+        """End the active topic (with ``previous_summary``) and start a new one titled ``title``.
+
+        With ``topic_id`` of a topic that already exists, that topic is returned as it is.
+        """
+        params = {
+            "c": conversation_id,
+            "id": topic_id or str(uuid.uuid4()),
+            "title": title[:255],
+            "now": self.db.time(self.clock()),
+            "summary": previous_summary,
+            "true": True,
+            "false": False,
+        }
+        async with self.db.transaction() as tx:
+            await tx.execute(END_ACTIVE, params)
+            await tx.execute(INSERT, params)
+            row = await tx.fetchone("SELECT * FROM keel_topics WHERE id = :id", params)
+        assert row is not None
+        return _from_row(row)
 
     async def list(self, conversation_id: str) -> list[TopicRow]:
         """Every topic of the conversation, oldest first."""
-        async with self.engine.connect() as conn:
-            result = await conn.execute(
-                sa.select(topics)
-                .where(topics.c.conversation_id == conversation_id)
-                .order_by(topics.c.started_at, topics.c.id)
-            )
-            return [_from_row(r) for r in result]
+        rows = await self.db.fetch(
+            "SELECT * FROM keel_topics WHERE conversation_id = :c ORDER BY started_at, id",
+            {"c": conversation_id},
+        )
+        return [_from_row(r) for r in rows]

@@ -8,17 +8,17 @@ conversation's state for ``/state`` and the API.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, Durability, StateSnapshot
+from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from pydantic import BaseModel, Field
 
-from checkpoints.retention import prune_thread
+from checkpoints.retention import Retention, prune_thread
 from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
 from graphs.state import Todolist
@@ -28,9 +28,16 @@ from nodes.runtime import KeelContext
 
 log = structlog.get_logger(__name__)
 
-DURABILITY: Durability = "sync"
-"""Each step's checkpoint is written before the next step starts, so a process killed mid-turn
-leaves the completed steps behind for ``recover_turn`` to build on."""
+DURABILITY: Durability = "exit"
+"""A run writes its checkpoint when it stops, not after every step: one write instead of ten."""
+CHECKPOINT_BEFORE = ["tool_execution"]
+"""The turn stops (and so checkpoints) before every tool execution and goes on at once. The model's
+tool calls, with their ids, are stored before any tool changes anything: a process killed after
+that re-runs the same calls on the next call, and the tool-call ledger answers those that already
+ran. A process killed before it loses only the unanswered message, with nothing done."""
+MAX_RUNS = 50
+INTERRUPT = "__interrupt__"  # the key of interrupts in the "updates" stream
+"""Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
 
 
 class Confirmation(BaseModel):
@@ -124,12 +131,16 @@ def thread_config(conversation_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": conversation_id}}
 
 
-def pending_confirmation(snap: StateSnapshot) -> Confirmation | None:
-    """The confirmation the conversation is paused on, if any."""
-    for intr in snap.interrupts:
+def _confirmation(interrupts: Sequence[Interrupt]) -> Confirmation | None:
+    for intr in interrupts:
         if isinstance(intr.value, dict) and "prompt" in intr.value:
             return Confirmation(**{k: intr.value[k] for k in ("action", "task_id", "prompt")})
     return None
+
+
+def pending_confirmation(snap: StateSnapshot) -> Confirmation | None:
+    """The confirmation the conversation is paused on, if any."""
+    return _confirmation(snap.interrupts)
 
 
 def agent_state_of(snap: StateSnapshot) -> str:
@@ -152,16 +163,21 @@ def _topic(topic: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def turn_result(
-    conversation_id: str, snap: StateSnapshot, events: list[dict[str, Any]], done_marker: str
+    conversation_id: str,
+    values: dict[str, Any],
+    interrupts: Sequence[Interrupt],
+    events: list[dict[str, Any]],
+    done_marker: str,
 ) -> TurnResult:
-    """Build the TurnResult of a conversation from its state after a turn."""
-    values = snap.values
-    waiting = pending_confirmation(snap)
+    """Build the TurnResult of a conversation from its state and interrupts after a turn."""
+    waiting = _confirmation(interrupts)
     todolist: Todolist | None = values.get("todolist")
     return TurnResult(
         conversation_id=conversation_id,
         reply=waiting.prompt if waiting else _reply(values, done_marker),
-        agent_state=agent_state_of(snap),
+        agent_state=AgentState.TOOL_EXECUTION.value  # the node that asks waits inside
+        if waiting
+        else str(values.get("agent_state", AgentState.USER_INPUT.value)),
         complete=bool(values.get("complete")) and waiting is None,
         awaiting_confirmation=waiting,
         mission=values.get("mission"),
@@ -207,31 +223,45 @@ async def _stream(
     context: KeelContext,
     sink: EventSink | None = None,
 ) -> TurnResult:
+    """Run the turn to its end; each stop before tool execution is checkpointed, then resumed."""
     config = thread_config(conversation_id)
     events: list[dict[str, Any]] = []
     tokens = TokenLines(context.done_marker)
-    stream: AsyncIterator[Any] = graph.astream(
-        graph_input,
-        config,
-        context=context,
-        stream_mode=["custom", "messages"],
-        durability=DURABILITY,
-    )
-    async for mode, chunk in stream:
-        if mode == "custom":
-            events.append(chunk)
-            if sink is not None:
-                await sink(chunk)
-        elif sink is not None:
-            message, metadata = chunk
-            if metadata.get("langgraph_node") == "assistant" and message.text:
-                for text in tokens.feed(message.id, message.text):
-                    await sink({"type": "token", "data": {"text": text}})
+    values: dict[str, Any] = {}
+    interrupts: Sequence[Interrupt] = ()
+    for _ in range(MAX_RUNS):
+        stopped_before_tools = False
+        stream: AsyncIterator[Any] = graph.astream(
+            graph_input,
+            config,
+            context=context,
+            stream_mode=["custom", "messages", "updates", "values"],
+            durability=DURABILITY,
+            interrupt_before=CHECKPOINT_BEFORE,
+        )
+        async for mode, chunk in stream:
+            if mode == "values":
+                values = chunk
+            elif mode == "updates":
+                if INTERRUPT in chunk:
+                    interrupts = chunk[INTERRUPT]
+                    stopped_before_tools = not interrupts
+            elif mode == "custom":
+                events.append(chunk)
+                if sink is not None:
+                    await sink(chunk)
+            elif sink is not None:
+                message, metadata = chunk
+                if metadata.get("langgraph_node") == "assistant" and message.text:
+                    for text in tokens.feed(message.id, message.text):
+                        await sink({"type": "token", "data": {"text": text}})
+        if not stopped_before_tools:
+            break
+        graph_input = None
     if sink is not None:
         for text in tokens.flush():
             await sink({"type": "token", "data": {"text": text}})
-    after = await graph.aget_state(config)
-    return turn_result(conversation_id, after, events, context.done_marker)
+    return turn_result(conversation_id, values, interrupts, events, context.done_marker)
 
 
 async def recover_turn(
@@ -266,11 +296,13 @@ async def run_turn(
     content: str,
     context: KeelContext,
     sink: EventSink | None = None,
+    retention: Retention | None = None,
 ) -> TurnResult:
     """Run one turn for ``content``; a pending confirmation takes it as its answer.
 
     A turn left unfinished by a crash is finished first; its reply comes back as
-    ``recovered_reply``.
+    ``recovered_reply``. Old checkpoints are pruned by ``retention`` (the API's prunes in the
+    background every few turns), else right after the turn.
     """
     config = thread_config(conversation_id)
     with structlog.contextvars.bound_contextvars(
@@ -278,15 +310,15 @@ async def run_turn(
     ):
         before = await graph.aget_state(config)
         recovered = await _finish_cut_off(graph, before, conversation_id, context)
-        if recovered is not None:
-            before = await graph.aget_state(config)
-        resuming = pending_confirmation(before) is not None
-        log.info("turn_received", resuming=resuming, message_preview=preview(content))
-        graph_input: Any = Command(resume=content) if resuming else {"content": content}
+        waiting = recovered.awaiting_confirmation if recovered else pending_confirmation(before)
+        log.info("turn_received", resuming=waiting is not None, message_preview=preview(content))
+        graph_input: Any = Command(resume=content) if waiting else {"content": content}
         result = await _stream(graph, graph_input, conversation_id, context, sink)
         if recovered is not None:
             result.recovered_reply = recovered.reply
-        if isinstance(graph.checkpointer, BaseCheckpointSaver):
+        if retention is not None:
+            retention.after_turn(conversation_id)
+        elif isinstance(graph.checkpointer, BaseCheckpointSaver):
             await prune_thread(graph.checkpointer, conversation_id, context.checkpoint_keep)
         log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
         return result

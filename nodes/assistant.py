@@ -27,7 +27,7 @@ from nodes.context import render_history
 from nodes.logs import preview
 from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded
 from nodes.rule_model import NUDGE_PREFIX
-from nodes.runtime import KeelContext
+from nodes.runtime import KeelContext, conversation_id
 
 log = structlog.get_logger(__name__)
 
@@ -96,4 +96,6 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
         tool_calls=[c["name"] for c in reply.tool_calls],
         reply_preview=preview(reply.text),
     )
+    turn = (state.get("stats") or {}).get("turns", 0)
+    reply.id = f"{conversation_id()}:turn-{turn}:assistant-{state.get('loops', 0)}"
     return {"window": [reply]}

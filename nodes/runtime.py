@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from checkpoints.backups import BackupStore
 from checkpoints.clock import Clock, utcnow
+from checkpoints.database import Database
 from checkpoints.messages import MessageLog
 from checkpoints.retention import DEFAULT_KEEP
 from checkpoints.topics import TopicStore
@@ -40,7 +40,7 @@ class MissingStore(RuntimeError):
     def __init__(self, name: str) -> None:
         """Say what to pass."""
         super().__init__(
-            f"KeelContext.{name} is not set; build the context with KeelContext.for_engine(engine)"
+            f"KeelContext.{name} is not set; build the context with KeelContext.for_database(db)"
         )
 
 
@@ -82,7 +82,7 @@ class KeelContext:
     checkpoint_keep: int = DEFAULT_KEEP
     """Checkpoints kept per conversation after each turn (older ones are pruned)."""
     clock: Clock = field(default=utcnow, repr=False)
-    """What time it is (the stores of ``for_engine`` share it)."""
+    """What time it is (the stores of ``for_database`` share it)."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> KeelContext:
@@ -107,22 +107,22 @@ class KeelContext:
         return cls(**values)  # type: ignore[arg-type]
 
     @classmethod
-    def for_engine(
+    def for_database(
         cls,
-        engine: AsyncEngine,
+        db: Database,
         saver: BaseCheckpointSaver | None = None,
         **overrides: object,
     ) -> KeelContext:
-        """A context from the environment with every store opened on ``engine``.
+        """A context from the environment with every store opened on ``db``.
 
         With the graph's ``saver``, a resume backs the conversation up first.
         """
         clock: Clock = overrides.get("clock", utcnow)  # type: ignore[assignment]
         stores = {
-            "store": TaskStore(engine),
-            "log": MessageLog(engine, clock),
-            "topics": TopicStore(engine, clock),
-            "backups": BackupStore(saver, engine) if saver is not None else None,
+            "store": TaskStore(db),
+            "log": MessageLog(db, clock),
+            "topics": TopicStore(db, clock),
+            "backups": BackupStore(saver, db) if saver is not None else None,
         }
         return cls.from_env(**{**stores, **overrides})
 

@@ -114,9 +114,11 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
     for call in last.tool_calls:  # ... act after
         if call["name"] == NEXT_STEP_TOOL:
             message, update["next_step"] = record_note(call)
+            message.id = f"{call.get('id')}:result"
             results.append(message)
             continue
         result = stand_ins[call.get("id")] or await run_tool_call(call, ctx.user_id, store)
+        result.id = f"{call.get('id')}:result"  # a re-run after a crash logs it once
         results.append(result)
         failed = result.status == "error" or bool(result.additional_kwargs.get("cancelled"))
         status: ItemStatus = "skipped" if failed else "done"

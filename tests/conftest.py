@@ -15,12 +15,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from checkpoints.backend import open_backend
 from checkpoints.clock import Clock, utcnow
-from checkpoints.database import open_database
+from checkpoints.database import Database
 from checkpoints.messages import MessageLog
-from checkpoints.saver import open_checkpointer
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
 from nodes.runtime import KeelContext
@@ -103,37 +102,39 @@ class Keel:
     store: TaskStore
     url: str
 
-    engine: AsyncEngine
+    db: Database
 
     def context(self, user_id: str = "local", clock: Clock = utcnow, **kw: object) -> KeelContext:
         return KeelContext(
             user_id=user_id,
             store=self.store,
-            log=MessageLog(self.engine, clock),
-            topics=TopicStore(self.engine, clock),
+            log=MessageLog(self.db, clock),
+            topics=TopicStore(self.db, clock),
             clock=clock,
             **kw,  # type: ignore[arg-type]
         )
 
     @property
     def log(self) -> MessageLog:
-        return MessageLog(self.engine)
+        return MessageLog(self.db)
 
     @property
     def topics(self) -> TopicStore:
-        return TopicStore(self.engine)
+        return TopicStore(self.db)
 
 
 @pytest.fixture
 async def keel(database_url: str) -> AsyncIterator[Keel]:
-    async with open_database(database_url) as engine, open_checkpointer(database_url) as saver:
-        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), database_url, engine)
+    async with open_backend(database_url) as backend:
+        db = backend.db
+        yield Keel(build_graph(checkpointer=backend.saver), TaskStore(db), database_url, db)
 
 
 @pytest.fixture
 async def memory_keel() -> AsyncIterator[Keel]:
-    async with open_database("memory") as engine, open_checkpointer("memory") as saver:
-        yield Keel(build_graph(checkpointer=saver), TaskStore(engine), "memory", engine)
+    async with open_backend("memory") as backend:
+        db = backend.db
+        yield Keel(build_graph(checkpointer=backend.saver), TaskStore(db), "memory", db)
 
 
 class FakeClock:

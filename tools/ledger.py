@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-from checkpoints.schema import tool_results
+from checkpoints.database import Database, Session
 
 
 @dataclass(frozen=True)
@@ -23,34 +20,35 @@ class Recorded:
     content: str
 
 
-async def recall(conn: AsyncConnection, user_id: str, tool_call_id: str) -> Recorded | None:
+async def recall(tx: Session, user_id: str, tool_call_id: str) -> Recorded | None:
     """The recorded result of ``tool_call_id``, if the call already ran."""
-    row = (
-        await conn.execute(
-            sa.select(tool_results.c.status, tool_results.c.content).where(
-                tool_results.c.user_id == user_id, tool_results.c.tool_call_id == tool_call_id
-            )
-        )
-    ).one_or_none()
-    return Recorded(row.status, row.content) if row else None
+    row = await tx.fetchone(
+        "SELECT status, content FROM keel_tool_results "
+        "WHERE user_id = :user AND tool_call_id = :id",
+        {"user": user_id, "id": tool_call_id},
+    )
+    return Recorded(row["status"], row["content"]) if row else None
 
 
 async def record(
-    conn: AsyncConnection,
+    db: Database,
+    tx: Session,
     user_id: str,
     tool_call_id: str,
     tool_name: str,
     status: str,
     content: str,
 ) -> None:
-    """Record the result of ``tool_call_id`` (in the caller's transaction)."""
-    await conn.execute(
-        tool_results.insert().values(
-            user_id=user_id,
-            tool_call_id=tool_call_id,
-            tool_name=tool_name,
-            status=status,
-            content=content,
-            created_at=datetime.now(UTC),
-        )
+    """Record the result of ``tool_call_id`` (in the caller's transaction ``tx``)."""
+    await tx.execute(
+        "INSERT INTO keel_tool_results (user_id, tool_call_id, tool_name, status, content, "
+        "created_at) VALUES (:user, :id, :name, :status, :content, :at)",
+        {
+            "user": user_id,
+            "id": tool_call_id,
+            "name": tool_name,
+            "status": status,
+            "content": content,
+            "at": db.time(datetime.now(UTC)),
+        },
     )

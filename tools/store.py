@@ -7,15 +7,10 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-
-from checkpoints.schema import tasks
+from checkpoints.database import Database, Row, Session, read_time
 
 TITLE_MAX_CHARS = 500
 
@@ -50,101 +45,82 @@ def _check_id(task_id: Any) -> int:
     return task_id
 
 
-def _row(row: sa.Row[Any]) -> dict[str, Any]:
+def _row(row: Row) -> dict[str, Any]:
     return {
-        "id": row.id,
-        "title": row.title,
-        "completed": bool(row.completed),
-        "created_at": row.created_at.isoformat() if row.created_at else None,
+        "id": row["id"],
+        "title": row["title"],
+        "completed": bool(row["completed"]),
+        "created_at": read_time(row["created_at"]).isoformat() if row["created_at"] else None,
     }
+
+
+RETURNING = "RETURNING id, title, completed, created_at"
 
 
 class TaskStore:
     """CRUD on ``keel_tasks``, scoped to one user per call."""
 
-    def __init__(self, engine: AsyncEngine, conn: AsyncConnection | None = None) -> None:
-        """Work on the app tables of ``engine`` (inside ``conn``'s transaction when given)."""
-        self.engine = engine
-        self.conn = conn
+    def __init__(self, db: Database, tx: Session | None = None) -> None:
+        """Work on the app tables of ``db`` (inside the transaction ``tx`` when given)."""
+        self.db = db
+        self.session: Session = tx or db
 
-    def within(self, conn: AsyncConnection) -> TaskStore:
-        """The same store, working inside the caller's transaction ``conn``."""
-        return TaskStore(self.engine, conn)
-
-    @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[AsyncConnection]:
-        if self.conn is not None:
-            yield self.conn
-            return
-        async with self.engine.begin() as conn:
-            yield conn
+    def within(self, tx: Session) -> TaskStore:
+        """The same store, working inside the caller's transaction ``tx``."""
+        return TaskStore(self.db, tx)
 
     async def create(self, user_id: str, title: str) -> dict[str, Any]:
         """Create a task and return it."""
-        title = _clean_title(title)
-        now = datetime.now(UTC)
-        async with self._tx() as conn:
-            result = await conn.execute(
-                tasks.insert()
-                .values(
-                    user_id=user_id, title=title, completed=False, created_at=now, updated_at=now
-                )
-                .returning(*tasks.c)
-            )
-            return _row(result.one())
+        now = self.db.time(datetime.now(UTC))
+        row = await self.session.fetchone(
+            "INSERT INTO keel_tasks (user_id, title, completed, created_at, updated_at) "
+            f"VALUES (:user, :title, :false, :now, :now) {RETURNING}",
+            {"user": user_id, "title": _clean_title(title), "false": False, "now": now},
+        )
+        assert row is not None
+        return _row(row)
 
     async def get(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Return one task, or raise ``TaskError('not_found')``."""
         task_id = _check_id(task_id)
-        async with self._tx() as conn:
-            result = await conn.execute(
-                sa.select(tasks).where(tasks.c.id == task_id, tasks.c.user_id == user_id)
-            )
-            row = result.one_or_none()
+        row = await self.session.fetchone(
+            "SELECT * FROM keel_tasks WHERE id = :id AND user_id = :user",
+            {"id": task_id, "user": user_id},
+        )
         if row is None:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return _row(row)
 
     async def list(self, user_id: str) -> list[dict[str, Any]]:
         """Return the user's tasks, oldest first."""
-        async with self._tx() as conn:
-            result = await conn.execute(
-                sa.select(tasks).where(tasks.c.user_id == user_id).order_by(tasks.c.id)
-            )
-            return [_row(r) for r in result]
+        rows = await self.session.fetch(
+            "SELECT * FROM keel_tasks WHERE user_id = :user ORDER BY id", {"user": user_id}
+        )
+        return [_row(r) for r in rows]
 
-    async def _update(self, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
+    async def _change(self, sql: str, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
         task_id = _check_id(task_id)
-        async with self._tx() as conn:
-            result = await conn.execute(
-                tasks.update()
-                .where(tasks.c.id == task_id, tasks.c.user_id == user_id)
-                .values(updated_at=datetime.now(UTC), **values)
-                .returning(*tasks.c)
-            )
-            row = result.one_or_none()
+        params = {"id": task_id, "user": user_id, **values}
+        row = await self.session.fetchone(
+            f"{sql} WHERE id = :id AND user_id = :user {RETURNING}", params
+        )
         if row is None:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return _row(row)
+
+    def _now(self) -> Any:
+        return self.db.time(datetime.now(UTC))
 
     async def rename(self, user_id: str, task_id: int, title: str) -> dict[str, Any]:
         """Give a task a new title and return it."""
-        return await self._update(user_id, task_id, title=_clean_title(title))
+        sql = "UPDATE keel_tasks SET title = :title, updated_at = :now"
+        return await self._change(sql, user_id, task_id, title=_clean_title(title), now=self._now())
 
     async def complete(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Mark a task completed and return it."""
-        return await self._update(user_id, task_id, completed=True)
+        sql = "UPDATE keel_tasks SET completed = :true, updated_at = :now"
+        return await self._change(sql, user_id, task_id, true=True, now=self._now())
 
     async def delete(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Delete a task and return what it was."""
-        task_id = _check_id(task_id)
-        async with self._tx() as conn:
-            result = await conn.execute(
-                tasks.delete()
-                .where(tasks.c.id == task_id, tasks.c.user_id == user_id)
-                .returning(*tasks.c)
-            )
-            row = result.one_or_none()
-        if row is None:
-            raise TaskError("not_found", f"Task {task_id} not found.")
-        return _row(row)
+        return await self._change("DELETE FROM keel_tasks", user_id, task_id)

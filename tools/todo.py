@@ -116,12 +116,12 @@ async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolM
         return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
     if name not in MUTATIONS or not call_id:
         return await _invoke(tool_, call, user_id, store)
-    async with store.engine.begin() as conn:
-        if recorded := await recall(conn, user_id, call_id):
+    async with store.db.transaction() as tx:
+        if recorded := await recall(tx, user_id, call_id):
             return ToolMessage(
                 recorded.content, tool_call_id=call_id, name=name, status=recorded.status
             )
-        message = await _invoke(tool_, call, user_id, store.within(conn))
-        await record(conn, user_id, call_id, name, message.status, str(message.content))
+        message = await _invoke(tool_, call, user_id, store.within(tx))
+        await record(store.db, tx, user_id, call_id, name, message.status, str(message.content))
     pause_point("after_tool_commit")
     return message

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
@@ -23,7 +22,7 @@ from api.schemas import (
     ResetOut,
     Snapshot,
 )
-from api.turns import check_size, take_turn, turn_slot
+from api.turns import check_size, start_turn, take_turn, turn_slot
 from graphs.reset import reset_conversation
 from graphs.turn import TurnResult, snapshot, thread_config
 
@@ -43,31 +42,19 @@ async def create_conversation(
 
 
 async def _sse(
-    service: ServiceDep, cid: str, user: str, content: str, stack: AsyncExitStack
+    task: asyncio.Task[TurnResult], queue: asyncio.Queue[dict[str, Any] | None]
 ) -> AsyncIterator[dict[str, str]]:
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-
-    async def sink(event: dict[str, Any]) -> None:
-        await queue.put(event)
-
-    async def run() -> TurnResult:
-        try:
-            return await take_turn(service, cid, user, content, sink)
-        finally:
-            await queue.put(None)
-
-    async with stack:
-        task = asyncio.create_task(run())
-        while (event := await queue.get()) is not None:
-            kind = "token" if event["type"] == "token" else "event"
-            yield {"event": kind, "data": json.dumps(event)}
-        try:
-            result = await task
-        except Exception:
-            body = error_body("turn_failed", "the turn failed; nothing was lost, retry it")
-            yield {"event": "error", "data": json.dumps(body)}
-            return
-        yield {"event": "result", "data": result.model_dump_json()}
+    """Frames of a running turn; the turn goes on (and frees its lock) if the client leaves."""
+    while (event := await queue.get()) is not None:
+        kind = "token" if event["type"] == "token" else "event"
+        yield {"event": kind, "data": json.dumps(event)}
+    try:
+        result = await asyncio.shield(task)
+    except Exception:
+        body = error_body("turn_failed", "the turn failed; nothing was lost, retry it")
+        yield {"event": "error", "data": json.dumps(body)}
+        return
+    yield {"event": "result", "data": result.model_dump_json()}
 
 
 @router.post(
@@ -84,12 +71,12 @@ async def post_message(
 ) -> Any:
     """Send a message; the answer is the turn result, or an SSE stream of it."""
     check_size(service, message.content)
-    stack = AsyncExitStack()
-    await stack.enter_async_context(turn_slot(service, cid))
-    if "text/event-stream" in request.headers.get("accept", ""):
-        return EventSourceResponse(_sse(service, cid, user, message.content, stack))
-    async with stack:
+    if "text/event-stream" not in request.headers.get("accept", ""):
         return await take_turn(service, cid, user, message.content)
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    task = await start_turn(service, cid, user, message.content, queue.put)
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    return EventSourceResponse(_sse(task, queue))
 
 
 @router.get("/{conversation_id}", response_model=Snapshot, responses=ERRORS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
@@ -22,8 +21,7 @@ async def healthz() -> dict[str, str]:
 async def readyz(service: ServiceDep) -> JSONResponse:
     """Readiness: the database answers a query."""
     try:
-        async with service.engine.connect() as conn:
-            await conn.execute(sa.text("SELECT 1"))
+        await service.db.fetch("SELECT 1")
     except Exception:
         body = error_body("database_unavailable", "the database is unavailable")
         return JSONResponse(body, status_code=503)

@@ -7,6 +7,7 @@ browsers that cannot set headers, ``?token=<key>``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -16,7 +17,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from api.deps import user_for
 from api.errors import APIError
 from api.service import Service
-from api.turns import check_size, take_turn, turn_slot
+from api.turns import check_size, start_turn, turn_slot
 from checkpoints.conversations import ConversationNotFound
 from graphs.reset import reset_conversation
 
@@ -27,6 +28,13 @@ CLOSE_POLICY_VIOLATION = 1008
 
 async def _send(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
     await ws.send_json({"type": kind, "data": data})
+
+
+async def _send_if_open(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
+    try:
+        await _send(ws, kind, data)
+    except Exception:  # the client left; the turn goes on without it
+        return
 
 
 async def _authorize(ws: WebSocket, service: Service, conversation_id: str) -> str | None:
@@ -66,11 +74,11 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     check_size(service, content)
 
     async def sink(event: dict[str, Any]) -> None:
-        await _send(ws, "event", event)
+        await _send_if_open(ws, "event", event)
 
-    await _send(ws, "status", {"status": "thinking"})
-    async with turn_slot(service, cid):
-        result = await take_turn(service, cid, user, content, sink)
+    task = await start_turn(service, cid, user, content, sink)  # runs even if the client leaves
+    await _send_if_open(ws, "status", {"status": "thinking"})
+    result = await asyncio.shield(task)
     await _send(ws, "chat", result.model_dump(mode="json"))
 
 

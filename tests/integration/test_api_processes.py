@@ -7,8 +7,8 @@ import httpx
 import psycopg
 import pytest
 
-from checkpoints.database import open_database
-from checkpoints.locks import TurnLock
+from checkpoints.backend import open_backend
+from checkpoints.locks import TurnLocks
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server
@@ -38,8 +38,8 @@ async def test_a_turn_held_elsewhere_gives_409_or_waits(db_url):
         keel_server(db_url, KEEL_API_KEYS=KEYS, KEEL_DOUBLE_TEXT="enqueue") as enqueue,
     ):
         cid = create(reject.url)
-        async with open_database(db_url) as engine:
-            lock = TurnLock(engine)
+        async with open_backend(db_url) as backend:
+            lock = TurnLocks(backend.process_locks)
             async with lock.hold(cid):
                 busy = say(reject.url, cid, "Add milk")
                 assert busy.status_code == 409

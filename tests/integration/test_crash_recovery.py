@@ -5,9 +5,8 @@ import signal
 import threading
 
 import pytest
-import sqlalchemy as sa
 
-from checkpoints.database import open_database
+from checkpoints.backend import open_database
 from checkpoints.messages import MessageLog
 from tests.conftest import new_postgres_database
 from tests.keel_process import run_keel, start_keel
@@ -52,13 +51,10 @@ def kill_at_pause(url: str, pause: str, lines: list[str]) -> str:
 
 
 async def tasks_and_log(url: str, cid: str):
-    async with open_database(url) as engine:
-        tasks = await TaskStore(engine).list("local")
-        log = await MessageLog(engine).history(cid)
-        async with engine.connect() as conn:
-            ledger = (
-                await conn.execute(sa.text("SELECT count(*) FROM keel_tool_results"))
-            ).scalar()
+    async with open_database(url) as db:
+        tasks = await TaskStore(db).list("local")
+        log = await MessageLog(db).history(cid)
+        ledger = (await db.fetchone("SELECT count(*) AS n FROM keel_tool_results"))["n"]
     return tasks, log, ledger
 
 

@@ -5,8 +5,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from checkpoints.backend import open_database
 from checkpoints.conversations import ConversationNotFound, ConversationStore
-from checkpoints.database import open_database
 from checkpoints.saver import open_checkpointer
 from checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from graphs.builder import build_graph
@@ -40,8 +40,8 @@ def test_credentials_are_not_echoed():
 @pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
 async def test_state_persists_across_reopen(database_url):
     cid = str(uuid.uuid4())
-    async with open_database(database_url) as engine, open_checkpointer(database_url) as saver:
-        await run_turn(build_graph(saver), cid, "Add buy milk", KeelContext.for_engine(engine))
+    async with open_database(database_url) as db, open_checkpointer(database_url) as saver:
+        await run_turn(build_graph(saver), cid, "Add buy milk", KeelContext.for_database(db))
     async with open_checkpointer(database_url) as saver:
         state = await snapshot(build_graph(saver), cid)
     assert state["mission"] == "Add buy milk" and state["complete"]
@@ -49,8 +49,8 @@ async def test_state_persists_across_reopen(database_url):
 
 
 async def test_conversations_belong_to_one_user(database_url):
-    async with open_database(database_url) as engine:
-        store = ConversationStore(engine)
+    async with open_database(database_url) as db:
+        store = ConversationStore(db)
         created = await store.create("ann")
         uuid.UUID(created["conversation_id"])
         await store.require(created["conversation_id"], "ann")
@@ -82,12 +82,12 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
 
     url = new_postgres_database(postgres_server)
     cid = str(uuid.uuid4())
-    async with open_database(url) as engine, open_checkpointer(url) as saver:
+    async with open_database(url) as db, open_checkpointer(url) as saver:
         graph = build_graph(saver)
         blobs = []
         for n in range(8):
             await run_turn(
-                graph, cid, f"Add chore {n}", KeelContext.for_engine(engine, checkpoint_keep=4)
+                graph, cid, f"Add chore {n}", KeelContext.for_database(db, checkpoint_keep=4)
             )
             with psycopg.connect(url) as conn:
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from checkpoints.database import open_database
+from checkpoints.backend import open_database
 from checkpoints.saver import open_checkpointer
 from graphs.builder import build_graph
 from graphs.turn import run_turn, snapshot
@@ -76,17 +76,17 @@ async def test_the_tool_runs_once_after_the_yes(memory_keel, monkeypatch):
 async def test_the_pause_survives_a_restart(tmp_path):
     url = f"sqlite:///{tmp_path / 'keel.db'}"
     cid = str(uuid.uuid4())
-    async with open_database(url) as engine, open_checkpointer(url) as saver:
-        store = TaskStore(engine)
+    async with open_database(url) as db, open_checkpointer(url) as saver:
+        store = TaskStore(db)
         task = await store.create("local", "buy milk")
         asked = await run_turn(
-            build_graph(saver), cid, f"Delete task {task['id']}", KeelContext.for_engine(engine)
+            build_graph(saver), cid, f"Delete task {task['id']}", KeelContext.for_database(db)
         )
         assert asked.awaiting_confirmation is not None
-    async with open_database(url) as engine, open_checkpointer(url) as saver:
-        graph, store = build_graph(saver), TaskStore(engine)
+    async with open_database(url) as db, open_checkpointer(url) as saver:
+        graph, store = build_graph(saver), TaskStore(db)
         state = await snapshot(graph, cid)
         assert state["pending_confirmation"]["prompt"] == asked.reply
-        done = await run_turn(graph, cid, "yes", KeelContext.for_engine(engine))
+        done = await run_turn(graph, cid, "yes", KeelContext.for_database(db))
         assert done.reply == f"Deleted task {task['id']}: buy milk"
         assert await store.list("local") == []

@@ -40,14 +40,15 @@ async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(
     assert len(values["window"]) == 4  # only the last turn stays in graph state
 
 
-async def test_replaying_the_last_step_writes_nothing_twice(keel):
+async def test_replaying_the_last_steps_writes_nothing_twice(keel):
     cid = str(uuid.uuid4())
     context = keel.context()
     await run_turn(keel.graph, cid, "Add buy milk", context)
     before = [(m.key, m.content) for m in await keel.log.history(cid)]
     history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    [before_response] = [s for s in history if s.next == ("response",)][:1]
-    await keel.graph.ainvoke(None, before_response.config, context=context)
+    # the turn's last checkpoint before its end is the stop before tool execution
+    [before_tools] = [s for s in history if s.next == ("tool_execution",)][:1]
+    await keel.graph.ainvoke(None, before_tools.config, context=context)
     assert [(m.key, m.content) for m in await keel.log.history(cid)] == before
 
 

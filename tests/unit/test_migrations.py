@@ -7,44 +7,52 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from checkpoints.database import create_engine, open_database
-from checkpoints.migrate import current_revision, head_revision, upgrade
+from checkpoints.backend import open_database
+from checkpoints.migrate import current_revision, head_revision, migration_engine, upgrade
 from checkpoints.schema import metadata
 from checkpoints.urls import parse_database_url
 from graphs.turn import run_turn
 from tests.keel_process import run_keel
 
 
+def keel_tables_only(name, type_, parent_names):
+    # the checkpointer's own tables live in the same database; they are LangGraph's schema
+    return type_ != "table" or name.startswith("keel_") or name == "alembic_version"
+
+
 def diff(connection):
-    return compare_metadata(MigrationContext.configure(connection), metadata)
+    context = MigrationContext.configure(connection, opts={"include_name": keel_tables_only})
+    return compare_metadata(context, metadata)
+
+
+def sync_engine(database_url, db):
+    parsed = parse_database_url(database_url)
+    if parsed.kind != "memory":
+        return migration_engine(parsed)
+    return sa.create_engine("sqlite://", creator=lambda: db.conn, poolclass=sa.pool.StaticPool)
 
 
 async def test_migrations_build_the_declared_schema(database_url):
-    async with open_database(database_url) as engine:
+    async with open_database(database_url) as db:
+        engine = sync_engine(database_url, db)
         assert await current_revision(engine) == head_revision()
-        async with engine.connect() as conn:
-            assert await conn.run_sync(diff) == []
+        with engine.connect() as conn:
+            assert diff(conn) == []
 
 
 @pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
 async def test_upgrade_is_idempotent_and_keeps_data(database_url):
-    async with open_database(database_url) as engine:
-        async with engine.begin() as conn:
-            await conn.execute(
-                sa.text(
-                    "INSERT INTO keel_conversations (id, user_id, created_at) "
-                    "VALUES ('c1', 'ann', CURRENT_TIMESTAMP)"
-                )
-            )
-    engine = create_engine(parse_database_url(database_url))
-    try:
-        await upgrade(engine)
-        await upgrade(engine)
-        async with engine.connect() as conn:
-            count = await conn.execute(sa.text("SELECT count(*) FROM keel_conversations"))
-            assert count.scalar() == 1
-    finally:
-        await engine.dispose()
+    async with open_database(database_url) as db:
+        await db.execute(
+            "INSERT INTO keel_conversations (id, user_id, created_at) "
+            "VALUES ('c1', 'ann', CURRENT_TIMESTAMP)"
+        )
+    engine = migration_engine(parse_database_url(database_url))
+    await upgrade(engine)
+    await upgrade(engine)
+    with engine.connect() as conn:
+        count = conn.execute(sa.text("SELECT count(*) FROM keel_conversations"))
+        assert count.scalar() == 1
 
 
 @pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)

@@ -123,7 +123,7 @@ async def test_resume_backs_up_and_keeps_ten(keel):
     cid = str(uuid.uuid4())
     async with open_checkpointer(keel.url) as other_saver:
         saver = keel.graph.checkpointer if keel.url == "memory" else other_saver
-        backups = BackupStore(saver, keel.engine, keep=10)
+        backups = BackupStore(saver, keel.db, keep=10)
         model = ScriptedModel(replies=[], seen=[])
         for n in range(12):
             model.replies.append(AIMessage(f"ok {n}\nDONE: ok"))

@@ -3,15 +3,15 @@ import uuid
 
 import pytest
 
-from checkpoints.database import open_database
+from checkpoints.backend import open_database
 from tools.store import TITLE_MAX_CHARS, TaskStore
 from tools.todo import TODO_TOOLS, run_tool_call
 
 
 @pytest.fixture
 async def store(database_url):
-    async with open_database(database_url) as engine:
-        yield TaskStore(engine)
+    async with open_database(database_url) as db:
+        yield TaskStore(db)
 
 
 async def invoke(store, user, name, **args):

@@ -1,0 +1,154 @@
+"""One database per process: the checkpointer, keel's tables and the turn locks, opened together.
+
+``open_backend(url, pool_size=..., pool_timeout=...)`` yields a ``Backend``:
+
+- PostgreSQL: one psycopg ``AsyncConnectionPool`` shared by LangGraph's ``AsyncPostgresSaver`` and
+  keel's tables; waiting for a connection is bounded by ``pool_timeout`` (then ``PoolTimeout``,
+  which the API answers with 503). Turn locks take one more connection, outside the pool.
+- SQLite: LangGraph's ``AsyncSqliteSaver`` and keel's tables on two connections to one file,
+  serialised by the saver's lock. WAL with ``synchronous=NORMAL``: a commit is durable against a
+  crash of the process (the WAL is in the OS's hands), not against a power cut of the machine.
+- ``memory``: an ``InMemorySaver`` and a shared in-memory SQLite database for the tables.
+
+Migrations run before anything else is opened. Used by the API, ``keel chat``, ``keel db``, the
+benchmarks and the tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiosqlite
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from checkpoints.database import Database, PostgresDatabase, SqliteDatabase
+from checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks
+from checkpoints.migrate import migration_engine, upgrade
+from checkpoints.urls import DatabaseURL, parse_database_url
+
+DEFAULT_POOL_SIZE = 10
+DEFAULT_POOL_TIMEOUT_SECONDS = 5.0
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+)
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
+"""keel prunes old checkpoints: vacuum those tables by dead rows, not by size."""
+
+
+@dataclass
+class Backend:
+    """The open database of a process."""
+
+    url: DatabaseURL
+    saver: BaseCheckpointSaver
+    db: Database
+    process_locks: ProcessLocks
+
+
+def _sqlite_connect(target: str, uri: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None)
+    for pragma in SQLITE_PRAGMAS[1:] if uri else SQLITE_PRAGMAS:
+        conn.execute(pragma)
+    return conn
+
+
+@asynccontextmanager
+async def _memory(db: DatabaseURL) -> AsyncIterator[Backend]:
+    uri = f"file:keel-{uuid.uuid4().hex}?mode=memory&cache=shared"
+    conn = _sqlite_connect(uri, uri=True)  # keeps the database alive while open
+    try:
+        await upgrade(migration_engine(db, lambda: sqlite3.connect(uri, uri=True)))
+        tables = SqliteDatabase(conn, asyncio.Lock())
+        yield Backend(db, InMemorySaver(), tables, NoProcessLocks())
+    finally:
+        conn.close()
+
+
+@asynccontextmanager
+async def _sqlite(db: DatabaseURL) -> AsyncIterator[Backend]:
+    assert db.path is not None
+    path: Path = db.path
+    await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+    await upgrade(migration_engine(db))
+    async with aiosqlite.connect(str(path)) as aconn:
+        for pragma in SQLITE_PRAGMAS:
+            await aconn.execute(pragma)
+        saver = AsyncSqliteSaver(aconn)
+        await saver.setup()
+        conn = await asyncio.to_thread(_sqlite_connect, str(path))
+        locks = await asyncio.to_thread(FileLocks, path.with_name(path.name + ".turnlocks"))
+        try:
+            yield Backend(db, saver, SqliteDatabase(conn, saver.lock), locks)
+        finally:
+            await locks.close()
+            await asyncio.to_thread(conn.close)
+
+
+@asynccontextmanager
+async def _postgres(db: DatabaseURL, pool_size: int, pool_timeout: float) -> AsyncIterator[Backend]:
+    await upgrade(migration_engine(db))
+    pool = AsyncConnectionPool(
+        db.conninfo,
+        min_size=min(2, pool_size),
+        max_size=pool_size,
+        timeout=pool_timeout,
+        kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
+        open=False,
+    )
+    await pool.open(wait=True, timeout=pool_timeout)
+    locks = AdvisoryLocks(db.conninfo)
+    try:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+        async with pool.connection() as conn:
+            for table in CHECKPOINT_TABLES:
+                await conn.execute(f"ALTER TABLE {table} SET ({AUTOVACUUM})")
+        yield Backend(db, saver, PostgresDatabase(pool), locks)
+    finally:
+        await locks.close()
+        await pool.close()
+
+
+@asynccontextmanager
+async def open_backend(
+    url: str,
+    *,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    pool_timeout: float = DEFAULT_POOL_TIMEOUT_SECONDS,
+) -> AsyncIterator[Backend]:
+    """Open the database named by ``url``, migrated to the newest schema.
+
+    Raises:
+        UnsupportedDatabaseURL: the scheme is not memory, sqlite or postgresql.
+    """
+    db = parse_database_url(url)
+    async with AsyncExitStack() as stack:
+        if db.kind == "memory":
+            backend = await stack.enter_async_context(_memory(db))
+        elif db.kind == "sqlite":
+            backend = await stack.enter_async_context(_sqlite(db))
+        else:
+            backend = await stack.enter_async_context(_postgres(db, pool_size, pool_timeout))
+        yield backend
+
+
+@asynccontextmanager
+async def open_database(url: str) -> AsyncIterator[Database]:
+    """Only keel's tables of ``url`` (the checkpointer opened alongside goes unused)."""
+    async with open_backend(url) as backend:
+        yield backend.db
