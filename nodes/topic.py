@@ -10,6 +10,7 @@ see this turn (see ``nodes.context``).
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import datetime
 from typing import Any, Literal
 
@@ -114,10 +115,14 @@ async def start_topic(
     previous: Topic | None,
     reason: Reason,
     phrase: str | None,
+    topic_id: str | None = None,
 ) -> TopicRow:
-    """End ``previous`` (with a summary), start a new topic, and announce the change."""
+    """End ``previous`` (with a summary), start a new topic, and announce the change.
+
+    ``topic_id`` names the topic; starting it again (a replayed turn) changes nothing.
+    """
     summary = await summarize_topic(ctx.message_log(), conversation, previous) if previous else None
-    row = await ctx.topic_store().start(conversation, title, summary)
+    row = await ctx.topic_store().start(conversation, title, summary, topic_id)
     if previous is not None:
         data = {
             "previous_topic_id": previous["id"],
@@ -151,7 +156,9 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
     if active is None or change is not None:
         reason, phrase = change or ("phrase", None)
         title = await title_for(message, ctx)
-        row = await start_topic(ctx, conversation, title, active, reason, phrase)
+        turn = (state.get("stats") or {}).get("turns", 0)
+        topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:turn-{turn}"))
+        row = await start_topic(ctx, conversation, title, active, reason, phrase, topic_id)
         active = as_state_topic(row)
     changed = change is not None
     history = await load_history(ctx.message_log(), conversation, active["id"], changed, now)

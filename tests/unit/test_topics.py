@@ -192,3 +192,15 @@ async def test_a_failing_title_model_falls_back_to_first_words(memory_keel):
         memory_keel.context(title_model=Broken(replies=[], seen=[])),
     )
     assert result.topic["title"] == "Add buy milk" and result.complete
+
+
+async def test_starting_a_topic_again_under_its_id_changes_nothing(keel):
+    cid = str(uuid.uuid4())
+    first = await keel.topics.start(cid, "one")
+    second = await keel.topics.start(cid, "two", "summary of one", topic_id="topic-2")
+    again = await keel.topics.start(cid, "two", "summary of one", topic_id="topic-2")
+    assert again == second
+    topics = await keel.topics.list(cid)
+    assert [t.id for t in topics] == [first.id, "topic-2"]
+    assert [t.is_active for t in topics] == [False, True]
+    assert topics[0].summary == "summary of one"
