@@ -26,7 +26,7 @@ ConversationId = Annotated[
 ]
 
 
-def get_service(request: Request) -> Service:
+async def get_service(request: Request) -> Service:
     """The running service."""
     service: Service = request.app.state.service
     return service
@@ -48,7 +48,7 @@ def user_for(service: Service, authorization: str | None) -> str:
     raise APIError(401, "unauthorized", "missing or invalid API key (Authorization: Bearer <key>)")
 
 
-def get_user(request: Request, service: ServiceDep) -> str:
+async def get_user(request: Request, service: ServiceDep) -> str:
     """The authenticated user of the request."""
     return user_for(service, request.headers.get("authorization"))
 

@@ -9,6 +9,7 @@ closing the service waits for them.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -20,12 +21,14 @@ from checkpoints.conversations import ConversationStore
 from checkpoints.database import Database
 from checkpoints.locks import TurnLocks
 from checkpoints.messages import MessageLog
-from checkpoints.retention import Retention
+from checkpoints.retention import Retention, latest_checkpoint_id
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
+from graphs.turn import TurnResult, TurnStart
 from nodes.runtime import KeelContext
 
 T = TypeVar("T")
+KNOWN_CONVERSATIONS = 10_000
 SHUTDOWN_GRACE_SECONDS = 30
 
 
@@ -44,6 +47,29 @@ class Service:
     context: KeelContext
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    known: OrderedDict[str, tuple[str | None, TurnStart]] = field(default_factory=OrderedDict)
+    """Per conversation: the checkpoint this process's last turn ended on, and where it stood."""
+
+    async def turn_start(self, conversation_id: str) -> TurnStart | None:
+        """Where the conversation stands, if nothing changed it since this process's last turn.
+
+        One index lookup (the newest checkpoint's id) instead of reading and decoding the state.
+        """
+        known = self.known.get(conversation_id)
+        if known is None:
+            return None
+        latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
+        return known[1] if latest == known[0] else None
+
+    async def remember(self, conversation_id: str, result: TurnResult | None) -> None:
+        """Note where a turn left the conversation (``None``: forget it, the turn failed)."""
+        self.known.pop(conversation_id, None)
+        if result is None:
+            return
+        latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
+        self.known[conversation_id] = (latest, TurnStart(result.awaiting_confirmation, False))
+        if len(self.known) > KNOWN_CONVERSATIONS:
+            self.known.popitem(last=False)
 
     @property
     def db(self) -> Database:

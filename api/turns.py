@@ -51,14 +51,20 @@ async def start_turn(
 
     async def turn() -> TurnResult:
         async with stack:
-            return await run_turn(
-                service.graph,
-                conversation_id,
-                content,
-                service.turn_context(user),
-                sink,
-                retention=service.retention,
-            )
+            result = None
+            try:
+                result = await run_turn(
+                    service.graph,
+                    conversation_id,
+                    content,
+                    service.turn_context(user),
+                    sink,
+                    retention=service.retention,
+                    start=await service.turn_start(conversation_id),
+                )
+            finally:
+                await service.remember(conversation_id, result)
+            return result
 
     return service.track(turn())
 

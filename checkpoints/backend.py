@@ -17,6 +17,8 @@ benchmarks and the tests.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiosqlite
+import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -45,6 +48,8 @@ SQLITE_PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
 )
+STARTUP_LOCK_ID = 0x6B65656D  # "keem": beside the migrations' own "keel"
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
 """keel prunes old checkpoints: vacuum those tables by dead rows, not by size."""
@@ -61,9 +66,11 @@ class Backend:
 
 
 def _sqlite_connect(target: str, uri: bool = False) -> sqlite3.Connection:
+    """The app tables' connection: autocommit, busy timeout 0 (``SqliteDatabase`` waits it out)."""
     conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None)
-    for pragma in SQLITE_PRAGMAS[1:] if uri else SQLITE_PRAGMAS:
+    for pragma in SQLITE_PRAGMAS[1:-1] if uri else SQLITE_PRAGMAS[:-1]:
         conn.execute(pragma)
+    conn.execute("PRAGMA busy_timeout=0")
     return conn
 
 
@@ -80,28 +87,46 @@ async def _memory(db: DatabaseURL) -> AsyncIterator[Backend]:
 
 
 @asynccontextmanager
+async def _sqlite_startup_lock(path: Path) -> AsyncIterator[None]:
+    """Workers starting together set the schema up one after the other (``flock``)."""
+    fd = await asyncio.to_thread(os.open, path.with_name(path.name + ".setup.lock"), _LOCK_FLAGS)
+    try:
+        await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+@asynccontextmanager
 async def _sqlite(db: DatabaseURL) -> AsyncIterator[Backend]:
     assert db.path is not None
     path: Path = db.path
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-    await upgrade(migration_engine(db))
-    async with aiosqlite.connect(str(path)) as aconn:
-        for pragma in SQLITE_PRAGMAS:
-            await aconn.execute(pragma)
+    async with AsyncExitStack() as stack:
+        aconn = await stack.enter_async_context(aiosqlite.connect(str(path)))
         saver = AsyncSqliteSaver(aconn)
-        await saver.setup()
+        async with _sqlite_startup_lock(path):
+            await upgrade(migration_engine(db))
+            for pragma in SQLITE_PRAGMAS:
+                await aconn.execute(pragma)
+            await saver.setup()
         conn = await asyncio.to_thread(_sqlite_connect, str(path))
+        stack.callback(conn.close)
         locks = await asyncio.to_thread(FileLocks, path.with_name(path.name + ".turnlocks"))
-        try:
-            yield Backend(db, saver, SqliteDatabase(conn, saver.lock), locks)
-        finally:
-            await locks.close()
-            await asyncio.to_thread(conn.close)
+        stack.push_async_callback(locks.close)
+        yield Backend(db, saver, SqliteDatabase(conn, saver.lock), locks)
+
+
+@asynccontextmanager
+async def _postgres_startup_lock(db: DatabaseURL) -> AsyncIterator[None]:
+    """Workers starting together set the schema up one after the other (advisory lock)."""
+    async with await psycopg.AsyncConnection.connect(db.conninfo, autocommit=True) as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (STARTUP_LOCK_ID,))
+        yield  # the lock ends with the session
 
 
 @asynccontextmanager
 async def _postgres(db: DatabaseURL, pool_size: int, pool_timeout: float) -> AsyncIterator[Backend]:
-    await upgrade(migration_engine(db))
     pool = AsyncConnectionPool(
         db.conninfo,
         min_size=min(2, pool_size),
@@ -110,14 +135,16 @@ async def _postgres(db: DatabaseURL, pool_size: int, pool_timeout: float) -> Asy
         kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
         open=False,
     )
-    await pool.open(wait=True, timeout=pool_timeout)
     locks = AdvisoryLocks(db.conninfo)
     try:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-        await saver.setup()
-        async with pool.connection() as conn:
-            for table in CHECKPOINT_TABLES:
-                await conn.execute(f"ALTER TABLE {table} SET ({AUTOVACUUM})")
+        async with _postgres_startup_lock(db):
+            await upgrade(migration_engine(db))
+            await pool.open(wait=True, timeout=pool_timeout)
+            await saver.setup()
+            async with pool.connection() as conn:
+                for table in CHECKPOINT_TABLES:
+                    await conn.execute(f"ALTER TABLE {table} SET ({AUTOVACUUM})")
         yield Backend(db, saver, PostgresDatabase(pool), locks)
     finally:
         await locks.close()

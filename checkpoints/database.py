@@ -5,7 +5,8 @@ connections of its own: ``checkpoints.backend.open_backend`` hands it the checkp
 pool (PostgreSQL: one pool per process, every statement holds a connection only for its own
 transaction) or a SQLite connection serialised with the checkpointer's lock (SQLite: one writer at
 a time in the process, so keel never waits on its own checkpointer in SQLite's busy handler).
-Statements on SQLite run in a worker thread, off the event loop.
+Statements on SQLite run in the event loop's thread (microseconds each), and a busy database is
+waited out asynchronously, never inside SQLite.
 
 Used by the stores in ``checkpoints`` and ``tools.store``; nothing outside them writes SQL.
 """
@@ -16,12 +17,13 @@ import asyncio
 import json
 import re
 import sqlite3
+import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from psycopg.types.json import Json
 from psycopg_pool import AsyncConnectionPool
@@ -29,6 +31,7 @@ from typing_extensions import override
 
 from checkpoints.clock import as_utc
 
+T = TypeVar("T")
 Params = Mapping[str, Any] | None
 Row = dict[str, Any]
 
@@ -99,6 +102,10 @@ class Database(Session):
 
 # --- SQLite ---------------------------------------------------------------------------------
 
+SQLITE_BUSY_RETRY_SECONDS = 0.002
+SQLITE_BUSY_WAIT_SECONDS = 10.0
+"""Another process writing: wait (asynchronously) and retry, at most this long."""
+
 
 def _sqlite_fetch(conn: sqlite3.Connection, sql: str, params: Params) -> list[Row]:
     cur = conn.execute(sql, dict(params or {}))
@@ -120,11 +127,23 @@ def _sqlite_many(conn: sqlite3.Connection, sql: str, rows: list[dict[str, Any]])
     conn.executemany(sql, rows).close()
 
 
-def _sqlite_alone(conn: sqlite3.Connection, fn: Any, *args: Any) -> Any:
-    """Run one statement in its own transaction (autocommit for reads)."""
-    if conn.in_transaction:  # never happens: transactions hold the lock until they end
-        raise RuntimeError("SQLite connection is inside another transaction")
-    return fn(conn, *args)
+async def _sqlite_call(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn(conn, *args)`` in the event loop's thread.
+
+    A statement on a local SQLite file in WAL mode takes microseconds, less than handing it to a
+    thread; the one wait it can meet, another process holding the write lock, is not waited out
+    inside SQLite (the connection's busy timeout is 0) but here, asynchronously.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_WAIT_SECONDS
+    while True:
+        try:
+            return fn(conn, *args)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(SQLITE_BUSY_RETRY_SECONDS)
 
 
 class _SqliteTx(Session):
@@ -133,15 +152,15 @@ class _SqliteTx(Session):
 
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
-        return await asyncio.to_thread(_sqlite_fetch, self.conn, sql, params)
+        return await _sqlite_call(self.conn, _sqlite_fetch, sql, params)
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
-        return await asyncio.to_thread(_sqlite_run, self.conn, sql, params)
+        return await _sqlite_call(self.conn, _sqlite_run, sql, params)
 
     @override
     async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        await asyncio.to_thread(_sqlite_many, self.conn, sql, [dict(r) for r in rows])
+        await _sqlite_call(self.conn, _sqlite_many, sql, [dict(r) for r in rows])
 
 
 class SqliteDatabase(Database):
@@ -150,19 +169,23 @@ class SqliteDatabase(Database):
     dialect: Literal["sqlite", "postgresql"] = "sqlite"
 
     def __init__(self, conn: sqlite3.Connection, lock: asyncio.Lock) -> None:
-        """Use ``conn`` (autocommit mode) while holding ``lock`` (the checkpointer's)."""
+        """Use ``conn`` (autocommit mode, busy timeout 0) while holding ``lock``.
+
+        ``lock`` is the checkpointer's, so that keel's writes and the checkpointer's never wait on
+        each other inside SQLite.
+        """
         conn.row_factory = sqlite3.Row
         self.conn, self.lock = conn, lock
 
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
         async with self.lock:
-            return await asyncio.to_thread(_sqlite_alone, self.conn, _sqlite_fetch, sql, params)
+            return await _sqlite_call(self.conn, _sqlite_fetch, sql, params)
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
         async with self.lock:
-            return await asyncio.to_thread(_sqlite_alone, self.conn, _sqlite_run, sql, params)
+            return await _sqlite_call(self.conn, _sqlite_run, sql, params)
 
     @override
     async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -173,13 +196,13 @@ class SqliteDatabase(Database):
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Session]:
         async with self.lock:
-            await asyncio.to_thread(self.conn.execute, "BEGIN IMMEDIATE")
+            await _sqlite_call(self.conn, _sqlite_run, "BEGIN IMMEDIATE", None)
             try:
                 yield _SqliteTx(self.conn)
             except BaseException:
-                await asyncio.to_thread(self.conn.execute, "ROLLBACK")
+                self.conn.rollback()
                 raise
-            await asyncio.to_thread(self.conn.execute, "COMMIT")
+            await _sqlite_call(self.conn, _sqlite_run, "COMMIT", None)
 
     @override
     def time(self, value: datetime) -> str:

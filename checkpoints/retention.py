@@ -20,6 +20,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from checkpoints.database import Database
+
 log = structlog.get_logger(__name__)
 
 DEFAULT_KEEP = 50
@@ -93,6 +95,26 @@ def _prune_memory(saver: InMemorySaver, thread_id: str, keep: int) -> None:
         for key in [k for k in saver.blobs if k[0] == thread_id and k[1] == ns]:
             if (key[2], key[3]) not in used:
                 del saver.blobs[key]
+
+
+_LATEST = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = :t AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1"
+)
+
+
+async def latest_checkpoint_id(
+    saver: BaseCheckpointSaver, db: Database, thread_id: str
+) -> str | None:
+    """The id of the thread's newest checkpoint: one index lookup, nothing deserialised.
+
+    ``db`` is keel's tables in the same database as the saver's (SQLite, PostgreSQL).
+    """
+    if isinstance(saver, InMemorySaver):
+        ids = saver.storage.get(thread_id, {}).get("", {})
+        return max(ids) if ids else None
+    row = await db.fetchone(_LATEST, {"t": thread_id})
+    return str(row["checkpoint_id"]) if row else None
 
 
 async def thread_ids(saver: BaseCheckpointSaver) -> list[str]:

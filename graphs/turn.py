@@ -9,13 +9,14 @@ conversation's state for ``/state`` and the API.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, Durability, Interrupt, StateSnapshot
+from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
 from pydantic import BaseModel, Field
 
 from checkpoints.retention import Retention, prune_thread
@@ -36,6 +37,8 @@ tool calls, with their ids, are stored before any tool changes anything: a proce
 that re-runs the same calls on the next call, and the tool-call ledger answers those that already
 ran. A process killed before it loses only the unanswered message, with nothing done."""
 MAX_RUNS = 50
+STREAM_MODES: list[StreamMode] = ["custom", "updates", "values", "messages"]
+"""Tokens ("messages") are streamed only to a caller that listens."""
 INTERRUPT = "__interrupt__"  # the key of interrupts in the "updates" stream
 """Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
 
@@ -235,7 +238,7 @@ async def _stream(
             graph_input,
             config,
             context=context,
-            stream_mode=["custom", "messages", "updates", "values"],
+            stream_mode=STREAM_MODES if sink is not None else STREAM_MODES[:3],
             durability=DURABILITY,
             interrupt_before=CHECKPOINT_BEFORE,
         )
@@ -262,6 +265,21 @@ async def _stream(
         for text in tokens.flush():
             await sink({"type": "token", "data": {"text": text}})
     return turn_result(conversation_id, values, interrupts, events, context.done_marker)
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """Where a conversation stands before a turn, as far as running the turn goes."""
+
+    waiting: Confirmation | None
+    """The confirmation it is paused on: the next message answers it."""
+    cut_off: bool
+    """A turn was cut off mid-way (its process died) and is finished first."""
+
+    @classmethod
+    def of(cls, snap: StateSnapshot) -> TurnStart:
+        """Read it from the conversation's state."""
+        return cls(pending_confirmation(snap), _cut_off(snap))
 
 
 async def recover_turn(
@@ -297,20 +315,27 @@ async def run_turn(
     context: KeelContext,
     sink: EventSink | None = None,
     retention: Retention | None = None,
+    start: TurnStart | None = None,
 ) -> TurnResult:
     """Run one turn for ``content``; a pending confirmation takes it as its answer.
 
     A turn left unfinished by a crash is finished first; its reply comes back as
     ``recovered_reply``. Old checkpoints are pruned by ``retention`` (the API's prunes in the
-    background every few turns), else right after the turn.
+    background every few turns), else right after the turn. ``start`` is where the conversation
+    stands, when the caller knows it; otherwise it is read from the checkpoint.
     """
     config = thread_config(conversation_id)
     with structlog.contextvars.bound_contextvars(
         conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
     ):
-        before = await graph.aget_state(config)
-        recovered = await _finish_cut_off(graph, before, conversation_id, context)
-        waiting = recovered.awaiting_confirmation if recovered else pending_confirmation(before)
+        if start is None:
+            start = TurnStart.of(await graph.aget_state(config))
+        recovered = None
+        waiting = start.waiting
+        if start.cut_off:
+            log.warning("recovering_cut_off_turn")
+            recovered = await _stream(graph, None, conversation_id, context)
+            waiting = recovered.awaiting_confirmation
         log.info("turn_received", resuming=waiting is not None, message_preview=preview(content))
         graph_input: Any = Command(resume=content) if waiting else {"content": content}
         result = await _stream(graph, graph_input, conversation_id, context, sink)
