@@ -1,0 +1,680 @@
+r"""HTTP load: ``keel serve`` against a plain LangGraph ReAct server, same load, same backend.
+
+For every backend x workers x users x conversation length, the bench starts ``keel serve`` on a
+fresh database, drives it, stops it, then does the same with the baseline
+(``bench/plain_server.py``, a plain LangGraph ReAct graph behind a minimal FastAPI app, no turn
+lock, no auth) and prints a row. Each of the U users is an asyncio task with its own HTTP
+connection; it runs conversations of L turns back to back ("Add item 1" ... "Add item L", one tool
+call per turn, then a new conversation) until the time budget runs out, finishing the request it
+is in. Requests ending in the first ``--warmup`` seconds are not counted; the measured window
+runs from there until the last user has stopped. Per cell: successful turns per second,
+p50/p99 latency of successful turns, errors (every non-2xx answer, timeout or connection error;
+5xx in brackets). From the repository root:
+
+    .venv/bin/python bench/http_load.py --backends sqlite
+
+    .venv/bin/python bench/http_load.py --backends sqlite,postgres \
+        --postgres-url postgresql://postgres@127.0.0.1:55432/postgres
+
+    .venv/bin/python bench/http_load.py --backends sqlite --users 1,4 --lengths 20 \
+        --workers 1 --seconds 5    # a smoke run
+
+The defaults (``--users 1,8,32,64 --lengths 20,200 --workers 1,2 --seconds 20 --warmup 2``) make
+16 cells per backend, two server runs each: about 20 minutes per backend, longer when requests
+hang (a request times out after 60 s).
+
+Databases: SQLite files live in a temporary directory removed at the end; on PostgreSQL every
+server gets a new database ``bench_http_<impl>_<hex>`` on the ``--postgres-url`` server, dropped
+after its run (``--keep-dbs`` leaves them). With more than one worker the fresh database is first
+initialised by a one-worker start of the same server (``--no-prime`` skips that), so that N
+workers do not race to create the schema.
+
+The load client runs on the same machine as the servers and takes CPU from them (the details table
+shows how much). Figures are only comparable within one run on one machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import math
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections import Counter
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import psycopg
+
+REPO = Path(__file__).resolve().parents[1]
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 20.0
+REQUEST_TIMEOUT = 60.0
+LOG_TAIL_CHARS = 3000
+JSON_HEADERS = {"content-type": "application/json"}
+
+
+# --- the two servers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Impl:
+    """How to start one implementation and talk to it."""
+
+    name: str
+    env_var: str
+    ready_path: str
+    create_path: str
+    message_path: str
+    """With ``{cid}`` for the conversation id."""
+    command: Callable[[int, int], list[str]]
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def keel_command(port: int, workers: int) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        "from api.cli import app; app()",
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
+
+
+def plain_command(port: int, workers: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "bench.plain_server:app",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+    ]
+
+
+IMPLS = {
+    "keel": Impl(
+        name="keel",
+        env_var="KEEL_DATABASE_URL",
+        ready_path="/readyz",
+        create_path="/v1/conversations",
+        message_path="/v1/conversations/{cid}/messages",
+        command=keel_command,
+        extra_env={"KEEL_LOG_LEVEL": "warning", "KEEL_LOG_FORMAT": "json"},
+    ),
+    "plain": Impl(
+        name="plain",
+        env_var="PLAIN_DATABASE_URL",
+        ready_path="/healthz",
+        create_path="/conversations",
+        message_path="/conversations/{cid}/messages",
+        command=plain_command,
+    ),
+}
+
+
+class ServerFailed(Exception):
+    """The server did not become ready (it exited, or timed out)."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def proc_cpu_seconds(pgid: int) -> float:
+    """CPU seconds used so far by the live processes of process group ``pgid`` (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        # after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt
+        # cmajflt utime stime
+        if int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+class Server:
+    """One server process (uvicorn and its workers, in a process group of their own)."""
+
+    def __init__(self, impl: Impl, url: str, workers: int, log_path: Path) -> None:
+        """Prepare to run ``impl`` on the database ``url``, logging to ``log_path``."""
+        self.impl, self.url, self.workers, self.log_path = impl, url, workers, log_path
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the process, its output appended to the log file."""
+        env = {k: v for k, v in os.environ.items() if k not in ("KEEL_API_KEYS", "KEEL_HOST")}
+        env.update(self.impl.extra_env)
+        env[self.impl.env_var] = self.url
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                self.impl.command(self.port, self.workers),
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    async def wait_ready(self, timeout: float = READY_TIMEOUT) -> float:
+        """Seconds until the readiness endpoint answered 200; ServerFailed otherwise."""
+        assert self.proc is not None
+        start = time.perf_counter()
+        async with httpx.AsyncClient(base_url=self.base, timeout=2.0) as client:
+            while time.perf_counter() - start < timeout:
+                if self.proc.poll() is not None:
+                    raise ServerFailed(f"exited with status {self.proc.returncode}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await client.get(self.impl.ready_path)).status_code == 200:
+                        return time.perf_counter() - start
+                await asyncio.sleep(0.2)
+        raise ServerFailed(f"not ready after {timeout:.0f} s")
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by uvicorn and its live workers."""
+        return proc_cpu_seconds(self.proc.pid) if self.proc else 0.0
+
+    def stop(self) -> None:
+        """SIGTERM to uvicorn (it stops its workers); SIGKILL to the group if it hangs."""
+        if self.proc is None:
+            return
+        pid = self.proc.pid
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                print(f"  {self.impl.name}: no exit after SIGTERM, killing", file=sys.stderr)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)  # workers left behind, if any
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+
+
+# --- the load -------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    """What one user saw in the measured window."""
+
+    latencies: list[float] = field(default_factory=list)
+    """Seconds, successful turns only."""
+    errors: Counter[str] = field(default_factory=Counter)
+    """"409", "503", "timeout", "connection", ... over turns and conversation creations."""
+    turns_sent: int = 0
+    conversations: int = 0
+    last_end: float = 0.0
+    depth_sum: int = 0
+    """Sum over the measured turns of their place in their conversation (1 = first turn)."""
+
+
+def retry_after(response: httpx.Response) -> float:
+    try:
+        return min(float(response.headers.get("retry-after", "0.1")), 1.0)
+    except ValueError:
+        return 0.1
+
+
+async def one_user(
+    base: str,
+    impl: Impl,
+    bodies: list[bytes],
+    measure_from: float,
+    deadline: float,
+    max_turns: int | None,
+) -> Load:
+    """Conversations of ``len(bodies)`` turns back to back until ``deadline``.
+
+    Requests that end before ``measure_from`` (the warm-up) are not recorded; one that started in
+    the warm-up and ends after it is (so a request that hangs shows up). ``max_turns`` counts every
+    turn the user sends, warm-up included. A failed request ends its conversation; the user waits
+    a little (Retry-After on 503, at most 1 s) and starts another.
+    """
+    load = Load()
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clock = time.perf_counter
+
+    def done() -> bool:
+        return clock() >= deadline or (max_turns is not None and load.turns_sent >= max_turns)
+
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=REQUEST_TIMEOUT) as client:
+        while not done():
+            pause = 0.0
+            try:
+                r = await client.post(impl.create_path, content=b"{}", headers=JSON_HEADERS)
+                error = None if r.status_code == 201 else str(r.status_code)
+                if error is None:
+                    cid = r.json()["conversation_id"]
+                else:
+                    pause = retry_after(r)
+            except httpx.TimeoutException:
+                error = "timeout"
+            except httpx.TransportError:
+                error, pause = "connection", 0.1
+            end = clock()
+            if end >= measure_from:
+                load.last_end = end
+                if error is None:
+                    load.conversations += 1
+                else:
+                    load.errors[f"create {error}"] += 1
+            if error is not None:
+                await asyncio.sleep(pause)
+                continue
+            path = impl.message_path.format(cid=cid)
+            for depth, body in enumerate(bodies, start=1):
+                if done():
+                    break
+                start = clock()
+                try:
+                    r = await client.post(path, content=body, headers=JSON_HEADERS)
+                    error = None if r.status_code == 200 else str(r.status_code)
+                    if error is not None:
+                        pause = retry_after(r)
+                except httpx.TimeoutException:
+                    error = "timeout"
+                except httpx.TransportError:
+                    error, pause = "connection", 0.1
+                end = clock()
+                load.turns_sent += 1
+                if end >= measure_from:
+                    load.last_end = end
+                    if error is None:
+                        load.latencies.append(end - start)
+                        load.depth_sum += depth
+                    else:
+                        load.errors[error] += 1
+                if error is not None:
+                    await asyncio.sleep(pause)
+                    break
+    return load
+
+
+@dataclass
+class Result:
+    """One implementation in one cell."""
+
+    impl: str
+    failed: str | None = None
+    turns_per_s: float = 0.0
+    p50_ms: float = math.nan
+    p99_ms: float = math.nan
+    errors: Counter[str] = field(default_factory=Counter)
+    ok_turns: int = 0
+    conversations: int = 0
+    seconds: float = 0.0
+    client_cpu: float = 0.0
+    server_cpu: float = 0.0
+    startup_s: float = 0.0
+    mean_depth: float = 0.0
+    note: str = ""
+
+    @property
+    def n_errors(self) -> int:
+        """Every failed request."""
+        return sum(self.errors.values())
+
+    @property
+    def n_5xx(self) -> int:
+        """Failed requests answered with a 5xx status."""
+        return sum(n for kind, n in self.errors.items() if kind.split()[-1].startswith("5"))
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list (nan when empty)."""
+    if not sorted_values:
+        return math.nan
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
+def cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def drive(
+    server: Server, impl: Impl, users: int, length: int, args: argparse.Namespace
+) -> Result:
+    """Run the load against a ready server and summarise it."""
+    bodies = [f'{{"content": "Add item {k}"}}'.encode() for k in range(1, length + 1)]
+    start = time.perf_counter()
+    measure_from = start + args.warmup
+    deadline = measure_from + args.seconds
+    tasks = [
+        asyncio.create_task(
+            one_user(server.base, impl, bodies, measure_from, deadline, args.max_turns_per_user)
+        )
+        for _ in range(users)
+    ]
+    await asyncio.sleep(max(0.0, measure_from - time.perf_counter()))
+    cpu0, server_cpu0, wall0 = cpu_self(), server.cpu_seconds(), time.perf_counter()
+    loads = await asyncio.gather(*tasks)
+    cpu1, server_cpu1, wall1 = cpu_self(), server.cpu_seconds(), time.perf_counter()
+    end = max((load.last_end for load in loads), default=0.0)
+    seconds = max(end - measure_from, 1e-9)
+    latencies = sorted(x for load in loads for x in load.latencies)
+    errors: Counter[str] = Counter()
+    for load in loads:
+        errors.update(load.errors)
+    wall = max(wall1 - wall0, 1e-9)
+    return Result(
+        impl=impl.name,
+        turns_per_s=len(latencies) / seconds,
+        p50_ms=percentile(latencies, 0.50) * 1000,
+        p99_ms=percentile(latencies, 0.99) * 1000,
+        errors=errors,
+        ok_turns=len(latencies),
+        conversations=sum(load.conversations for load in loads),
+        seconds=seconds,
+        client_cpu=(cpu1 - cpu0) / wall,
+        server_cpu=max(server_cpu1 - server_cpu0, 0.0) / wall,
+        mean_depth=sum(load.depth_sum for load in loads) / max(len(latencies), 1),
+    )
+
+
+# --- databases ------------------------------------------------------------------------------
+
+
+def database_url(admin: str, name: str) -> str:
+    parts = urlsplit(admin)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+class FreshDatabase:
+    """A new SQLite file or PostgreSQL database for one server."""
+
+    def __init__(
+        self, backend: str, impl: str, tmp: Path, pg_admin: str | None, keep: bool
+    ) -> None:
+        """Name it; ``create`` makes it."""
+        self.backend, self.pg_admin, self.keep = backend, pg_admin or "", keep
+        self.name = f"bench_http_{impl}_{uuid.uuid4().hex[:8]}"
+        if backend == "sqlite":
+            self.url = f"sqlite:///{tmp / self.name / 'bench.db'}"
+        else:
+            assert pg_admin
+            self.url = database_url(pg_admin, self.name)
+
+    def create(self) -> None:
+        """Create the PostgreSQL database (SQLite makes its file on first use)."""
+        if self.backend == "postgres":
+            with psycopg.connect(self.pg_admin, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{self.name}"')
+
+    def drop(self) -> None:
+        """Drop the PostgreSQL database, unless asked to keep it."""
+        if self.backend != "postgres" or self.keep:
+            return
+        try:
+            with psycopg.connect(self.pg_admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        except psycopg.Error as exc:
+            print(f"  could not drop database {self.name}: {exc}", file=sys.stderr)
+
+
+# --- one cell -------------------------------------------------------------------------------
+
+
+def log_tail(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
+    except OSError:
+        return ""
+
+
+async def start_ready(server: Server) -> float:
+    """Start ``server`` and wait for it; stopped again if it fails."""
+    server.start()
+    try:
+        return await server.wait_ready()
+    except BaseException:
+        server.stop()
+        raise
+
+
+async def run_impl(
+    impl: Impl,
+    backend: str,
+    workers: int,
+    users: int,
+    length: int,
+    tmp: Path,
+    args: argparse.Namespace,
+) -> Result:
+    """Fresh database, fresh server, the load, then stop and clean up."""
+    db = FreshDatabase(backend, impl.name, tmp, args.postgres_url, args.keep_dbs)
+    log_path = tmp / f"{db.name}.log"
+    server: Server | None = None
+    try:
+        db.create()
+        if workers > 1 and not args.no_prime:
+            primer = Server(impl, db.url, 1, log_path)
+            await start_ready(primer)
+            primer.stop()
+        server = Server(impl, db.url, workers, log_path)
+        startup = await start_ready(server)
+        result = await drive(server, impl, users, length, args)
+        result.startup_s = startup
+        if server.proc is not None and server.proc.poll() is not None:
+            result.note = f"server exited with status {server.proc.returncode}"
+        return result
+    except ServerFailed as exc:
+        print(
+            f"  {impl.name} failed to start: {exc}; log tail:\n{log_tail(log_path)}",
+            file=sys.stderr,
+        )
+        last = next((line for line in reversed(log_tail(log_path).splitlines()) if line), "")
+        return Result(impl=impl.name, failed=f"start failed: {exc}", note=last[:160])
+    except Exception as exc:  # the bench goes on to the next cell
+        traceback.print_exc()
+        return Result(impl=impl.name, failed=f"bench error: {exc!r}")
+    finally:
+        if server is not None:
+            server.stop()
+        db.drop()
+
+
+# --- report ---------------------------------------------------------------------------------
+
+HEAD = [
+    "backend",
+    "workers",
+    "users",
+    "L",
+    "keel turns/s",
+    "keel p50 ms",
+    "keel p99 ms",
+    "keel errors (5xx)",
+    "plain turns/s",
+    "plain p50",
+    "plain p99",
+    "plain errors (5xx)",
+    "keel/plain turns/s",
+]
+DETAIL_HEAD = [
+    "backend",
+    "workers",
+    "users",
+    "L",
+    "impl",
+    "ok turns",
+    "conversations",
+    "measured s",
+    "errors by kind",
+    "client CPU (cores)",
+    "server CPU (cores)",
+    "ready after s",
+    "mean turn # in its conversation",
+    "note",
+]
+
+Cell = tuple[str, int, int, int]
+
+
+def md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def md_table(head: list[str], rows: list[list[str]]) -> str:
+    return "\n".join([md_row(head), "|" + "---|" * len(head), *(md_row(r) for r in rows)])
+
+
+def fmt(x: float, digits: int = 1) -> str:
+    return "-" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def impl_cells(r: Result | None) -> list[str]:
+    if r is None:
+        return ["-"] * 4
+    if r.failed:
+        return [r.failed, "-", "-", "-"]
+    return [fmt(r.turns_per_s), fmt(r.p50_ms), fmt(r.p99_ms), f"{r.n_errors} ({r.n_5xx})"]
+
+
+def row(cell: Cell, results: dict[str, Result]) -> list[str]:
+    keel, plain = results.get("keel"), results.get("plain")
+    ratio = "-"
+    if keel and plain and not keel.failed and not plain.failed and plain.turns_per_s > 0:
+        ratio = f"{keel.turns_per_s / plain.turns_per_s:.2f}"
+    return [cell[0], *(str(c) for c in cell[1:]), *impl_cells(keel), *impl_cells(plain), ratio]
+
+
+def detail_row(cell: Cell, r: Result) -> list[str]:
+    errors = ", ".join(f"{k}: {n}" for k, n in sorted(r.errors.items())) or "0"
+    return [
+        cell[0],
+        *(str(c) for c in cell[1:]),
+        r.impl,
+        str(r.ok_turns),
+        str(r.conversations),
+        fmt(r.seconds),
+        errors if not r.failed else "-",
+        fmt(r.client_cpu, 2),
+        fmt(r.server_cpu, 2),
+        fmt(r.startup_s),
+        fmt(r.mean_depth),
+        "; ".join(x for x in (r.failed, r.note) if x),
+    ]
+
+
+def progress(cell: Cell, r: Result) -> str:
+    name = f"{cell[0]} workers={cell[1]} users={cell[2]} L={cell[3]} {r.impl}"
+    if r.failed:
+        return f"{name}: {r.failed}"
+    kinds = f" {dict(r.errors)}" if r.errors else ""
+    return (
+        f"{name}: {r.turns_per_s:.1f} turns/s, p50 {fmt(r.p50_ms)} ms, p99 {fmt(r.p99_ms)} ms, "
+        f"{r.n_errors} errors ({r.n_5xx} 5xx){kinds}, client CPU "
+        f"{r.client_cpu:.2f} cores, server CPU {r.server_cpu:.2f} cores"
+    )
+
+
+# --- main -----------------------------------------------------------------------------------
+
+
+def int_list(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backends", default="sqlite", help="comma-separated: sqlite, postgres")
+    parser.add_argument("--postgres-url", help="admin URL of a PostgreSQL server to bench on")
+    parser.add_argument("--users", type=int_list, default=[1, 8, 32, 64], help="e.g. 1,8,32,64")
+    parser.add_argument("--lengths", type=int_list, default=[20, 200], help="turns/conversation")
+    parser.add_argument("--workers", type=int_list, default=[1, 2], help="server worker processes")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds not counted, first")
+    parser.add_argument("--max-turns-per-user", type=int, help="stop a user after this many turns")
+    parser.add_argument("--impls", default="keel,plain", help="comma-separated: keel, plain")
+    parser.add_argument("--keep-dbs", action="store_true", help="leave PostgreSQL databases")
+    parser.add_argument(
+        "--no-prime", action="store_true", help="start N workers on an uninitialised database"
+    )
+    args = parser.parse_args()
+    args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    args.impls = [i.strip() for i in args.impls.split(",") if i.strip()]
+    for backend in args.backends:
+        if backend not in ("sqlite", "postgres"):
+            parser.error(f"unknown backend {backend!r} (sqlite, postgres)")
+    if "postgres" in args.backends and not args.postgres_url:
+        parser.error("the postgres backend needs --postgres-url")
+    for impl in args.impls:
+        if impl not in IMPLS:
+            parser.error(f"unknown impl {impl!r} ({', '.join(IMPLS)})")
+    return args
+
+
+async def main() -> None:
+    args = parse_args()
+    cells: list[tuple[Cell, dict[str, Result]]] = []
+    print(md_row(HEAD), file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="keel-http-load-") as tmpdir:
+        tmp = Path(tmpdir)
+        for backend in args.backends:
+            for workers in args.workers:
+                for users in args.users:
+                    for length in args.lengths:
+                        cell: Cell = (backend, workers, users, length)
+                        results: dict[str, Result] = {}
+                        for name in args.impls:
+                            r = await run_impl(IMPLS[name], *cell, tmp, args)
+                            results[name] = r
+                            print("  " + progress(cell, r), file=sys.stderr)
+                        cells.append((cell, results))
+                        print(md_row(row(cell, results)), file=sys.stderr, flush=True)
+    print(
+        f"\nHTTP load, {args.seconds:g} s measured after {args.warmup:g} s warm-up per run; "
+        "turns/s counts 200 answers; latencies of those, in ms.\n"
+    )
+    print(md_table(HEAD, [row(c, rs) for c, rs in cells]))
+    print("\nDetails (errors: non-2xx status, timeout or connection error):\n")
+    print(md_table(DETAIL_HEAD, [detail_row(c, r) for c, rs in cells for r in rs.values()]))
+
+
+def run(coro: Coroutine[Any, Any, None]) -> None:
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(coro)
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(coro)
+
+
+if __name__ == "__main__":
+    run(main())

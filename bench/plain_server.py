@@ -1,0 +1,91 @@
+r"""The HTTP baseline: a plain LangGraph ReAct graph behind a minimal FastAPI app.
+
+What plain LangGraph pays for keel's todo work over HTTP: no turn lock, no auth, no message log,
+no conversation rows; one graph (``bench.plain_react.build_plain_graph``) compiled per process,
+every caller acting as the user ``local`` (keel without API keys does the same). Used by
+``bench/http_load.py``; run it by hand from the repository root with
+
+    PLAIN_DATABASE_URL=sqlite:////tmp/plain.db \
+        python -m uvicorn bench.plain_server:app --port 8001 --workers 1
+
+Endpoints: ``POST /conversations`` (201, a fresh id, nothing stored),
+``POST /conversations/{id}/messages`` with ``{"content": ...}`` (200, ``{"reply": ...}``) and
+``GET /healthz``. The checkpointer and the task store come from ``open_plain``, the one place to
+adapt when keel's database layer changes.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel
+
+from bench.plain_react import build_plain_graph
+from checkpoints.backend import open_backend
+from tools.store import TaskStore
+
+URL_ENV = "PLAIN_DATABASE_URL"
+USER_ID = "local"
+
+
+@asynccontextmanager
+async def open_plain(url: str) -> AsyncIterator[tuple[BaseCheckpointSaver, TaskStore]]:
+    """Open the checkpoint saver and the task store named by ``url`` (sqlite or postgresql).
+
+    The same backend as keel's (``checkpoints.backend.open_backend``: LangGraph's saver with the
+    same connection settings, the task rows on its connections), so that the comparison is of
+    the graphs and their serving, not of the storage.
+    """
+    async with open_backend(url) as backend:
+        yield backend.saver, TaskStore(backend.db)
+
+
+class NewMessage(BaseModel):
+    """A message to the agent."""
+
+    content: str
+
+
+def create_app() -> FastAPI:
+    """The app; the database is opened in the lifespan from ``PLAIN_DATABASE_URL``."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        url = os.environ.get(URL_ENV)
+        if not url:
+            raise RuntimeError(f"{URL_ENV} is not set (sqlite:///PATH or postgresql://...)")
+        async with open_plain(url) as (saver, store):
+            app.state.graph = build_plain_graph(saver, store, USER_ID)
+            yield
+
+    app = FastAPI(title="plain LangGraph baseline", lifespan=lifespan, docs_url=None)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/conversations", status_code=201)
+    async def create_conversation() -> dict[str, str]:
+        return {"conversation_id": str(uuid.uuid4())}
+
+    @app.post("/conversations/{conversation_id}/messages")
+    async def post_message(
+        conversation_id: str, message: NewMessage, request: Request
+    ) -> dict[str, Any]:
+        config = {"configurable": {"thread_id": conversation_id}}
+        state = await request.app.state.graph.ainvoke(
+            {"messages": [HumanMessage(message.content)]}, config
+        )
+        return {"reply": state["messages"][-1].text}
+
+    return app
+
+
+app = create_app()
