@@ -12,6 +12,7 @@ new ``agent_state``; the conditional edges take their path maps from the same ta
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal
 
@@ -64,6 +65,24 @@ def enter(target: AgentState, node: NodeFn) -> Callable[..., Awaitable[dict[str,
     return state_node
 
 
+def on_loop(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """``fn`` as a coroutine function, so LangGraph calls it on the event loop.
+
+    LangGraph runs a plain function (a node, a router) in a worker thread when the graph runs
+    asynchronously; for the few microseconds these take, the hop costs more than the work.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return fn
+
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    run.__name__ = run.__qualname__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    run.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    return run
+
+
 def route_assistant(state: KeelState) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE]:
     """After the assistant: run tools when it asked for any, else decide in RESPONSE."""
     last = state["window"][-1]
@@ -103,8 +122,8 @@ def build_graph(
     )
     g.add_node("user_input", enter(AgentState.USER_INPUT, user_input))
     g.add_node("topic_detect", topic_detect)
-    g.add_node("reset", reset)
-    g.add_node("plan", plan)
+    g.add_node("reset", on_loop(reset))
+    g.add_node("plan", on_loop(plan))
     g.add_node("resume", resume)
     g.add_node("assistant", enter(AgentState.ASSISTANT, assistant))
     g.add_node("tool_execution", enter(AgentState.TOOL_EXECUTION, tool_execution))
@@ -115,10 +134,12 @@ def build_graph(
     g.add_edge("topic_detect", "reset")
     g.add_edge("reset", "plan")
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}
-    g.add_conditional_edges("plan", route_context, routes)
+    g.add_conditional_edges("plan", on_loop(route_context), routes)
     g.add_edge("resume", "assistant")
-    g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
+    g.add_conditional_edges("assistant", on_loop(route_assistant), path_map(AgentState.ASSISTANT))
     for dst in path_map(AgentState.TOOL_EXECUTION).values():
         g.add_edge("tool_execution", dst)
-    g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
+    g.add_conditional_edges(
+        "response", on_loop(route_response), {**path_map(AgentState.RESPONSE), **routes}
+    )
     return g.compile(checkpointer=checkpointer, store=store, name="keel")
