@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
@@ -19,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.database import Database
 
@@ -42,11 +45,13 @@ _POSTGRES = [
     "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id < %s",
 ]
 _POSTGRES_BLOBS = (
-    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND NOT EXISTS ("
-    "SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id "
-    "AND c.checkpoint_ns = b.checkpoint_ns "
-    "AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)"
+    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND b.checkpoint_ns = '' "
+    "AND (b.channel, b.version) NOT IN (SELECT kv.key, kv.value FROM checkpoints c, "
+    "jsonb_each_text(c.checkpoint -> 'channel_versions') kv "
+    "WHERE c.thread_id = %s AND c.checkpoint_ns = '')"
 )
+"""Blobs no kept checkpoint refers to: the referenced (channel, version) pairs are collected once
+(a hashed set), not searched for per blob, so a prune costs a few milliseconds, not hundreds."""
 
 
 async def _prune_sqlite(saver: AsyncSqliteSaver, thread_id: str, keep: int) -> None:
@@ -58,8 +63,23 @@ async def _prune_sqlite(saver: AsyncSqliteSaver, thread_id: str, keep: int) -> N
         await saver.conn.commit()
 
 
+@asynccontextmanager
+async def _postgres_cursor(saver: AsyncPostgresSaver) -> AsyncIterator[Any]:
+    """A cursor in a transaction of its own: from the pool when the saver has one.
+
+    Not the saver's own ``_cursor``, which holds the saver's lock (every checkpoint read and write
+    of the process waits behind it) for as long as the prune takes.
+    """
+    if isinstance(saver.conn, AsyncConnectionPool):
+        async with saver.conn.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield cur
+    else:
+        async with saver._cursor() as cur:
+            yield cur
+
+
 async def _prune_postgres(saver: AsyncPostgresSaver, thread_id: str, keep: int) -> None:
-    async with saver._cursor() as cur:
+    async with _postgres_cursor(saver) as cur:
         await cur.execute(_POSTGRES_CUTOFF, (thread_id, keep - 1))
         row: Any = await cur.fetchone()
         if row is None:
@@ -67,7 +87,7 @@ async def _prune_postgres(saver: AsyncPostgresSaver, thread_id: str, keep: int) 
         cutoff = row["checkpoint_id"]
         for sql in _POSTGRES:
             await cur.execute(sql, (thread_id, cutoff))
-        await cur.execute(_POSTGRES_BLOBS, (thread_id,))
+        await cur.execute(_POSTGRES_BLOBS, (thread_id, thread_id))
 
 
 _VERSIONS: weakref.WeakKeyDictionary[InMemorySaver, dict[str, set[tuple[str, Any]]]] = (

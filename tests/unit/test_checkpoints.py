@@ -93,3 +93,21 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
         assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn
         assert (await snapshot(graph, cid))["stats"]["turns"] == 8
+
+
+async def test_background_retention_prunes_every_few_turns_off_the_turn(keel):
+    from checkpoints.retention import Retention
+
+    cid = str(uuid.uuid4())
+    retention = Retention(keel.graph.checkpointer, keep=3, every=2)
+    context = keel.context(checkpoint_keep=1000)
+    for n in range(3):
+        await run_turn(keel.graph, cid, f"Add chore {n}", context, retention=retention)
+    await retention.aclose()
+    after_three = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    assert len(after_three) == 3 + 2  # pruned to 3 after turn 2; turn 3 added its two
+    await run_turn(keel.graph, cid, "Add chore 3", context, retention=retention)
+    await retention.aclose()
+    kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    assert len(kept) == 3
+    assert "chore 3" in (await run_turn(keel.graph, cid, "Show all", context)).reply
