@@ -11,6 +11,14 @@ import re
 from functools import lru_cache
 
 DEFAULT_DONE_MARKER = r"^\s*DONE:"
+_LINE_END = re.compile(r"\r\n|\r|\n")
+"""Real line ends only: ``str.splitlines`` would also break at U+2028, U+0085 and friends, so a
+"DONE:" after one of those would hide the rest of a reply."""
+
+
+def lines(text: str) -> list[str]:
+    """``text`` split at its line ends: LF, CRLF, CR."""
+    return _LINE_END.split(text)
 
 
 @lru_cache(maxsize=16)
@@ -21,11 +29,11 @@ def _compile(marker: str) -> re.Pattern[str]:
 def has_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> bool:
     """Some line of ``text`` matches the DONE marker."""
     pattern = _compile(marker)
-    return any(pattern.search(line) for line in text.splitlines())
+    return any(pattern.search(line) for line in lines(text))
 
 
 def strip_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> str:
     """``text`` without the lines that match the DONE marker."""
     pattern = _compile(marker)
-    kept = [line for line in text.splitlines() if not pattern.search(line)]
+    kept = [line for line in lines(text) if not pattern.search(line)]
     return "\n".join(kept).strip()

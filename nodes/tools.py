@@ -18,7 +18,7 @@ from langgraph.types import interrupt
 
 from graphs.state import ItemStatus, KeelState, NextStep, bump
 from nodes.events import emit
-from nodes.intents import confirms
+from nodes.intents import confirms, is_yes
 from nodes.log_writer import flush, log_exchange
 from nodes.logs import preview
 from nodes.next_step import NEXT_STEP_TOOL, note_from_args
@@ -27,14 +27,6 @@ from nodes.runtime import KeelContext
 from tools.todo import DESTRUCTIVE, run_tool_call
 
 log = structlog.get_logger(__name__)
-
-YES = ("yes", "y", "confirm")
-
-
-def is_yes(answer: object) -> bool:
-    """The answer to a confirmation question is yes / y / confirm."""
-    words = str(answer or "").strip().lower().replace(",", " ").replace("!", " ").split()
-    return bool(words) and words[0].rstrip(".") in YES
 
 
 def confirmation_request(call: ToolCall) -> dict[str, Any]:
