@@ -28,8 +28,19 @@ tasks = sa.Table(
     sa.Column("completed", sa.Boolean, nullable=False, default=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("number", sa.BigInteger, nullable=False),
+    sa.Index("ux_keel_tasks_user_number", "user_id", "number", unique=True),
     sqlite_autoincrement=True,
 )
+"""A task's id as its user sees it is ``number``: each user's tasks count from 1."""
+
+task_counters = sa.Table(
+    "keel_task_counters",
+    metadata,
+    sa.Column("user_id", sa.String(200), primary_key=True),
+    sa.Column("last_number", sa.BigInteger, nullable=False),
+)
+"""The last task number given to each user (numbers are never given twice)."""
 
 topics = sa.Table(
     "keel_topics",

@@ -7,6 +7,8 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +31,10 @@ def _clean_title(title: Any) -> str:
     if not isinstance(title, str) or not title.strip():
         raise TaskError("invalid_title", "A task title cannot be empty.")
     title = " ".join(title.split())
+    try:
+        title.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TaskError("invalid_title", "A task title must be valid Unicode text.") from None
     if len(title) > TITLE_MAX_CHARS:
         raise TaskError(
             "invalid_title",
@@ -37,24 +43,36 @@ def _clean_title(title: Any) -> str:
     return title
 
 
+MAX_TASK_ID = 2**63 - 1
+"""The largest id a task can have (a signed 64-bit column); a larger one names no task."""
+
+
 def _check_id(task_id: Any) -> int:
     if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 1:
         raise TaskError(
             "invalid_task_id", f"Task id must be a positive whole number, not {task_id!r}."
         )
+    if task_id > MAX_TASK_ID:
+        raise TaskError("not_found", f"Task {task_id} not found.")
     return task_id
 
 
 def _row(row: Row) -> dict[str, Any]:
     return {
-        "id": row["id"],
+        "id": row["number"],
         "title": row["title"],
         "completed": bool(row["completed"]),
         "created_at": read_time(row["created_at"]).isoformat() if row["created_at"] else None,
     }
 
 
-RETURNING = "RETURNING id, title, completed, created_at"
+RETURNING = "RETURNING number, title, completed, created_at"
+NEXT_NUMBER = (
+    "INSERT INTO keel_task_counters (user_id, last_number) VALUES (:user, 1) "
+    "ON CONFLICT (user_id) DO UPDATE SET last_number = keel_task_counters.last_number + 1 "
+    "RETURNING last_number"
+)
+"""The user's next task number; the counter row's lock makes concurrent creates take turns."""
 
 
 class TaskStore:
@@ -70,21 +88,40 @@ class TaskStore:
         return TaskStore(self.db, tx)
 
     async def create(self, user_id: str, title: str) -> dict[str, Any]:
-        """Create a task and return it."""
+        """Create a task (numbered after the user's last one) and return it."""
+        title = _clean_title(title)
         now = self.db.time(datetime.now(UTC))
-        row = await self.session.fetchone(
-            "INSERT INTO keel_tasks (user_id, title, completed, created_at, updated_at) "
-            f"VALUES (:user, :title, :false, :now, :now) {RETURNING}",
-            {"user": user_id, "title": _clean_title(title), "false": False, "now": now},
-        )
+        async with self._tx() as tx:
+            counter = await tx.fetchone(NEXT_NUMBER, {"user": user_id})
+            assert counter is not None
+            row = await tx.fetchone(
+                "INSERT INTO keel_tasks (user_id, number, title, completed, created_at, "
+                f"updated_at) VALUES (:user, :number, :title, :false, :now, :now) {RETURNING}",
+                {
+                    "user": user_id,
+                    "number": counter["last_number"],
+                    "title": title,
+                    "false": False,
+                    "now": now,
+                },
+            )
         assert row is not None
         return _row(row)
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[Session]:
+        """The caller's transaction, or a new one."""
+        if self.session is not self.db:
+            yield self.session
+            return
+        async with self.db.transaction() as tx:
+            yield tx
 
     async def get(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Return one task, or raise ``TaskError('not_found')``."""
         task_id = _check_id(task_id)
         row = await self.session.fetchone(
-            "SELECT * FROM keel_tasks WHERE id = :id AND user_id = :user",
+            "SELECT * FROM keel_tasks WHERE number = :id AND user_id = :user",
             {"id": task_id, "user": user_id},
         )
         if row is None:
@@ -94,7 +131,7 @@ class TaskStore:
     async def list(self, user_id: str) -> list[dict[str, Any]]:
         """Return the user's tasks, oldest first."""
         rows = await self.session.fetch(
-            "SELECT * FROM keel_tasks WHERE user_id = :user ORDER BY id", {"user": user_id}
+            "SELECT * FROM keel_tasks WHERE user_id = :user ORDER BY number", {"user": user_id}
         )
         return [_row(r) for r in rows]
 
@@ -102,7 +139,7 @@ class TaskStore:
         task_id = _check_id(task_id)
         params = {"id": task_id, "user": user_id, **values}
         row = await self.session.fetchone(
-            f"{sql} WHERE id = :id AND user_id = :user {RETURNING}", params
+            f"{sql} WHERE number = :id AND user_id = :user {RETURNING}", params
         )
         if row is None:
             raise TaskError("not_found", f"Task {task_id} not found.")

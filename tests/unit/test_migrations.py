@@ -88,3 +88,39 @@ def test_prune_refuses_a_keep_below_one(tmp_path):
     result = run_keel(f"sqlite:///{tmp_path / 'k.db'}", ["db", "prune", "--keep", "0"])
     assert result.returncode != 0
     assert "keep" in (result.stderr + result.stdout).lower()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_existing_tasks_are_numbered_per_user_by_the_migration(database_url):
+    from alembic import command
+
+    from checkpoints.migrate import _config
+    from tools.store import TaskStore
+
+    engine = migration_engine(parse_database_url(database_url))
+    with engine.begin() as conn:
+        command.upgrade(_config(conn), "0004")
+        for user, title in [
+            ("ann", "a1"),
+            ("bob", "b1"),
+            ("ann", "a2"),
+            ("bob", "b2"),
+            ("ann", "a3"),
+        ]:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO keel_tasks (user_id, title, completed, created_at, updated_at) "
+                    "VALUES (:u, :t, false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                ),
+                {"u": user, "t": title},
+            )
+    async with open_database(database_url) as db:  # upgrades to the newest revision
+        store = TaskStore(db)
+        assert [(t["id"], t["title"]) for t in await store.list("ann")] == [
+            (1, "a1"),
+            (2, "a2"),
+            (3, "a3"),
+        ]
+        assert [(t["id"], t["title"]) for t in await store.list("bob")] == [(1, "b1"), (2, "b2")]
+        assert (await store.create("bob", "b3"))["id"] == 3
+        assert (await store.create("carol", "c1"))["id"] == 1

@@ -111,8 +111,24 @@ async def test_a_replayed_mutating_call_returns_its_recorded_result(store):
     again = await run_tool_call(call, "ann", store)
     assert again.content == first.content and again.status == first.status
     assert [t["title"] for t in await store.list("ann")] == ["once"]
-    other_user = await run_tool_call(call, "bob", store)  # ids are per user
-    assert json.loads(other_user.content)["id"] != json.loads(first.content)["id"]
+    other_user = await run_tool_call(call, "bob", store)  # call ids are per user: bob's runs
+    assert json.loads(other_user.content)["title"] == "once"
+    assert [t["title"] for t in await store.list("bob")] == ["once"]
+    assert [t["title"] for t in await store.list("ann")] == ["once"]
+
+
+async def test_each_users_tasks_are_numbered_from_one_and_never_reused(store):
+    for title in ("a1", "a2", "a3"):
+        await store.create("ann", title)
+    bob_first = await store.create("bob", "b1")
+    assert bob_first["id"] == 1  # nothing tells bob how many tasks ann has
+    await store.delete("ann", 3)
+    assert (await store.create("ann", "a4"))["id"] == 4  # a number is never given twice
+    assert [t["id"] for t in await store.list("ann")] == [1, 2, 4]
+    assert (await store.get("bob", 1))["title"] == "b1"
+    assert (await store.get("ann", 1))["title"] == "a1"
+    await store.delete("bob", 1)
+    assert (await store.get("ann", 1))["title"] == "a1"  # bob's "task 1" was his own
 
 
 async def test_a_failed_mutation_is_recorded_as_failed(store):
