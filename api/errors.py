@@ -61,6 +61,8 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 RETRY_AFTER_SECONDS = 1
+UNPARSABLE_BODY = "There was an error parsing the body"
+"""FastAPI's 400 for a body its JSON reader gave up on (anything but a plain syntax error)."""
 SQLITE_BUSY = ("database is locked", "database is busy", "unable to open database")
 
 
@@ -93,6 +95,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == UNPARSABLE_BODY:
+            # invalid UTF-8, JSON nested too deep, a number too long to read: bad input like any
+            return _json(422, "invalid_request", "the body is not JSON that can be read")
         codes = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
         return _json(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 

@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.deps import user_for
 from api.errors import APIError, error_body
 from api.service import Service
-from tools.todo import run_tool_call
+from tools.todo import TaskId, run_tool_call
 
 ServiceGetter = Callable[[], Service]
 
@@ -45,7 +45,7 @@ def build_mcp(service: ServiceGetter) -> FastMCP:
         return await _call(service(), ctx, "create_todo_task", {"title": title})
 
     @server.tool(description="Show the details of one task by its id.")
-    async def get_todo_task(task_id: int, ctx: Context) -> Any:
+    async def get_todo_task(task_id: TaskId, ctx: Context) -> Any:
         return await _call(service(), ctx, "get_todo_task", {"task_id": task_id})
 
     @server.tool(description="List all of the user's tasks.")
@@ -53,15 +53,15 @@ def build_mcp(service: ServiceGetter) -> FastMCP:
         return await _call(service(), ctx, "list_todo_tasks", {})
 
     @server.tool(description="Rename a task.")
-    async def update_todo_task(task_id: int, title: str, ctx: Context) -> Any:
+    async def update_todo_task(task_id: TaskId, title: str, ctx: Context) -> Any:
         return await _call(service(), ctx, "update_todo_task", {"task_id": task_id, "title": title})
 
     @server.tool(description="Mark a task as completed.")
-    async def complete_todo_task(task_id: int, ctx: Context) -> Any:
+    async def complete_todo_task(task_id: TaskId, ctx: Context) -> Any:
         return await _call(service(), ctx, "complete_todo_task", {"task_id": task_id})
 
     @server.tool(description="Delete a task.")
-    async def delete_todo_task(task_id: int, ctx: Context) -> Any:
+    async def delete_todo_task(task_id: TaskId, ctx: Context) -> Any:
         return await _call(service(), ctx, "delete_todo_task", {"task_id": task_id})
 
     return server

@@ -34,6 +34,10 @@ class NewMessage(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content must not be empty")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, e.g. "\ud800" in the JSON
+            raise ValueError("content must be valid Unicode text (no lone surrogates)") from None
         return value
 
 

@@ -62,10 +62,17 @@ class Settings(BaseSettings):
         """API key -> user id."""
         pairs: dict[str, str] = {}
         for item in filter(None, (p.strip() for p in self.api_keys.split(","))):
-            user, sep, key = item.partition(":")
-            if not sep or not user.strip() or not key.strip():
-                raise UnsafeSettings(f"KEEL_API_KEYS entry {user.strip()!r} is not user:key")
-            pairs[key.strip()] = user.strip()
+            user, sep, key = (part.strip() for part in item.partition(":"))
+            if not sep or not user or not key:
+                raise UnsafeSettings(f"KEEL_API_KEYS entry {user!r} is not user:key")
+            if key in pairs:
+                raise UnsafeSettings(
+                    f"KEEL_API_KEYS gives users {pairs[key]!r} and {user!r} the same key; "
+                    "every user needs a key of their own"
+                )
+            if user in pairs.values():
+                raise UnsafeSettings(f"KEEL_API_KEYS names user {user!r} twice")
+            pairs[key] = user
         return pairs
 
     @model_validator(mode="after")

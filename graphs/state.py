@@ -15,7 +15,8 @@ from langgraph.graph.message import add_messages
 from graphs.agent_state import AgentState
 
 WINDOW_MAX_MESSAGES = 40
-"""Upper bound on the messages kept in ``window``; older ones drop off the front."""
+"""Upper bound on the messages kept in ``window``, reached by dropping earlier turns' messages;
+the current turn's (from its user message on) are never dropped."""
 
 AUDIT_MAX_ENTRIES = 20
 """Upper bound on ``audit`` entries kept in state."""
@@ -96,16 +97,19 @@ class AuditEntry(TypedDict, total=False):
 def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     """Append messages (``add_messages`` semantics), keeping at most WINDOW_MAX_MESSAGES.
 
-    The cut never leaves a tool result without the assistant message that asked for it: the window
-    always starts at a human message when it is trimmed.
+    Only messages before the current turn's user message (the last human message) are ever
+    dropped, oldest first, so a turn keeps all of its own messages however many there are; the cut
+    never leaves a tool result without the assistant message that asked for it (the window starts
+    at a human message when it is trimmed).
     """
     merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
     if len(merged) <= WINDOW_MAX_MESSAGES:
         return merged
-    cut = len(merged) - WINDOW_MAX_MESSAGES
-    while cut < len(merged) and merged[cut].type != "human":
+    turn = max((i for i, m in enumerate(merged) if m.type == "human"), default=0)
+    cut = min(len(merged) - WINDOW_MAX_MESSAGES, turn)
+    while cut < turn and merged[cut].type != "human":
         cut += 1
-    return merged[cut:] if cut < len(merged) else merged[-1:]
+    return merged[cut:]
 
 
 def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[AuditEntry]:

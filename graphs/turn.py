@@ -8,15 +8,18 @@ conversation's state for ``/state`` and the API.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 import structlog
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
+from psycopg_pool import PoolTimeout
 from pydantic import BaseModel, Field
 
 from checkpoints.retention import Retention, prune_thread
@@ -308,6 +311,48 @@ async def _finish_cut_off(
     return await _stream(graph, None, conversation_id, context)
 
 
+ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
+
+
+def _transient(exc: Exception) -> bool:
+    """The database is away or busy: the cut-off turn may well finish on a later call."""
+    return isinstance(
+        exc, OSError | psycopg.OperationalError | PoolTimeout | sqlite3.OperationalError
+    )
+
+
+async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext) -> TurnResult:
+    """Finish a cut-off turn; if it fails for good, abandon it with a note instead.
+
+    A turn that fails the same way every time it is retried (bad data in a step) would otherwise
+    fail every later message of the conversation too.
+    """
+    log.warning("recovering_cut_off_turn")
+    try:
+        return await _stream(graph, None, conversation_id, context)
+    except Exception as exc:
+        if _transient(exc):
+            raise
+        note = ABANDONED.format(error=type(exc).__name__)
+        log.error("cut_off_turn_abandoned", error=type(exc).__name__, detail=preview(exc))
+    await graph.aupdate_state(
+        thread_config(conversation_id),
+        {
+            "agent_state": AgentState.RESPONSE.value,
+            "complete": False,
+            "turn_over": True,
+            "turn_note": note,
+        },
+        as_node="response",
+    )
+    return TurnResult(
+        conversation_id=conversation_id,
+        reply=note,
+        agent_state=AgentState.RESPONSE.value,
+        complete=False,
+    )
+
+
 async def run_turn(
     graph: KeelGraph,
     conversation_id: str,
@@ -333,8 +378,7 @@ async def run_turn(
         recovered = None
         waiting = start.waiting
         if start.cut_off:
-            log.warning("recovering_cut_off_turn")
-            recovered = await _stream(graph, None, conversation_id, context)
+            recovered = await _recover(graph, conversation_id, context)
             waiting = recovered.awaiting_confirmation
         log.info("turn_received", resuming=waiting is not None, message_preview=preview(content))
         graph_input: Any = Command(resume=content) if waiting else {"content": content}

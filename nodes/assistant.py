@@ -28,6 +28,7 @@ from nodes.logs import preview
 from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded
 from nodes.rule_model import NUDGE_PREFIX
 from nodes.runtime import KeelContext, conversation_id
+from tools.todo import storable
 
 log = structlog.get_logger(__name__)
 
@@ -96,6 +97,8 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
         tool_calls=[c["name"] for c in reply.tool_calls],
         reply_preview=preview(reply.text),
     )
+    for call in reply.tool_calls:
+        call["args"] = storable(call["args"])  # a model may name any number
     turn = (state.get("stats") or {}).get("turns", 0)
     reply.id = f"{conversation_id()}:turn-{turn}:assistant-{state.get('loops', 0)}"
     return {"window": [reply]}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import structlog
-from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
@@ -30,6 +30,10 @@ from nodes.tokens import count_tokens
 log = structlog.get_logger(__name__)
 
 SUMMARY_MESSAGES = 6
+CARRIED = "keel_carried"
+"""additional_kwargs flag of the current turn's messages carried into a resume's fresh window."""
+TOOL_OUTPUT_FLOOR = 4000
+"""Carried tool results are cut to fit the budget, but never below this many characters."""
 
 
 def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
@@ -40,7 +44,7 @@ def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
     if state.get("context_exhausted"):
         return True
     window = state.get("window", [])
-    if window and RESUME_KWARG in window[-1].additional_kwargs:
+    if window and {RESUME_KWARG, CARRIED} & window[-1].additional_kwargs.keys():
         return False  # a window this fresh cannot be made smaller; let the model try
     return count_tokens(model_input(state), ctx.token_model) > ctx.context_token_budget
 
@@ -69,6 +73,34 @@ def summarize_window(window: Sequence[AnyMessage]) -> str:
         if text:
             lines.append(f"- {message.type}: {text}")
     return "\n".join(lines) or "- (nothing yet)"
+
+
+def current_turn(window: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The messages of the turn under way: from its user message (the last real one) on."""
+    for i in range(len(window) - 1, -1, -1):
+        message = window[i]
+        if message.type == "human" and not message.additional_kwargs.get(SYNTHETIC):
+            return list(window[i:])
+    return []
+
+
+def carry(messages: Sequence[AnyMessage], budget: int, token_model: str | None) -> list[Any]:
+    """Copies of the current turn's messages for the fresh window, tool output cut to fit.
+
+    They keep their ids (the message log already has them), and are marked so that the window
+    they open counts as fresh.
+    """
+    carried = [
+        m.model_copy(update={"additional_kwargs": {**m.additional_kwargs, CARRIED: True}})
+        for m in messages
+    ]
+    tools = [m for m in carried if isinstance(m, ToolMessage)]
+    if tools and count_tokens(carried, token_model) > budget:
+        limit = max(TOOL_OUTPUT_FLOOR, budget * 4 // len(tools))
+        for m in tools:
+            if len(text := str(m.content)) > limit:
+                m.content = text[:limit] + " …(cut to fit the context window)"
+    return carried
 
 
 async def _backup(ctx: KeelContext, reason: str) -> str | None:
@@ -110,8 +142,9 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
         "resumed",
         {"step": step, "description": description, "reason": reason, "backup_id": backup_id},
     )
+    carried = carry(current_turn(state["window"]), ctx.context_token_budget, ctx.token_model)
     return {
-        "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES), message],
+        "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *carried],
         "history": [],
         "topic_changed": False,
         "context_exhausted": False,

@@ -23,6 +23,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from nodes.intents import Intent, parse_intents
+from tools.todo import storable
 
 NUDGE_PREFIX = "Not finished yet."
 RESUME_KWARG = "keel_resume"
@@ -80,7 +81,7 @@ def _call(intent: Intent, task_id: int | None) -> ToolCall:
     if task_id is not None:
         args["task_id"] = task_id
     return ToolCall(
-        name=intent.tool, args=args, id=f"call_{uuid.uuid4().hex[:12]}", type="tool_call"
+        name=intent.tool, args=storable(args), id=f"call_{uuid.uuid4().hex[:12]}", type="tool_call"
     )
 
 

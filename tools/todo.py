@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
-from pydantic import ValidationError
+from pydantic import BeforeValidator, ValidationError
 
 from tools.ledger import recall, record
 from tools.pause import pause_point
@@ -24,6 +24,34 @@ UserId = Annotated[str, InjectedToolArg]
 Store = Annotated[TaskStore, InjectedToolArg]
 
 
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a task id is a number, not true or false")
+    return value
+
+
+TaskId = Annotated[int, BeforeValidator(_not_a_bool)]
+"""A task id as tools take it: a whole number (``true`` is not 1)."""
+
+
+def storable(value: Any) -> Any:
+    """Tool-call arguments with every integer past 64 bits written as its digits.
+
+    A tool call may name any number ("Show task 99999999999999999999"), but the checkpoint
+    serialiser refuses such an integer, which would fail every later turn of the conversation.
+    The tool still reads the digits, and answers that there is no such task.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else str(value)
+    if isinstance(value, dict):
+        return {k: storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
+
+
 @tool
 async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
     """Create a new task with the given title."""
@@ -31,7 +59,7 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
 
 
 @tool
-async def get_todo_task(task_id: int, user_id: UserId, store: Store) -> dict[str, Any]:
+async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Show the details of one task by its id."""
     return await store.get(user_id, task_id)
 
@@ -44,20 +72,20 @@ async def list_todo_tasks(user_id: UserId, store: Store) -> dict[str, Any]:
 
 @tool
 async def update_todo_task(
-    task_id: int, title: str, user_id: UserId, store: Store
+    task_id: TaskId, title: str, user_id: UserId, store: Store
 ) -> dict[str, Any]:
     """Rename a task. Asks the user to confirm before it runs."""
     return await store.rename(user_id, task_id, title)
 
 
 @tool
-async def complete_todo_task(task_id: int, user_id: UserId, store: Store) -> dict[str, Any]:
+async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Mark a task as completed."""
     return await store.complete(user_id, task_id)
 
 
 @tool
-async def delete_todo_task(task_id: int, user_id: UserId, store: Store) -> dict[str, Any]:
+async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Delete a task. Asks the user to confirm before it runs."""
     return await store.delete(user_id, task_id)
 

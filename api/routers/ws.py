@@ -12,10 +12,13 @@ import json
 import uuid
 from typing import Any
 
+import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
 
 from api.deps import user_for
-from api.errors import APIError
+from api.errors import APIError, is_database_down
+from api.schemas import NewMessage
 from api.service import Service
 from api.turns import check_size, start_turn, turn_slot
 from checkpoints.conversations import ConversationNotFound
@@ -24,6 +27,12 @@ from graphs.reset import reset_conversation
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 
 CLOSE_POLICY_VIOLATION = 1008
+BINARY_FRAME = {"code": "invalid_frame", "message": "send text frames holding JSON objects"}
+log = structlog.get_logger(__name__)
+
+
+def _first_error(exc: ValidationError) -> str:
+    return str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
 
 
 async def _send(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
@@ -71,6 +80,11 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
             ws, "error", {"code": "EMPTY_MESSAGE", "message": "Message content cannot be empty"}
         )
         return
+    try:
+        NewMessage(content=content)
+    except ValidationError as exc:
+        await _send(ws, "error", {"code": "invalid_request", "message": _first_error(exc)})
+        return
     check_size(service, content)
 
     async def sink(event: dict[str, Any]) -> None:
@@ -93,10 +107,25 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
     await _send(ws, "status", {"status": "connected", "conversation_id": conversation_id})
     try:
         while True:
-            raw = await ws.receive_text()
+            frame = await ws.receive()
+            if frame["type"] == "websocket.disconnect":
+                return
+            if frame.get("text") is None:
+                await _send(ws, "error", BINARY_FRAME)
+                continue
             try:
-                await _handle(ws, service, conversation_id, user, raw)
+                await _handle(ws, service, conversation_id, user, frame["text"])
             except APIError as exc:
                 await _send(ws, "error", {"code": exc.code, "message": exc.message})
+            except Exception as exc:  # the turn failed: say so, keep the socket
+                await _send(ws, "error", _failure(exc))
     except WebSocketDisconnect:
         return
+
+
+def _failure(exc: Exception) -> dict[str, str]:
+    if is_database_down(exc):
+        log.warning("database_unavailable", error=type(exc).__name__)
+        return {"code": "database_unavailable", "message": "the database is unavailable; retry"}
+    log.exception("websocket_turn_failed", error=type(exc).__name__)
+    return {"code": "turn_failed", "message": "the turn failed; nothing was lost, retry it"}

@@ -8,6 +8,9 @@ import pytest
 
 from checkpoints.backend import open_database
 from checkpoints.messages import MessageLog
+from checkpoints.saver import open_checkpointer
+from graphs.builder import build_graph
+from graphs.turn import snapshot
 from tests.conftest import new_postgres_database
 from tests.keel_process import run_keel, start_keel
 from tools.store import TaskStore
@@ -93,3 +96,32 @@ async def test_a_kill_while_waiting_for_a_confirmation_loses_nothing(durable_url
     assert "Deleted task 1: buy milk" in result.stdout
     tasks, _, _ = await tasks_and_log(durable_url, cid)
     assert tasks == []
+
+
+async def test_a_kill_after_the_model_asked_for_a_tool_finishes_that_turn_once(durable_url):
+    cid = kill_at_pause(durable_url, "before:tool_execution", ["Add buy milk"])
+    tasks, log, _ = await tasks_and_log(durable_url, cid)
+    assert tasks == [] and log == []  # nothing had run, nothing was logged
+
+    after = run_keel(durable_url, ["chat", "--conversation", cid], "Show all\n/quit\n")
+    assert after.returncode == 0, after.stderr
+    assert "Finished the turn that was cut off last time:" in after.stdout
+    assert after.stdout.count("Created task: buy milk") == 1
+    assert "1. [ ] buy milk" in after.stdout
+
+    tasks, log, ledger = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["buy milk"] and ledger == 1
+    keys = [m.key for m in log]
+    assert len(keys) == len(set(keys))
+    said = [(m.role, m.content) for m in log if m.content and m.role != "tool"]
+    assert said == [
+        ("user", "Add buy milk"),
+        ("assistant", "Created task: buy milk"),  # once: no reply logged twice
+        ("user", "Show all"),
+        ("assistant", "Your tasks:\n  1. [ ] buy milk"),
+    ]
+    assert [m.role for m in log] == ["user", "assistant", "tool", "assistant"] * 2
+    async with open_checkpointer(durable_url) as saver:
+        state = await snapshot(build_graph(saver), cid)
+    assert state["mission"] == "Show all"  # the new message got a mission of its own
+    assert all(i["status"] == "done" for i in state["todolist"]["items"])

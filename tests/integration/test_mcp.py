@@ -60,3 +60,13 @@ async def test_tools_act_for_the_keys_user_only(server):
 def test_mcp_without_a_key_is_401(server):
     answer = httpx.post(f"{server.url}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert answer.status_code == 401 and answer.json()["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize("task_id", [True, 2**63, 10**20])
+async def test_a_task_id_that_is_no_task_is_a_clear_error(server, task_id):
+    await call(server, ANN, "create_todo_task", title="only one")
+    answer = await call(server, ANN, "get_todo_task", task_id=task_id)
+    assert answer.isError
+    text = answer.content[0].text
+    assert "not found" in text or "not true or false" in text, text
+    assert "SQLite" not in text and "too large" not in text

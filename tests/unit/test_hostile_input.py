@@ -1,0 +1,156 @@
+"""Hostile and odd input: parsing stays linear, "yes" means one thing, nothing typed is lost."""
+
+import time
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nodes.done_marker import DEFAULT_DONE_MARKER, has_done, lines, strip_done
+from nodes.intents import YES_WORDS, confirms, is_yes, parse_intents
+from tools.store import MAX_TASK_ID, TaskError
+
+LIMIT = 32_000
+
+
+def parse_seconds(message: str) -> float:
+    start = time.perf_counter()
+    parse_intents(message)
+    confirms(message)
+    strip_done(message)
+    return time.perf_counter() - start
+
+
+WORST = {
+    "spaces between two words": "a" + " " * (LIMIT - 2) + "b",
+    "add, spaces, broken lines": "add" + " " * (LIMIT - 7) + "\nx\ny",
+    "delete task, spaces": "delete task" + " " * (LIMIT - 11),
+    "yes, spaces, no": "yes" + " " * (LIMIT - 4) + "x",
+    "punctuation runs": "delete task 1, " + ". " * ((LIMIT - 16) // 2) + "x",
+    "tabs and newlines": "add " + "\t\n" * ((LIMIT - 5) // 2) + "x",
+}
+
+
+@pytest.mark.parametrize("name", WORST)
+def test_parsing_the_worst_inputs_is_linear(name):
+    message = WORST[name]
+    assert len(message) <= LIMIT
+    plain = ("Add buy milk and bread " * (LIMIT // 23))[:LIMIT]
+    baseline = min(parse_seconds(plain) for _ in range(3))
+    worst = min(parse_seconds(message) for _ in range(3))
+    # generous: the same order as a plain message of the same length, nowhere near quadratic
+    # (quadratic backtracking took seconds at 4,000 characters)
+    assert worst < 20 * baseline + 0.05, (worst, baseline)
+
+
+@pytest.mark.parametrize(
+    "message,task_id",
+    [("Delete task 415, ...", 415), ("Delete task 416; !", 416), ("Delete task 417 and .", 417)],
+)
+def test_punctuation_is_not_a_yes(message, task_id):
+    assert confirms(message) is False
+    [intent] = parse_intents(message)
+    assert intent.tool == "delete_todo_task" and intent.task_id == task_id
+
+
+@pytest.mark.parametrize("word", sorted(YES_WORDS))
+def test_one_vocabulary_for_yes(word):
+    assert confirms(f"delete task 3, {word}")
+    assert is_yes(word) and is_yes(word.upper()) and is_yes(f"{word}!")
+
+
+@pytest.mark.parametrize("answer", ["no", "nope", "yesterday", "", "...", "maybe yes"])
+def test_what_is_not_a_yes(answer):
+    assert not is_yes(answer)
+
+
+def test_only_real_line_ends_split_a_reply():
+    for sep in ("\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c"):
+        reply = f"Created task: a{sep}DONE: b"
+        assert strip_done(reply) == reply.strip()
+        assert not has_done(reply)
+    assert strip_done("Created task: a\r\nDONE: b") == "Created task: a"
+    assert lines("a\rb\nc\r\nd") == ["a", "b", "c", "d"]
+
+
+async def test_out_of_range_task_ids_are_no_such_task(memory_keel):
+    for bad in (MAX_TASK_ID + 1, 10**20):
+        with pytest.raises(TaskError) as err:
+            await memory_keel.store.get("local", bad)
+        assert err.value.code == "not_found"
+
+
+async def test_a_huge_task_id_in_a_message_answers_and_spoils_nothing(memory_keel):
+    from graphs.turn import run_turn
+
+    cid = str(uuid.uuid4())
+    context = memory_keel.context()
+    for message in ("Show task 99999999999999999999", f"Delete task {2**64}", "Complete 2**63"):
+        result = await run_turn(memory_keel.graph, cid, message, context)
+        assert result.awaiting_confirmation is None
+    shown = await run_turn(memory_keel.graph, cid, "Show task 99999999999999999999", context)
+    assert "Task 99999999999999999999 not found." in shown.reply
+    after = await run_turn(memory_keel.graph, cid, "Add buy milk", context)
+    assert after.reply == "Created task: buy milk"
+
+
+async def test_a_message_with_many_requests_is_logged_whole_and_answered(memory_keel):
+    from graphs.turn import run_turn
+
+    cid = str(uuid.uuid4())
+    n = 45
+    message = "; ".join(f"Add b-{k}" for k in range(n))
+    result = await run_turn(memory_keel.graph, cid, message, memory_keel.context())
+    assert result.reply.splitlines() == [f"Created task: b-{k}" for k in range(n)]
+    logged = await memory_keel.log.history(cid)
+    assert [m.content for m in logged if m.role == "user"] == [message]
+    assert len([m for m in logged if m.role == "tool"]) == n
+    assert logged[-1].content == result.reply
+    assert len(await memory_keel.store.list("local")) == n
+
+
+async def test_a_resume_in_the_middle_of_a_turn_keeps_the_turn(memory_keel):
+    from graphs.turn import run_turn
+
+    cid = str(uuid.uuid4())
+    context = memory_keel.context(context_token_budget=250, loop_limit=12)
+    for k in range(14):
+        message = f"Add errand number {k} with a longish description to fill the window"
+        result = await run_turn(memory_keel.graph, cid, message, context)
+        expected = f"errand number {k} with a longish description to fill the window"
+        assert result.reply == f"Created task: {expected}", result.reply
+        assert any(e.type == "resumed" for e in result.events)
+    listed = await run_turn(memory_keel.graph, cid, "Show all", context)
+    for k in range(14):
+        assert listed.reply.count(f"errand number {k} with") == 1, listed.reply
+    assert len(await memory_keel.store.list("local")) == 14
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=LIMIT))
+def test_random_text_parses_without_error_and_loses_no_line(text):
+    parse_intents(text)
+    confirms(text)
+    is_yes(text)
+    kept = strip_done(text, DEFAULT_DONE_MARKER)
+    for line in lines(text):
+        if not has_done(line):
+            assert line.strip() in kept
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(content=st.text(min_size=1, max_size=2000).filter(lambda t: t.strip()))
+async def test_whatever_the_user_types_is_logged_as_typed(memory_keel, content):
+    from graphs.turn import run_turn
+
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # refused at the door (422): see the API tests
+    cid = str(uuid.uuid4())
+    await run_turn(memory_keel.graph, cid, content, memory_keel.context())
+    logged = await memory_keel.log.history(cid)
+    assert [m.content for m in logged if m.role == "user"] == [content]
