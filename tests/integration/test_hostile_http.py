@@ -14,14 +14,13 @@ from tests.keel_process import run_keel
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     db = f"sqlite:///{tmp_path_factory.mktemp('hostile') / 'k.db'}"
-    with keel_server(db, KEEL_API_KEYS=KEYS) as running:
+    with keel_server(db, KEEL_API_KEYS=KEYS, KEEL_MAX_MESSAGE_CHARS="2000") as running:
         yield running
 
 
-def new_conversation(server) -> str:
-    return httpx.post(f"{server.url}/v1/conversations", json={}, headers=ANN).json()[
-        "conversation_id"
-    ]
+def new_conversation(server, headers=ANN) -> str:
+    answer = httpx.post(f"{server.url}/v1/conversations", json={}, headers=headers)
+    return answer.json()["conversation_id"]
 
 
 def post_raw(server, cid, body: bytes):
@@ -102,3 +101,44 @@ def test_a_key_given_twice_is_refused_at_start(tmp_path):
         result = run_keel(f"sqlite:///{tmp_path / 'k.db'}", ["serve"], KEEL_API_KEYS=keys)
         assert result.returncode == 2, result.stdout + result.stderr
         assert says in result.stdout + result.stderr
+
+
+def say(server, cid, content, headers=ANN):
+    return httpx.post(
+        f"{server.url}/v1/conversations/{cid}/messages",
+        json={"content": content},
+        headers=headers,
+        timeout=10,  # the backtracking parser took over a minute on inputs like these
+    )
+
+
+def test_a_whitespace_bomb_is_answered_at_once_and_the_server_stays_up(server):
+    cid = new_conversation(server)
+    for bomb in ("a" + " " * 1998 + "b", "add" + " " * 1990 + "\nx\ny", "delete task" + " " * 1980):
+        answer = say(server, cid, bomb)  # the server's limit here is 2000 characters
+        assert answer.status_code == 200, answer.text
+        assert httpx.get(f"{server.url}/healthz", timeout=2).status_code == 200
+
+
+def test_punctuation_is_no_yes_and_every_yes_word_answers_the_question(server):
+    cid = new_conversation(server)
+    ids = [
+        say(server, cid, f"Add chore {n}").json()["tool_calls"][0]["result"]["id"] for n in range(2)
+    ]
+    asked = say(server, cid, f"Delete task {ids[0]}, ...").json()
+    assert asked["awaiting_confirmation"]["task_id"] == ids[0]  # asked, not deleted at once
+    assert say(server, cid, "yep").json()["reply"] == f"Deleted task {ids[0]}: chore 0"
+    done = say(server, cid, f"delete task {ids[1]}, sure").json()
+    assert done["reply"] == f"Deleted task {ids[1]}: chore 1"
+
+
+def test_each_user_counts_tasks_from_one(server):
+    bob = {"Authorization": "Bearer bob-key"}
+    ann_cid, bob_cid = new_conversation(server), new_conversation(server, bob)
+    for n in range(3):
+        say(server, ann_cid, f"Add ann chore {n}")
+    first = say(server, bob_cid, "Add bob chore", bob).json()
+    assert first["tool_calls"][0]["result"]["id"] == 1  # bob's first, whatever ann has
+    say(server, bob_cid, "Delete task 1, yes", bob)
+    mine = say(server, ann_cid, "Show all").json()["reply"]
+    assert "ann chore 0" in mine  # bob's task 1 was his own
