@@ -147,3 +147,41 @@ def test_the_readme_curl_session_works_as_written(tmp_path):
     assert "Created task: buy milk" in out
     assert "Are you sure you want to delete task 1? (yes/no)" in out
     assert "Deleted task 1: buy milk" in out
+
+
+async def test_a_websocket_turn_that_fails_answers_an_error_frame_and_keeps_the_socket(
+    postgres_server,
+):
+    import json
+
+    import websockets
+
+    db = new_postgres_database(postgres_server)
+    name = db.rsplit("/", 1)[1]
+    with keel_server(db, KEEL_API_KEYS=KEYS) as server:
+        cid = create(server.url)
+        ws_url = server.url.replace("http", "ws") + f"/v1/conversations/{cid}/ws"
+        async with websockets.connect(ws_url, additional_headers=ANN) as ws:
+            await ws.recv()  # connected
+            with psycopg.connect(postgres_server, autocommit=True) as admin:
+                admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                    (name,),
+                )
+                try:
+                    await ws.send(json.dumps({"content": "Add milk"}))
+                    frame = json.loads(await ws.recv())
+                    while frame["type"] != "error":
+                        frame = json.loads(await ws.recv())
+                    assert frame["data"]["code"] == "database_unavailable", frame
+                finally:
+                    admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+            for _ in range(20):  # the same socket serves the next message once the database is back
+                await ws.send(json.dumps({"content": "Add milk"}))
+                frame = json.loads(await ws.recv())
+                while frame["type"] not in ("chat", "error"):
+                    frame = json.loads(await ws.recv())
+                if frame["type"] == "chat":
+                    break
+            assert frame["type"] == "chat" and frame["data"]["reply"] == "Created task: milk"
