@@ -21,7 +21,8 @@ from checkpoints.conversations import ConversationNotFound, ConversationStore
 from checkpoints.urls import DEFAULT_DATABASE_URL
 from graphs.builder import build_graph
 from graphs.reset import reset_conversation
-from graphs.turn import TurnResult, recover_turn, run_turn, snapshot
+from graphs.result import TurnResult
+from graphs.turn import recover_turn, run_turn, snapshot
 from nodes.runtime import KeelContext
 
 DEFAULT_MAX_MESSAGE_CHARS = 32_000

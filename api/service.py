@@ -24,7 +24,8 @@ from checkpoints.messages import MessageLog
 from checkpoints.retention import Retention, latest_checkpoint_id
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
-from graphs.turn import TurnResult, TurnStart
+from graphs.result import TurnResult
+from graphs.turn import TurnStart
 from nodes.runtime import KeelContext
 
 T = TypeVar("T")

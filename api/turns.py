@@ -16,7 +16,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from api.errors import APIError, ConversationBusy
 from api.service import Service
 from checkpoints.locks import ConversationLocked
-from graphs.turn import EventSink, TurnResult, run_turn
+from graphs.result import TurnResult
+from graphs.turn import EventSink, run_turn
 
 
 def check_size(service: Service, content: str) -> None:

@@ -15,18 +15,23 @@ from typing import Any
 
 import psycopg
 import structlog
-from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
 from psycopg_pool import PoolTimeout
-from pydantic import BaseModel, Field
 
 from checkpoints.retention import Retention, prune_thread
 from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
-from graphs.state import Todolist
-from nodes.done_marker import has_done, strip_done
+from graphs.result import (
+    Confirmation,
+    TokenLines,
+    TurnResult,
+    agent_state_of,
+    pending_confirmation,
+    topic_of,
+    turn_result,
+)
 from nodes.logs import preview
 from nodes.runtime import KeelContext
 
@@ -46,180 +51,14 @@ INTERRUPT = "__interrupt__"  # the key of interrupts in the "updates" stream
 """Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
 
 
-class Confirmation(BaseModel):
-    """A destructive action waiting for the user's yes or no."""
-
-    action: str = Field(description="What will be done.", examples=["delete"])
-    task_id: Any = Field(description="The task it will be done to.", examples=[3])
-    prompt: str = Field(
-        description="The question put to the user.",
-        examples=["Are you sure you want to delete task 3? (yes/no)"],
-    )
-
-
-class Event(BaseModel):
-    """Something a node reported during the turn."""
-
-    type: str = Field(description="Event type.", examples=["tool_call"])
-    data: dict[str, Any] = Field(
-        description="Event payload.", examples=[{"name": "list_todo_tasks"}]
-    )
-
-
-class ToolCallRecord(BaseModel):
-    """A tool call made during the turn, with what it returned."""
-
-    name: str = Field(description="The tool's name.", examples=["create_todo_task"])
-    args: dict[str, Any] = Field(
-        description="The arguments the model gave.", examples=[{"title": "buy milk"}]
-    )
-    result: Any = Field(
-        description="What the tool returned (JSON), or its error text.",
-        examples=[{"id": 1, "title": "buy milk", "completed": False}],
-    )
-
-
-class TurnResult(BaseModel):
-    """What one turn produced."""
-
-    conversation_id: str = Field(
-        description="The conversation's id (UUID).",
-        examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"],
-    )
-    reply: str = Field(
-        description="The text shown to the user.", examples=["Created task: buy milk"]
-    )
-    agent_state: str = Field(description="Where the state machine stopped.", examples=["response"])
-    complete: bool = Field(
-        description="The task is done (DONE marker, nothing open).", examples=[True]
-    )
-    awaiting_confirmation: Confirmation | None = Field(
-        default=None,
-        description="A destructive action waiting for the user's yes/no; answer it by posting "
-        "the next message.",
-        examples=[None],
-    )
-    mission: str | None = Field(
-        description="What the user asked for in the current plan.",
-        default=None,
-        examples=["Add buy milk"],
-    )
-    todolist: dict[str, Any] | None = Field(
-        default=None,
-        description="The plan: id, items (id, description, tool, status), steps_completed.",
-        examples=[{"id": "…", "items": [], "steps_completed": []}],
-    )
-    topic: dict[str, Any] | None = Field(
-        default=None,
-        description="The active topic: id and title.",
-        examples=[{"id": "…", "title": "Add buy milk"}],
-    )
-    events: list[Event] = Field(
-        description="What the nodes reported during the turn, in order.",
-        default_factory=list,
-        examples=[[{"type": "topic_changed", "data": {"reason": "phrase"}}]],
-    )
-    tool_calls: list[ToolCallRecord] = Field(
-        description="The tool calls of the turn with their results.",
-        default_factory=list,
-        examples=[[{"name": "list_todo_tasks", "args": {}, "result": {"tasks": []}}]],
-    )
-    recovered_reply: str | None = Field(
-        default=None,
-        description="The reply of an earlier turn that was cut off (the process died) and was "
-        "finished before this message was handled.",
-        examples=[None],
-    )
-
-
 def thread_config(conversation_id: str) -> RunnableConfig:
     """The LangGraph config that addresses a conversation's thread."""
     return {"configurable": {"thread_id": conversation_id}}
 
 
-def _confirmation(interrupts: Sequence[Interrupt]) -> Confirmation | None:
-    for intr in interrupts:
-        if isinstance(intr.value, dict) and "prompt" in intr.value:
-            return Confirmation(**{k: intr.value[k] for k in ("action", "task_id", "prompt")})
-    return None
-
-
-def pending_confirmation(snap: StateSnapshot) -> Confirmation | None:
-    """The confirmation the conversation is paused on, if any."""
-    return _confirmation(snap.interrupts)
-
-
-def agent_state_of(snap: StateSnapshot) -> str:
-    """The state machine's position; a paused node counts as entered (it waits inside)."""
-    for task in snap.tasks:
-        if task.interrupts and task.name in AgentState._value2member_map_:
-            return task.name
-    return str(snap.values.get("agent_state", AgentState.USER_INPUT.value))
-
-
-def _reply(values: dict[str, Any], done_marker: str) -> str:
-    last = next((m for m in reversed(values.get("window", [])) if isinstance(m, AIMessage)), None)
-    text = strip_done(last.text, done_marker) if last is not None else ""
-    note = values.get("turn_note")
-    return "\n".join(part for part in (text, note) if part)
-
-
-def _topic(topic: dict[str, Any] | None) -> dict[str, Any] | None:
-    return {"id": topic["id"], "title": topic["title"]} if topic else None
-
-
-def turn_result(
-    conversation_id: str,
-    values: dict[str, Any],
-    interrupts: Sequence[Interrupt],
-    events: list[dict[str, Any]],
-    done_marker: str,
-) -> TurnResult:
-    """Build the TurnResult of a conversation from its state and interrupts after a turn."""
-    waiting = _confirmation(interrupts)
-    todolist: Todolist | None = values.get("todolist")
-    return TurnResult(
-        conversation_id=conversation_id,
-        reply=waiting.prompt if waiting else _reply(values, done_marker),
-        agent_state=AgentState.TOOL_EXECUTION.value  # the node that asks waits inside
-        if waiting
-        else str(values.get("agent_state", AgentState.USER_INPUT.value)),
-        complete=bool(values.get("complete")) and waiting is None,
-        awaiting_confirmation=waiting,
-        mission=values.get("mission"),
-        todolist=dict(todolist) if todolist else None,
-        topic=_topic(values.get("topic")),
-        events=[Event(**e) for e in events],
-        tool_calls=[ToolCallRecord(**e["data"]) for e in events if e["type"] == "tool_call"],
-    )
-
-
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 """Receives, as they happen, a turn's events ``{"type": ..., "data": ...}`` and model tokens
 ``{"type": "token", "data": {"text": ...}}``."""
-
-
-class TokenLines:
-    """Passes model tokens on line by line, holding back lines that carry the DONE marker."""
-
-    def __init__(self, done_marker: str) -> None:
-        """Filter with ``done_marker``."""
-        self.marker, self.pending = done_marker, ""
-        self.message_id: str | None = None
-
-    def feed(self, message_id: str | None, text: str) -> list[str]:
-        """Text that may be shown now (complete lines of the same message)."""
-        out = self.flush() if message_id != self.message_id else []
-        self.message_id = message_id
-        self.pending += text
-        *lines, self.pending = self.pending.split("\n")
-        out.extend(f"{line}\n" for line in lines if not has_done(line, self.marker))
-        return out
-
-    def flush(self) -> list[str]:
-        """The held-back last line, unless it is the DONE line."""
-        rest, self.pending = self.pending, ""
-        return [rest] if rest and not has_done(rest, self.marker) else []
 
 
 async def _stream(
@@ -404,7 +243,7 @@ async def snapshot(graph: KeelGraph, conversation_id: str) -> dict[str, Any]:
         "complete": bool(values.get("complete")) and waiting is None,
         "mission": values.get("mission"),
         "todolist": values.get("todolist"),
-        "topic": _topic(values.get("topic")),
+        "topic": topic_of(values.get("topic")),
         "pending_confirmation": waiting.model_dump() if waiting else None,
         "stats": values.get("stats", {}),
     }

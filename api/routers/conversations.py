@@ -24,7 +24,8 @@ from api.schemas import (
 )
 from api.turns import check_size, start_turn, take_turn, turn_slot
 from graphs.reset import reset_conversation
-from graphs.turn import TurnResult, snapshot, thread_config
+from graphs.result import TurnResult
+from graphs.turn import snapshot, thread_config
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 
