@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from checkpoints.backend import open_backend
 from checkpoints.conversations import ConversationNotFound, ConversationStore
+from checkpoints.locks import ConversationLocked, TurnLocks
 from checkpoints.urls import DEFAULT_DATABASE_URL
 from graphs.builder import build_graph
 from graphs.reset import reset_conversation
@@ -26,6 +27,8 @@ from graphs.turn import recover_turn, run_turn, snapshot
 from nodes.runtime import KeelContext
 
 DEFAULT_MAX_MESSAGE_CHARS = 32_000
+CHAT_WAIT_SECONDS = 30
+BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"
 
 
 def describe_event(event_type: str, data: dict[str, Any]) -> str:
@@ -95,8 +98,14 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
             return 1
         graph = build_graph(checkpointer=saver)
         context = KeelContext.for_database(db, saver, user_id=user_id)
+        locks = TurnLocks(backend.process_locks)
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
-        recovered = await recover_turn(graph, cid, context)
+        try:
+            async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
+                recovered = await recover_turn(graph, cid, context)
+        except ConversationLocked:
+            console.print(BUSY)
+            return 1
         if recovered is not None:
             console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
             _print_result(console, recovered, verbose)
@@ -118,7 +127,12 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 _print_state(console, await snapshot(graph, cid))
                 continue
             if text == "/reset":
-                reset = await reset_conversation(graph, cid, context)
+                try:
+                    async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
+                        reset = await reset_conversation(graph, cid, context)
+                except ConversationLocked:
+                    console.print(BUSY)
+                    continue
                 if verbose:
                     for event in reset["events"]:
                         line = describe_event(event["type"], event["data"])
@@ -130,6 +144,12 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                     f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
                 )
                 continue
-            _print_result(console, await run_turn(graph, cid, text, context), verbose)
+            try:
+                async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
+                    result = await run_turn(graph, cid, text, context)
+            except ConversationLocked:
+                console.print(BUSY)
+                continue
+            _print_result(console, result, verbose)
     console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)
     return 0

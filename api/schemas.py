@@ -38,6 +38,8 @@ class NewMessage(BaseModel):
             value.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate, e.g. "\ud800" in the JSON
             raise ValueError("content must be valid Unicode text (no lone surrogates)") from None
+        if "\x00" in value:  # PostgreSQL text cannot hold it; SQLite would: refuse it on both
+            raise ValueError("content must not contain NUL characters")
         return value
 
 

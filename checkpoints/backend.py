@@ -49,6 +49,7 @@ SQLITE_PRAGMAS = (
     f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
 )
 STARTUP_LOCK_ID = 0x6B65656D  # "keem": beside the migrations' own "keel"
+STARTUP_WAIT_SECONDS = 300
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
@@ -119,9 +120,22 @@ async def _sqlite(db: DatabaseURL) -> AsyncIterator[Backend]:
 
 @asynccontextmanager
 async def _postgres_startup_lock(db: DatabaseURL) -> AsyncIterator[None]:
-    """Workers starting together set the schema up one after the other (advisory lock)."""
+    """Workers starting together set the schema up one after the other (advisory lock).
+
+    The lock is polled with ``pg_try_advisory_lock`` rather than waited for inside PostgreSQL: a
+    waiting statement counts as an open transaction, and the checkpointer's set-up builds indexes
+    ``CONCURRENTLY``, which waits for every open transaction; a blocked waiter would deadlock it.
+    """
     async with await psycopg.AsyncConnection.connect(db.conninfo, autocommit=True) as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (STARTUP_LOCK_ID,))
+        deadline = asyncio.get_running_loop().time() + STARTUP_WAIT_SECONDS
+        while True:
+            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (STARTUP_LOCK_ID,))
+            row = await cur.fetchone()
+            if row and row[0]:
+                break
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("another keel process has been setting the schema up too long")
+            await asyncio.sleep(0.1)
         yield  # the lock ends with the session
 
 

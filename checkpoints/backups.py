@@ -46,7 +46,7 @@ class BackupStore:
         )
         await self.db.execute(
             "INSERT INTO keel_backups (backup_id, conversation_id, checkpoint_id, reason, "
-            "created_at) VALUES (:b, :c, :cp, :reason, :at)",
+            "created_at) VALUES (:b, :c, :cp, :reason, :at) ON CONFLICT (backup_id) DO NOTHING",
             {
                 "b": backup_id,
                 "c": conversation_id,

@@ -199,10 +199,11 @@ class SqliteDatabase(Database):
             await _sqlite_call(self.conn, _sqlite_run, "BEGIN IMMEDIATE", None)
             try:
                 yield _SqliteTx(self.conn)
+                await _sqlite_call(self.conn, _sqlite_run, "COMMIT", None)
             except BaseException:
-                self.conn.rollback()
+                if self.conn.in_transaction:  # never leave the shared connection mid-transaction
+                    self.conn.rollback()
                 raise
-            await _sqlite_call(self.conn, _sqlite_run, "COMMIT", None)
 
     @override
     def time(self, value: datetime) -> str:

@@ -27,11 +27,20 @@ from typing import Protocol
 
 import psycopg
 import structlog
+from psycopg.conninfo import make_conninfo
 
 log = structlog.get_logger(__name__)
 
 POLL_SECONDS = 0.05
 CONNECT_TIMEOUT_SECONDS = 5
+STATEMENT_TIMEOUT_MS = 5000
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+"""The lock session is idle between turns: TCP keepalives find a dead peer within ~25 s."""
 
 
 class ConversationLocked(RuntimeError):
@@ -114,32 +123,58 @@ class AdvisoryLocks:
         self.conninfo = conninfo
         self.conn: psycopg.AsyncConnection | None = None
         self.io = asyncio.Lock()
+        self._orphans: set[asyncio.Future[None]] = set()
 
     async def _connection(self) -> psycopg.AsyncConnection:
         if self.conn is None or self.conn.closed:
             self.conn = await psycopg.AsyncConnection.connect(
-                self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+                make_conninfo(  # TCP keepalives: the session idles between turns
+                    self.conninfo,
+                    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                    options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+                    keepalives=1,
+                    keepalives_idle=10,
+                    keepalives_interval=5,
+                    keepalives_count=3,
+                ),
+                autocommit=True,
             )
         return self.conn
 
-    async def _scalar(self, sql: str, key: int) -> bool:
+    async def _scalar(self, sql: str, key: int, retry: bool) -> bool:
         async with self.io:
-            conn = await self._connection()
-            try:
-                cur = await conn.execute(sql, (key,))
-                row = await cur.fetchone()
-            except psycopg.OperationalError:
-                log.warning("lock_connection_lost")
-                await conn.close()
-                raise
-        return bool(row and row[0])
+            for attempt in (1, 2):
+                conn = await self._connection()
+                try:
+                    row = await (await conn.execute(sql, (key,))).fetchone()
+                    return bool(row and row[0])
+                except psycopg.OperationalError:
+                    # the session ended (restart, failover, a terminated backend): so did every
+                    # lock it held; a fresh session can take locks again
+                    log.warning("lock_connection_lost")
+                    await conn.close()
+                    if not retry or attempt == 2:
+                        raise
+        raise AssertionError("unreachable")
 
-    async def try_acquire(self, key: int) -> bool:  # noqa: D102
-        return await self._scalar("SELECT pg_try_advisory_lock(%s)", key)
+    async def try_acquire(self, key: int) -> bool:
+        """Take ``key``; a lock granted while the caller was cancelled is given back at once."""
+        attempt = asyncio.ensure_future(
+            self._scalar("SELECT pg_try_advisory_lock(%s)", key, retry=True)
+        )
+        try:
+            return await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            attempt.add_done_callback(lambda done: self._give_back(done, key))
+            raise
+
+    def _give_back(self, attempt: asyncio.Future[bool], key: int) -> None:
+        if not attempt.cancelled() and attempt.exception() is None and attempt.result():
+            self._orphans.add(asyncio.ensure_future(self.release(key)))
 
     async def release(self, key: int) -> None:  # noqa: D102
         try:
-            await self._scalar("SELECT pg_advisory_unlock(%s)", key)
+            await self._scalar("SELECT pg_advisory_unlock(%s)", key, retry=False)
         except psycopg.OperationalError:
             pass  # the session is gone, and the lock with it
 

@@ -103,6 +103,8 @@ async def _stream(
         if not stopped_before_tools:
             break
         graph_input = None
+    else:
+        raise RuntimeError(f"the turn stopped before tool execution {MAX_RUNS} times")
     if sink is not None:
         for text in tokens.flush():
             await sink({"type": "token", "data": {"text": text}})

@@ -35,6 +35,8 @@ def _clean_title(title: Any) -> str:
         title.encode("utf-8")
     except UnicodeEncodeError:
         raise TaskError("invalid_title", "A task title must be valid Unicode text.") from None
+    if "\x00" in title:
+        raise TaskError("invalid_title", "A task title cannot contain NUL characters.")
     if len(title) > TITLE_MAX_CHARS:
         raise TaskError(
             "invalid_title",

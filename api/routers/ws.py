@@ -93,7 +93,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     task = await start_turn(service, cid, user, content, sink)  # runs even if the client leaves
     await _send_if_open(ws, "status", {"status": "thinking"})
     result = await asyncio.shield(task)
-    await _send(ws, "chat", result.model_dump(mode="json"))
+    await _send_if_open(ws, "chat", result.model_dump(mode="json"))
 
 
 @router.websocket("/{conversation_id}/ws")
@@ -118,7 +118,7 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
             except APIError as exc:
                 await _send(ws, "error", {"code": exc.code, "message": exc.message})
             except Exception as exc:  # the turn failed: say so, keep the socket
-                await _send(ws, "error", _failure(exc))
+                await _send_if_open(ws, "error", _failure(exc))
     except WebSocketDisconnect:
         return
 

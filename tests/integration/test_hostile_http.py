@@ -142,3 +142,9 @@ def test_each_user_counts_tasks_from_one(server):
     say(server, bob_cid, "Delete task 1, yes", bob)
     mine = say(server, ann_cid, "Show all").json()["reply"]
     assert "ann chore 0" in mine  # bob's task 1 was his own
+
+
+def test_a_nul_character_is_refused_like_any_bad_text(server):
+    cid = new_conversation(server)
+    answer = post_raw(server, cid, b'{"content": "Add buy\\u0000milk"}')
+    assert answer.status_code == 422 and "NUL" in answer.json()["error"]["message"]

@@ -189,3 +189,42 @@ async def test_kill_9_in_a_burst_then_restart_answers_every_conversation(db_url)
         assert (f"burst-{n}" in listed) == (titles[f"burst-{n}"] == 1)
         if n in finished:
             assert said[f"Add burst-{n}"] == 1
+
+
+def test_workers_starting_together_on_a_new_database_both_come_up(postgres_server):
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
+
+    database_url = new_postgres_database(postgres_server)
+    with ExitStack() as stack, ThreadPoolExecutor(2) as pool:
+        starts = [
+            pool.submit(stack.enter_context, keel_server(database_url, KEEL_API_KEYS=KEYS))
+            for _ in range(2)
+        ]
+        servers = [start.result(timeout=120) for start in starts]
+        for server in servers:
+            assert httpx.get(f"{server.url}/readyz", timeout=5).status_code == 200
+
+
+async def test_a_lock_attempt_cancelled_midway_leaves_no_lock_behind(postgres_server):
+    import psycopg
+
+    from checkpoints.locks import AdvisoryLocks, TurnLocks
+
+    database_url = new_postgres_database(postgres_server)
+    locks = TurnLocks(AdvisoryLocks(database_url))
+
+    async def turn(cid: str) -> None:
+        async with locks.hold(cid):
+            await asyncio.sleep(0.002)
+
+    for n in range(300):  # cancelled at every point: waiting, mid-query, holding, releasing
+        attempt = asyncio.create_task(turn(f"c-{n % 7}"))
+        await asyncio.sleep((n % 6) * 0.0004)
+        attempt.cancel()
+        await asyncio.gather(attempt, return_exceptions=True)
+    await asyncio.sleep(0.5)  # let given-back locks go
+    with psycopg.connect(database_url) as conn:
+        held = conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()
+    await locks.close()
+    assert held[0] == 0
