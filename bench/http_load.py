@@ -37,191 +37,38 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import math
-import os
 import resource
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
-import uuid
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import psycopg
 
-REPO = Path(__file__).resolve().parents[1]
-READY_TIMEOUT = 60.0
-STOP_TIMEOUT = 20.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.report import (  # noqa: E402
+    DETAIL_HEAD,
+    HEAD,
+    Cell,
+    Result,
+    detail_row,
+    md_row,
+    md_table,
+    progress,
+    row,
+)
+from bench.servers import IMPLS, FreshDatabase, Impl, Server, ServerFailed  # noqa: E402
+
 REQUEST_TIMEOUT = 60.0
 LOG_TAIL_CHARS = 3000
 JSON_HEADERS = {"content-type": "application/json"}
-
-
-# --- the two servers ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Impl:
-    """How to start one implementation and talk to it."""
-
-    name: str
-    env_var: str
-    ready_path: str
-    create_path: str
-    message_path: str
-    """With ``{cid}`` for the conversation id."""
-    command: Callable[[int, int], list[str]]
-    extra_env: dict[str, str] = field(default_factory=dict)
-
-
-def keel_command(port: int, workers: int) -> list[str]:
-    return [
-        sys.executable,
-        "-c",
-        "from api.cli import app; app()",
-        "serve",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-    ]
-
-
-def plain_command(port: int, workers: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "bench.plain_server:app",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--log-level",
-        "warning",
-    ]
-
-
-IMPLS = {
-    "keel": Impl(
-        name="keel",
-        env_var="KEEL_DATABASE_URL",
-        ready_path="/readyz",
-        create_path="/v1/conversations",
-        message_path="/v1/conversations/{cid}/messages",
-        command=keel_command,
-        extra_env={"KEEL_LOG_LEVEL": "warning", "KEEL_LOG_FORMAT": "json"},
-    ),
-    "plain": Impl(
-        name="plain",
-        env_var="PLAIN_DATABASE_URL",
-        ready_path="/healthz",
-        create_path="/conversations",
-        message_path="/conversations/{cid}/messages",
-        command=plain_command,
-    ),
-}
-
-
-class ServerFailed(Exception):
-    """The server did not become ready (it exited, or timed out)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def proc_cpu_seconds(pgid: int) -> float:
-    """CPU seconds used so far by the live processes of process group ``pgid`` (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        # after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt
-        # cmajflt utime stime
-        if int(fields[2]) == pgid:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
-
-
-class Server:
-    """One server process (uvicorn and its workers, in a process group of their own)."""
-
-    def __init__(self, impl: Impl, url: str, workers: int, log_path: Path) -> None:
-        """Prepare to run ``impl`` on the database ``url``, logging to ``log_path``."""
-        self.impl, self.url, self.workers, self.log_path = impl, url, workers, log_path
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        """Start the process, its output appended to the log file."""
-        env = {k: v for k, v in os.environ.items() if k not in ("KEEL_API_KEYS", "KEEL_HOST")}
-        env.update(self.impl.extra_env)
-        env[self.impl.env_var] = self.url
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                self.impl.command(self.port, self.workers),
-                cwd=REPO,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    async def wait_ready(self, timeout: float = READY_TIMEOUT) -> float:
-        """Seconds until the readiness endpoint answered 200; ServerFailed otherwise."""
-        assert self.proc is not None
-        start = time.perf_counter()
-        async with httpx.AsyncClient(base_url=self.base, timeout=2.0) as client:
-            while time.perf_counter() - start < timeout:
-                if self.proc.poll() is not None:
-                    raise ServerFailed(f"exited with status {self.proc.returncode}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await client.get(self.impl.ready_path)).status_code == 200:
-                        return time.perf_counter() - start
-                await asyncio.sleep(0.2)
-        raise ServerFailed(f"not ready after {timeout:.0f} s")
-
-    def cpu_seconds(self) -> float:
-        """CPU seconds used so far by uvicorn and its live workers."""
-        return proc_cpu_seconds(self.proc.pid) if self.proc else 0.0
-
-    def stop(self) -> None:
-        """SIGTERM to uvicorn (it stops its workers); SIGKILL to the group if it hangs."""
-        if self.proc is None:
-            return
-        pid = self.proc.pid
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                print(f"  {self.impl.name}: no exit after SIGTERM, killing", file=sys.stderr)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)  # workers left behind, if any
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(5)
 
 
 # --- the load -------------------------------------------------------------------------------
@@ -324,36 +171,6 @@ async def one_user(
     return load
 
 
-@dataclass
-class Result:
-    """One implementation in one cell."""
-
-    impl: str
-    failed: str | None = None
-    turns_per_s: float = 0.0
-    p50_ms: float = math.nan
-    p99_ms: float = math.nan
-    errors: Counter[str] = field(default_factory=Counter)
-    ok_turns: int = 0
-    conversations: int = 0
-    seconds: float = 0.0
-    client_cpu: float = 0.0
-    server_cpu: float = 0.0
-    startup_s: float = 0.0
-    mean_depth: float = 0.0
-    note: str = ""
-
-    @property
-    def n_errors(self) -> int:
-        """Every failed request."""
-        return sum(self.errors.values())
-
-    @property
-    def n_5xx(self) -> int:
-        """Failed requests answered with a 5xx status."""
-        return sum(n for kind, n in self.errors.items() if kind.split()[-1].startswith("5"))
-
-
 def percentile(sorted_values: list[float], q: float) -> float:
     """Nearest-rank percentile of an ascending list (nan when empty)."""
     if not sorted_values:
@@ -404,46 +221,6 @@ async def drive(
         server_cpu=max(server_cpu1 - server_cpu0, 0.0) / wall,
         mean_depth=sum(load.depth_sum for load in loads) / max(len(latencies), 1),
     )
-
-
-# --- databases ------------------------------------------------------------------------------
-
-
-def database_url(admin: str, name: str) -> str:
-    parts = urlsplit(admin)
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
-class FreshDatabase:
-    """A new SQLite file or PostgreSQL database for one server."""
-
-    def __init__(
-        self, backend: str, impl: str, tmp: Path, pg_admin: str | None, keep: bool
-    ) -> None:
-        """Name it; ``create`` makes it."""
-        self.backend, self.pg_admin, self.keep = backend, pg_admin or "", keep
-        self.name = f"bench_http_{impl}_{uuid.uuid4().hex[:8]}"
-        if backend == "sqlite":
-            self.url = f"sqlite:///{tmp / self.name / 'bench.db'}"
-        else:
-            assert pg_admin
-            self.url = database_url(pg_admin, self.name)
-
-    def create(self) -> None:
-        """Create the PostgreSQL database (SQLite makes its file on first use)."""
-        if self.backend == "postgres":
-            with psycopg.connect(self.pg_admin, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{self.name}"')
-
-    def drop(self) -> None:
-        """Drop the PostgreSQL database, unless asked to keep it."""
-        if self.backend != "postgres" or self.keep:
-            return
-        try:
-            with psycopg.connect(self.pg_admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
-        except psycopg.Error as exc:
-            print(f"  could not drop database {self.name}: {exc}", file=sys.stderr)
 
 
 # --- one cell -------------------------------------------------------------------------------
@@ -506,101 +283,6 @@ async def run_impl(
         if server is not None:
             server.stop()
         db.drop()
-
-
-# --- report ---------------------------------------------------------------------------------
-
-HEAD = [
-    "backend",
-    "workers",
-    "users",
-    "L",
-    "keel turns/s",
-    "keel p50 ms",
-    "keel p99 ms",
-    "keel errors (5xx)",
-    "plain turns/s",
-    "plain p50",
-    "plain p99",
-    "plain errors (5xx)",
-    "keel/plain turns/s",
-]
-DETAIL_HEAD = [
-    "backend",
-    "workers",
-    "users",
-    "L",
-    "impl",
-    "ok turns",
-    "conversations",
-    "measured s",
-    "errors by kind",
-    "client CPU (cores)",
-    "server CPU (cores)",
-    "ready after s",
-    "mean turn # in its conversation",
-    "note",
-]
-
-Cell = tuple[str, int, int, int]
-
-
-def md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-def md_table(head: list[str], rows: list[list[str]]) -> str:
-    return "\n".join([md_row(head), "|" + "---|" * len(head), *(md_row(r) for r in rows)])
-
-
-def fmt(x: float, digits: int = 1) -> str:
-    return "-" if math.isnan(x) else f"{x:.{digits}f}"
-
-
-def impl_cells(r: Result | None) -> list[str]:
-    if r is None:
-        return ["-"] * 4
-    if r.failed:
-        return [r.failed, "-", "-", "-"]
-    return [fmt(r.turns_per_s), fmt(r.p50_ms), fmt(r.p99_ms), f"{r.n_errors} ({r.n_5xx})"]
-
-
-def row(cell: Cell, results: dict[str, Result]) -> list[str]:
-    keel, plain = results.get("keel"), results.get("plain")
-    ratio = "-"
-    if keel and plain and not keel.failed and not plain.failed and plain.turns_per_s > 0:
-        ratio = f"{keel.turns_per_s / plain.turns_per_s:.2f}"
-    return [cell[0], *(str(c) for c in cell[1:]), *impl_cells(keel), *impl_cells(plain), ratio]
-
-
-def detail_row(cell: Cell, r: Result) -> list[str]:
-    errors = ", ".join(f"{k}: {n}" for k, n in sorted(r.errors.items())) or "0"
-    return [
-        cell[0],
-        *(str(c) for c in cell[1:]),
-        r.impl,
-        str(r.ok_turns),
-        str(r.conversations),
-        fmt(r.seconds),
-        errors if not r.failed else "-",
-        fmt(r.client_cpu, 2),
-        fmt(r.server_cpu, 2),
-        fmt(r.startup_s),
-        fmt(r.mean_depth),
-        "; ".join(x for x in (r.failed, r.note) if x),
-    ]
-
-
-def progress(cell: Cell, r: Result) -> str:
-    name = f"{cell[0]} workers={cell[1]} users={cell[2]} L={cell[3]} {r.impl}"
-    if r.failed:
-        return f"{name}: {r.failed}"
-    kinds = f" {dict(r.errors)}" if r.errors else ""
-    return (
-        f"{name}: {r.turns_per_s:.1f} turns/s, p50 {fmt(r.p50_ms)} ms, p99 {fmt(r.p99_ms)} ms, "
-        f"{r.n_errors} errors ({r.n_5xx} 5xx){kinds}, client CPU "
-        f"{r.client_cpu:.2f} cores, server CPU {r.server_cpu:.2f} cores"
-    )
 
 
 # --- main -----------------------------------------------------------------------------------
