@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import resource
 import sys
 import tempfile
@@ -61,6 +60,7 @@ from bench.report import (  # noqa: E402
     detail_row,
     md_row,
     md_table,
+    percentile,
     progress,
     row,
 )
@@ -96,6 +96,21 @@ def retry_after(response: httpx.Response) -> float:
         return 0.1
 
 
+async def post(
+    client: httpx.AsyncClient, path: str, body: bytes, expected: int
+) -> tuple[httpx.Response | None, str | None, float]:
+    """POST ``body``: the response, the error kind (None when ``expected``), the pause after."""
+    try:
+        r = await client.post(path, content=body, headers=JSON_HEADERS)
+    except httpx.TimeoutException:
+        return None, "timeout", 0.0
+    except httpx.TransportError:
+        return None, "connection", 0.1
+    if r.status_code == expected:
+        return r, None, 0.0
+    return r, str(r.status_code), retry_after(r)
+
+
 async def one_user(
     base: str,
     impl: Impl,
@@ -120,18 +135,9 @@ async def one_user(
 
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=REQUEST_TIMEOUT) as client:
         while not done():
-            pause = 0.0
-            try:
-                r = await client.post(impl.create_path, content=b"{}", headers=JSON_HEADERS)
-                error = None if r.status_code == 201 else str(r.status_code)
-                if error is None:
-                    cid = r.json()["conversation_id"]
-                else:
-                    pause = retry_after(r)
-            except httpx.TimeoutException:
-                error = "timeout"
-            except httpx.TransportError:
-                error, pause = "connection", 0.1
+            r, error, pause = await post(client, impl.create_path, b"{}", 201)
+            if r is not None and error is None:
+                cid = r.json()["conversation_id"]
             end = clock()
             if end >= measure_from:
                 load.last_end = end
@@ -147,15 +153,7 @@ async def one_user(
                 if done():
                     break
                 start = clock()
-                try:
-                    r = await client.post(path, content=body, headers=JSON_HEADERS)
-                    error = None if r.status_code == 200 else str(r.status_code)
-                    if error is not None:
-                        pause = retry_after(r)
-                except httpx.TimeoutException:
-                    error = "timeout"
-                except httpx.TransportError:
-                    error, pause = "connection", 0.1
+                _, error, pause = await post(client, path, body, 200)
                 end = clock()
                 load.turns_sent += 1
                 if end >= measure_from:
@@ -169,13 +167,6 @@ async def one_user(
                     await asyncio.sleep(pause)
                     break
     return load
-
-
-def percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of an ascending list (nan when empty)."""
-    if not sorted_values:
-        return math.nan
-    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
 
 def cpu_self() -> float:

@@ -40,6 +40,13 @@ class Result:
         return sum(n for kind, n in self.errors.items() if kind.split()[-1].startswith("5"))
 
 
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list (nan when empty)."""
+    if not sorted_values:
+        return math.nan
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
 # --- report ---------------------------------------------------------------------------------
 
 HEAD = [

@@ -91,6 +91,12 @@ class Database(Session):
     def transaction(self) -> Any:
         """``async with db.transaction() as tx``: statements on ``tx`` commit together."""
 
+    @override
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Run ``sql`` once per parameter set, all in one transaction."""
+        async with self.transaction() as tx:
+            await tx.executemany(sql, rows)
+
     @abstractmethod
     def time(self, value: datetime) -> Any:
         """A timestamp as a parameter for this database."""
@@ -188,11 +194,6 @@ class SqliteDatabase(Database):
             return await _sqlite_call(self.conn, _sqlite_run, sql, params)
 
     @override
-    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        async with self.transaction() as tx:
-            await tx.executemany(sql, rows)
-
-    @override
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Session]:
         async with self.lock:
@@ -255,11 +256,6 @@ class PostgresDatabase(Database):
     async def _run(self, sql: str, params: Params) -> int:
         async with self.pool.connection() as conn:
             return await _PostgresSession(conn)._run(sql, params)
-
-    @override
-    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        async with self.transaction() as tx:
-            await tx.executemany(sql, rows)
 
     @override
     @asynccontextmanager

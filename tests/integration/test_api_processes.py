@@ -2,6 +2,8 @@
 
 import asyncio
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import psycopg
@@ -92,25 +94,31 @@ def test_two_servers_serve_one_conversation_alternately(postgres_server):
         assert state["stats"]["turns"] == 7 + ok
 
 
+@contextmanager
+def database_down(admin_url: str, name: str) -> Iterator[None]:
+    """Refuse and cut every connection to database ``name`` until the block ends."""
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+        )
+        try:
+            yield
+        finally:
+            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+
+
 def test_database_outage_gives_503_and_recovers(postgres_server):
     db = new_postgres_database(postgres_server)
     name = db.rsplit("/", 1)[1]
     with keel_server(db, KEEL_API_KEYS=KEYS) as server:
         cid = create(server.url)
-        with psycopg.connect(postgres_server, autocommit=True) as admin:
-            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                (name,),
-            )
-            try:
-                down = say(server.url, cid, "Add milk")
-                assert down.status_code == 503, down.text
-                assert down.json()["error"]["code"] == "database_unavailable"
-                assert "Traceback" not in down.text
-                assert httpx.get(f"{server.url}/readyz").status_code == 503
-            finally:
-                admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        with database_down(postgres_server, name):
+            down = say(server.url, cid, "Add milk")
+            assert down.status_code == 503, down.text
+            assert down.json()["error"]["code"] == "database_unavailable"
+            assert "Traceback" not in down.text
+            assert httpx.get(f"{server.url}/readyz").status_code == 503
         for _ in range(20):
             back = say(server.url, cid, "Add milk")
             if back.status_code == 200:
@@ -163,20 +171,12 @@ async def test_a_websocket_turn_that_fails_answers_an_error_frame_and_keeps_the_
         ws_url = server.url.replace("http", "ws") + f"/v1/conversations/{cid}/ws"
         async with websockets.connect(ws_url, additional_headers=ANN) as ws:
             await ws.recv()  # connected
-            with psycopg.connect(postgres_server, autocommit=True) as admin:
-                admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
-                admin.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                    (name,),
-                )
-                try:
-                    await ws.send(json.dumps({"content": "Add milk"}))
+            with database_down(postgres_server, name):
+                await ws.send(json.dumps({"content": "Add milk"}))
+                frame = json.loads(await ws.recv())
+                while frame["type"] != "error":
                     frame = json.loads(await ws.recv())
-                    while frame["type"] != "error":
-                        frame = json.loads(await ws.recv())
-                    assert frame["data"]["code"] == "database_unavailable", frame
-                finally:
-                    admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+                assert frame["data"]["code"] == "database_unavailable", frame
             for _ in range(20):  # the same socket serves the next message once the database is back
                 await ws.send(json.dumps({"content": "Add milk"}))
                 frame = json.loads(await ws.recv())
