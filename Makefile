@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run chat test lint typecheck venv dev clean
+.PHONY: run chat studio notebooks test lint typecheck venv dev clean
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ run: $(BIN)/keel
 chat: $(BIN)/keel
 	$(BIN)/keel chat
 
+studio: dev
+	$(BIN)/langgraph dev
+
+notebooks: dev
+	$(BIN)/pip install --quiet 'jupyterlab>=4,<5'
+	$(BIN)/jupyter lab notebooks/
+
 lint: dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -37,4 +44,4 @@ test: lint typecheck
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) .keel .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .keel .langgraph_api .pytest_cache .mypy_cache .ruff_cache

@@ -1,8 +1,9 @@
 """The FastAPI application: ``create_app()`` is what ``keel serve`` (uvicorn) runs.
 
 The graph is compiled inside the lifespan with the checkpointer from ``open_checkpointer``. The
-interactive /docs page is disabled because its assets load from a CDN; the schema is at
-/openapi.json. The todo tools are served over MCP at /mcp/.
+interactive API page is at /docs (Swagger UI) and /redoc, both served from the installed
+``fastapi-offline`` package, so they work with no network; the schema is at /openapi.json. The
+todo tools are served over MCP at /mcp/.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from api.errors import install_error_handlers
 from api.logs import configure_logging
 from api.mcp import RequireKey, build_mcp
 from api.routers import conversations, health, ws
 from api.service import open_service
-from api.settings import Settings
+from graphs.settings import Settings
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -33,13 +35,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.service = service
             yield
 
-    app = FastAPI(
+    app = FastAPIOffline(
         title="keel",
         version="0.1.0",
         description="A conversational task agent on LangGraph: a todo assistant with memory.",
         lifespan=lifespan,
-        docs_url=None,
-        redoc_url=None,
     )
     install_error_handlers(app)
     for router in (conversations.router, ws.router, health.router):

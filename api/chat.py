@@ -9,7 +9,6 @@ asked again on the next start.
 
 from __future__ import annotations
 
-import os
 import uuid
 from typing import Any
 
@@ -19,14 +18,13 @@ from rich.markup import escape
 from checkpoints.backend import open_backend
 from checkpoints.conversations import ConversationNotFound, ConversationStore
 from checkpoints.locks import ConversationLocked, TurnLocks
-from checkpoints.urls import DEFAULT_DATABASE_URL
 from graphs.builder import build_graph
 from graphs.reset import reset_conversation
+from graphs.resources import open_run
 from graphs.result import TurnResult
+from graphs.settings import Settings
 from graphs.turn import recover_turn, run_turn, snapshot
-from nodes.runtime import KeelContext
 
-DEFAULT_MAX_MESSAGE_CHARS = 32_000
 CHAT_WAIT_SECONDS = 30
 BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"
 
@@ -87,9 +85,9 @@ async def _open_conversation(
 
 async def chat(conversation_id: str | None, user_id: str, verbose: bool, console: Console) -> int:
     """Run the chat loop until /quit or end of input; the exit status is returned."""
-    url = os.environ.get("KEEL_DATABASE_URL") or DEFAULT_DATABASE_URL
-    max_chars = int(os.environ.get("KEEL_MAX_MESSAGE_CHARS") or DEFAULT_MAX_MESSAGE_CHARS)
-    async with open_backend(url) as backend:
+    settings = Settings()
+    max_chars = settings.max_message_chars
+    async with open_backend(settings.database_url) as backend:
         db, saver = backend.db, backend.saver
         try:
             cid = await _open_conversation(ConversationStore(db), conversation_id, user_id)
@@ -97,7 +95,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
             console.print(f"[red]error:[/red] {exc}")
             return 1
         graph = build_graph(checkpointer=saver)
-        context = KeelContext.for_database(db, saver, user_id=user_id)
+        context = open_run(db, saver, settings).context(user_id)
         locks = TurnLocks(backend.process_locks)
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
         try:

@@ -34,7 +34,7 @@ def serve_command(
 
     import uvicorn
 
-    from api.settings import Settings, UnsafeSettings
+    from graphs.settings import Settings, UnsafeSettings
 
     if host:
         os.environ["KEEL_HOST"] = host

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Annotated
 
 import typer
@@ -12,14 +11,15 @@ from rich.console import Console
 from checkpoints.migrate import head_revision, migration_engine, revision_sync, upgrade_sync
 from checkpoints.retention import DEFAULT_KEEP, prune_all
 from checkpoints.saver import open_checkpointer
-from checkpoints.urls import DEFAULT_DATABASE_URL, parse_database_url
+from checkpoints.urls import parse_database_url
+from graphs.settings import Settings
 
 db_app = typer.Typer(help="Database maintenance: migrations and checkpoint retention.")
 console = Console(highlight=False, soft_wrap=True)
 
 
 def _url() -> str:
-    return os.environ.get("KEEL_DATABASE_URL") or DEFAULT_DATABASE_URL
+    return Settings().database_url
 
 
 @db_app.command("upgrade")

@@ -15,7 +15,7 @@ from fastapi import Depends, Path, Request
 
 from api.errors import APIError
 from api.service import Service
-from api.settings import LOCAL_USER
+from graphs.settings import LOCAL_USER
 
 ConversationId = Annotated[
     uuid.UUID,

@@ -8,10 +8,11 @@ Context bound with ``structlog.contextvars`` (conversation_id, thread_id) is mer
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import structlog
+
+from graphs.settings import Settings
 
 _configured = False
 
@@ -21,8 +22,9 @@ def configure_logging(level: str | None = None, fmt: str | None = None) -> None:
     global _configured
     if _configured:
         return
-    level_name = (level or os.environ.get("KEEL_LOG_LEVEL") or "info").upper()
-    fmt = fmt or os.environ.get("KEEL_LOG_FORMAT") or ("console" if sys.stderr.isatty() else "json")
+    settings = Settings()
+    level_name = (level or settings.log_level).upper()
+    fmt = fmt or settings.log_format or ("console" if sys.stderr.isatty() else "json")
     renderer: structlog.typing.Processor = (
         structlog.dev.ConsoleRenderer() if fmt == "console" else structlog.processors.JSONRenderer()
     )

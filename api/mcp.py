@@ -30,7 +30,7 @@ async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any])
     request = ctx.request_context.request
     user = user_for(service, request.headers.get("authorization") if request else None)
     call = {"name": name, "args": args, "id": f"mcp_{uuid.uuid4().hex}", "type": "tool_call"}
-    result = await run_tool_call(call, user, service.context.task_store())  # type: ignore[arg-type]
+    result = await run_tool_call(call, user, service.run.task_store())  # type: ignore[arg-type]
     if result.status == "error":
         raise ToolError(str(result.content))
     return json.loads(str(result.content))

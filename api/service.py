@@ -1,9 +1,9 @@
 """What the server holds for its lifetime: the database, the compiled graph, the turn locks.
 
 ``open_service(settings)`` opens them in the app's lifespan; routers reach them through
-``api.deps``. ``turn_context`` builds the per-turn run context for a user. Turns run in tasks the
-service owns (``track``), so a client that goes away never cuts a turn short or strands its lock;
-closing the service waits for them.
+``api.deps``. ``turn_context`` builds a turn's run context for a user on the service's run. Turns
+run in tasks the service owns (``track``), so a client that goes away never cuts a turn short or
+strands its lock; closing the service waits for them.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from api.settings import Settings
 from checkpoints.backend import Backend, open_backend
 from checkpoints.conversations import ConversationStore
 from checkpoints.database import Database
@@ -24,9 +23,11 @@ from checkpoints.messages import MessageLog
 from checkpoints.retention import Retention, latest_checkpoint_id
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
+from graphs.resources import open_run
 from graphs.result import TurnResult
+from graphs.settings import Settings
 from graphs.turn import TurnStart
-from nodes.runtime import KeelContext
+from nodes.runtime import KeelContext, KeelRun
 
 T = TypeVar("T")
 KNOWN_CONVERSATIONS = 10_000
@@ -45,7 +46,7 @@ class Service:
     topics: TopicStore
     locks: TurnLocks
     retention: Retention
-    context: KeelContext
+    run: KeelRun
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     known: OrderedDict[str, tuple[str | None, TurnStart]] = field(default_factory=OrderedDict)
@@ -68,7 +69,7 @@ class Service:
         if result is None:
             return
         latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
-        self.known[conversation_id] = (latest, TurnStart(result.awaiting_confirmation, False))
+        self.known[conversation_id] = (latest, TurnStart(cut_off=False))
         if len(self.known) > KNOWN_CONVERSATIONS:
             self.known.popitem(last=False)
 
@@ -78,8 +79,8 @@ class Service:
         return self.backend.db
 
     def turn_context(self, user_id: str) -> KeelContext:
-        """The run context of one turn for ``user_id`` (the shared context, another user)."""
-        return replace(self.context, user_id=user_id)
+        """The run context of one turn for ``user_id``, on the service's run."""
+        return self.run.context(user_id)
 
     def track(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run ``work`` in a task of the service's own, which outlives the request."""
@@ -107,8 +108,7 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             )
         )
         db, saver = backend.db, backend.saver
-        context = KeelContext.for_database(db, saver)
-        context.agent_model()  # build the model once, not per turn
+        run = open_run(db, saver, settings)
         locks = TurnLocks(backend.process_locks)
         service = Service(
             settings=settings,
@@ -118,8 +118,8 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             log=MessageLog(db),
             topics=TopicStore(db),
             locks=locks,
-            retention=Retention(saver, context.checkpoint_keep),
-            context=context,
+            retention=Retention(saver, run.checkpoint_keep),
+            run=run,
         )
         try:
             yield service

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.plain_react import build_plain_graph  # noqa: E402
 from checkpoints.backend import open_backend  # noqa: E402
 from graphs.builder import build_graph  # noqa: E402
+from graphs.resources import open_run  # noqa: E402
 from graphs.turn import run_turn  # noqa: E402
-from nodes.runtime import KeelContext  # noqa: E402
 from tools.store import TaskStore  # noqa: E402
 
 WINDOW = 25
@@ -100,7 +100,7 @@ def keel_impl() -> tuple[Any, Any]:
     cid = str(uuid.uuid4())
 
     def build(saver: Any, engine: Any) -> Any:
-        return build_graph(checkpointer=saver), KeelContext.for_database(engine, user_id="bench")
+        return build_graph(checkpointer=saver), open_run(engine, saver).context("bench")
 
     async def turn(runner: Any, _engine: Any, n: int) -> None:
         graph, context = runner

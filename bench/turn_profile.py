@@ -28,8 +28,8 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.service import open_service  # noqa: E402
-from api.settings import Settings  # noqa: E402
 from api.turns import take_turn  # noqa: E402
+from graphs.settings import Settings  # noqa: E402
 
 CALLS: dict[str, int] = defaultdict(int)
 SECONDS: dict[str, float] = defaultdict(float)

@@ -76,12 +76,12 @@ def _sqlite_connect(target: str, uri: bool = False) -> sqlite3.Connection:
 
 
 @asynccontextmanager
-async def _memory(db: DatabaseURL) -> AsyncIterator[Backend]:
+async def _memory(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
     uri = f"file:keel-{uuid.uuid4().hex}?mode=memory&cache=shared"
-    conn = _sqlite_connect(uri, uri=True)  # keeps the database alive while open
+    conn = await asyncio.to_thread(_sqlite_connect, uri, True)  # keeps the database alive
     try:
         await upgrade(migration_engine(db, lambda: sqlite3.connect(uri, uri=True)))
-        tables = SqliteDatabase(conn, asyncio.Lock())
+        tables = SqliteDatabase(conn, asyncio.Lock(), offload)
         yield Backend(db, InMemorySaver(), tables, NoProcessLocks())
     finally:
         conn.close()
@@ -99,7 +99,7 @@ async def _sqlite_startup_lock(path: Path) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
-async def _sqlite(db: DatabaseURL) -> AsyncIterator[Backend]:
+async def _sqlite(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
     assert db.path is not None
     path: Path = db.path
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ async def _sqlite(db: DatabaseURL) -> AsyncIterator[Backend]:
         stack.callback(conn.close)
         locks = await asyncio.to_thread(FileLocks, path.with_name(path.name + ".turnlocks"))
         stack.push_async_callback(locks.close)
-        yield Backend(db, saver, SqliteDatabase(conn, saver.lock), locks)
+        yield Backend(db, saver, SqliteDatabase(conn, saver.lock, offload), locks)
 
 
 @asynccontextmanager
@@ -171,8 +171,12 @@ async def open_backend(
     *,
     pool_size: int = DEFAULT_POOL_SIZE,
     pool_timeout: float = DEFAULT_POOL_TIMEOUT_SECONDS,
+    offload: bool = False,
 ) -> AsyncIterator[Backend]:
     """Open the database named by ``url``, migrated to the newest schema.
+
+    ``offload``: keel's SQLite statements run in a worker thread, for a host whose event loop
+    allows no blocking call (a LangGraph server); PostgreSQL's are asynchronous anyway.
 
     Raises:
         UnsupportedDatabaseURL: the scheme is not memory, sqlite or postgresql.
@@ -180,9 +184,9 @@ async def open_backend(
     db = parse_database_url(url)
     async with AsyncExitStack() as stack:
         if db.kind == "memory":
-            backend = await stack.enter_async_context(_memory(db))
+            backend = await stack.enter_async_context(_memory(db, offload))
         elif db.kind == "sqlite":
-            backend = await stack.enter_async_context(_sqlite(db))
+            backend = await stack.enter_async_context(_sqlite(db, offload))
         else:
             backend = await stack.enter_async_context(_postgres(db, pool_size, pool_timeout))
         yield backend

@@ -24,21 +24,29 @@ class BackupStore:
     """Copy checkpoints aside and keep the newest few."""
 
     def __init__(
-        self, saver: BaseCheckpointSaver, db: Database, keep: int = DEFAULT_KEEP_BACKUPS
+        self, saver: BaseCheckpointSaver | None, db: Database, keep: int = DEFAULT_KEEP_BACKUPS
     ) -> None:
-        """Copy with ``saver``, record in ``db``'s app tables."""
+        """Copy with ``saver`` (or the one given to ``backup``), record in ``db``'s app tables."""
         self.saver, self.db, self.keep = saver, db, keep
 
-    async def backup(self, conversation_id: str, reason: str) -> str:
-        """Copy the conversation's newest checkpoint; return the backup id."""
+    async def backup(
+        self, conversation_id: str, reason: str, saver: BaseCheckpointSaver | None = None
+    ) -> str:
+        """Copy the conversation's newest checkpoint with ``saver``; return the backup id.
+
+        ``saver`` is the checkpointer the graph runs with (a LangGraph server brings its own).
+        """
+        saver = saver or self.saver
+        if saver is None:
+            raise BackupFailed("no checkpointer to copy the conversation with")
         source = {"configurable": {"thread_id": conversation_id, "checkpoint_ns": ""}}
-        found = await self.saver.aget_tuple(source)  # type: ignore[arg-type]
+        found = await saver.aget_tuple(source)  # type: ignore[arg-type]
         if found is None:
             raise BackupFailed(f"conversation {conversation_id} has no checkpoint to back up")
         checkpoint = found.checkpoint
         backup_id = f"backup:{conversation_id}:{checkpoint['id']}"
         target = {"configurable": {"thread_id": backup_id, "checkpoint_ns": ""}}
-        await self.saver.aput(
+        await saver.aput(
             target,  # type: ignore[arg-type]
             checkpoint,
             found.metadata,
@@ -55,7 +63,7 @@ class BackupStore:
                 "at": self.db.time(datetime.now(UTC)),
             },
         )
-        await self._trim(conversation_id)
+        await self._trim(saver, conversation_id)
         return backup_id
 
     async def list(self, conversation_id: str) -> list[str]:
@@ -67,7 +75,7 @@ class BackupStore:
         )
         return [r["backup_id"] for r in rows]
 
-    async def _trim(self, conversation_id: str) -> None:
+    async def _trim(self, saver: BaseCheckpointSaver, conversation_id: str) -> None:
         for old in (await self.list(conversation_id))[self.keep :]:
-            await self.saver.adelete_thread(old)
+            await saver.adelete_thread(old)
             await self.db.execute("DELETE FROM keel_backups WHERE backup_id = :b", {"b": old})

@@ -133,16 +133,21 @@ def _sqlite_many(conn: sqlite3.Connection, sql: str, rows: list[dict[str, Any]])
     conn.executemany(sql, rows).close()
 
 
-async def _sqlite_call(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any) -> T:
-    """Run ``fn(conn, *args)`` in the event loop's thread.
+async def _sqlite_call(
+    conn: sqlite3.Connection, offload: bool, fn: Callable[..., T], *args: Any
+) -> T:
+    """Run ``fn(conn, *args)`` in the event loop's thread (in a worker thread with ``offload``).
 
     A statement on a local SQLite file in WAL mode takes microseconds, less than handing it to a
     thread; the one wait it can meet, another process holding the write lock, is not waited out
-    inside SQLite (the connection's busy timeout is 0) but here, asynchronously.
+    inside SQLite (the connection's busy timeout is 0) but here, asynchronously. ``offload`` is
+    for hosts that forbid any blocking call on their loop (the LangGraph server's guard).
     """
     deadline = time.monotonic() + SQLITE_BUSY_WAIT_SECONDS
     while True:
         try:
+            if offload:
+                return await asyncio.to_thread(fn, conn, *args)
             return fn(conn, *args)
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
@@ -152,21 +157,25 @@ async def _sqlite_call(conn: sqlite3.Connection, fn: Callable[..., T], *args: An
         await asyncio.sleep(SQLITE_BUSY_RETRY_SECONDS)
 
 
+def _sqlite_rollback(conn: sqlite3.Connection) -> None:
+    conn.rollback()
+
+
 class _SqliteTx(Session):
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, conn: sqlite3.Connection, offload: bool) -> None:
+        self.conn, self.offload = conn, offload
 
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
-        return await _sqlite_call(self.conn, _sqlite_fetch, sql, params)
+        return await _sqlite_call(self.conn, self.offload, _sqlite_fetch, sql, params)
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
-        return await _sqlite_call(self.conn, _sqlite_run, sql, params)
+        return await _sqlite_call(self.conn, self.offload, _sqlite_run, sql, params)
 
     @override
     async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        await _sqlite_call(self.conn, _sqlite_many, sql, [dict(r) for r in rows])
+        await _sqlite_call(self.conn, self.offload, _sqlite_many, sql, [dict(r) for r in rows])
 
 
 class SqliteDatabase(Database):
@@ -174,36 +183,36 @@ class SqliteDatabase(Database):
 
     dialect: Literal["sqlite", "postgresql"] = "sqlite"
 
-    def __init__(self, conn: sqlite3.Connection, lock: asyncio.Lock) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: asyncio.Lock, offload: bool = False) -> None:
         """Use ``conn`` (autocommit mode, busy timeout 0) while holding ``lock``.
 
         ``lock`` is the checkpointer's, so that keel's writes and the checkpointer's never wait on
-        each other inside SQLite.
+        each other inside SQLite. ``offload`` runs statements in a worker thread.
         """
         conn.row_factory = sqlite3.Row
-        self.conn, self.lock = conn, lock
+        self.conn, self.lock, self.offload = conn, lock, offload
 
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
         async with self.lock:
-            return await _sqlite_call(self.conn, _sqlite_fetch, sql, params)
+            return await _sqlite_call(self.conn, self.offload, _sqlite_fetch, sql, params)
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
         async with self.lock:
-            return await _sqlite_call(self.conn, _sqlite_run, sql, params)
+            return await _sqlite_call(self.conn, self.offload, _sqlite_run, sql, params)
 
     @override
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Session]:
         async with self.lock:
-            await _sqlite_call(self.conn, _sqlite_run, "BEGIN IMMEDIATE", None)
+            await _sqlite_call(self.conn, self.offload, _sqlite_run, "BEGIN IMMEDIATE", None)
             try:
-                yield _SqliteTx(self.conn)
-                await _sqlite_call(self.conn, _sqlite_run, "COMMIT", None)
+                yield _SqliteTx(self.conn, self.offload)
+                await _sqlite_call(self.conn, self.offload, _sqlite_run, "COMMIT", None)
             except BaseException:
                 if self.conn.in_transaction:  # never leave the shared connection mid-transaction
-                    self.conn.rollback()
+                    await _sqlite_call(self.conn, self.offload, _sqlite_rollback)
                 raise
 
     @override

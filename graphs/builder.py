@@ -3,11 +3,19 @@
 ``build_graph(checkpointer=None, store=None)`` returns the compiled graph of one turn::
 
     START -> user_input -> topic_detect -> reset -> plan -> [resume] -> assistant
-    assistant -> tool_execution | response;  tool_execution -> response
+    user_input -> tool_execution  (the message answers a waiting confirmation)
+    assistant -> tool_execution | response
+    tool_execution -> tool_execution (asked: wait for the answer) | response
     response -> assistant | END
 
-The four state nodes are wrapped so that entering one checks the transition table and records the
-new ``agent_state``; the conditional edges take their path maps from the same table.
+Every node is wrapped so that it sees the run (``runtime.context`` is the ``KeelRun`` that
+``graphs.resources.run_of`` resolves from the caller's plain ``KeelContext``); the state nodes'
+wrappers also check the transition table and record the new ``agent_state``. The conditional
+edges take their path maps from the same table. Only the assistant's text reaches the
+``messages`` stream: the other nodes write the window as ``unstreamed`` updates.
+
+``graph`` is the module-level graph a LangGraph server (``langgraph dev``, Studio) loads through
+``langgraph.json``; it has no checkpointer of its own (the server brings one).
 """
 
 from __future__ import annotations
@@ -24,22 +32,23 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
 
-from graphs.agent_state import AgentState, Target, path_map, validate_transition
+from graphs.agent_state import WAIT, AgentState, Target, path_map, validate_transition
+from graphs.resources import run_of
 from graphs.state import KeelState, TurnInput, TurnOutput
 from nodes.assistant import assistant
 from nodes.plan import plan
 from nodes.reset import reset
 from nodes.response import response
 from nodes.resume import context_exhausted, resume
-from nodes.runtime import KeelContext
-from nodes.tools import tool_execution
+from nodes.runtime import KeelContext, KeelRun
+from nodes.tools import tool_execution, waits_for_answer
 from nodes.topic import topic_detect
-from nodes.user_input import user_input
+from nodes.user_input import answers_confirmation, user_input
 from tools.pause import pause_point
 
 log = structlog.get_logger(__name__)
 
-NodeFn = Callable[[KeelState, Runtime[KeelContext]], Any]
+NodeFn = Callable[[KeelState, Runtime[KeelRun]], Any] | Callable[[KeelState], Any]
 
 
 def current_state(state: KeelState) -> AgentState:
@@ -47,28 +56,34 @@ def current_state(state: KeelState) -> AgentState:
     return AgentState(state.get("agent_state") or AgentState.USER_INPUT)
 
 
-def enter(target: AgentState, node: NodeFn) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """Wrap ``node`` so that running it is the transition into ``target``."""
+def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitable[Any]]:
+    """``fn`` as a graph node that sees the run; with ``enters``, running it is that transition."""
+    name = str(enters) if enters else fn.__name__
+    wants_runtime = len(inspect.signature(fn).parameters) > 1
 
-    async def state_node(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-        source = current_state(state)
-        if target is not AgentState.USER_INPUT:
-            validate_transition(source, target)
-        pause_point(f"before:{target}")
-        update = node(state, runtime)
-        if isinstance(update, Awaitable):
+    async def run_node(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+        run = await run_of(runtime.context)
+        if enters is not None:
+            source = current_state(state)
+            validate_transition(source, enters)  # staying (a resumed wait) is no transition
+            pause_point(f"before:{enters}", run.pause_at)
+        args = (state, runtime.override(context=run)) if wants_runtime else (state,)  # type: ignore[arg-type]
+        update = fn(*args)
+        if inspect.isawaitable(update):
             update = await update
-        log.debug("transition", src=str(source), dst=str(target))
-        return {**update, "agent_state": target.value}
+        if enters is not None:
+            log.debug("transition", src=str(current_state(state)), dst=str(enters))
+            update = {**update, "agent_state": enters.value}
+        return update
 
-    state_node.__name__ = str(target)
-    return state_node
+    run_node.__name__ = run_node.__qualname__ = name
+    return run_node
 
 
 def on_loop(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     """``fn`` as a coroutine function, so LangGraph calls it on the event loop.
 
-    LangGraph runs a plain function (a node, a router) in a worker thread when the graph runs
+    LangGraph runs a plain function (a router) in a worker thread when the graph runs
     asynchronously; for the few microseconds these take, the hop costs more than the work.
     """
     if inspect.iscoroutinefunction(fn):
@@ -83,6 +98,19 @@ def on_loop(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     return run
 
 
+def route_input(state: KeelState) -> Literal["topic_detect", AgentState.TOOL_EXECUTION]:
+    """After user_input: back to the waiting tool execution with an answer, else a new turn."""
+    return AgentState.TOOL_EXECUTION if answers_confirmation(state) else "topic_detect"
+
+
+def route_tools(state: KeelState) -> Target:
+    """After tool_execution: wait there for the answer to the question it asked, else respond."""
+    if waits_for_answer(state):
+        return WAIT
+    validate_transition(AgentState.TOOL_EXECUTION, AgentState.RESPONSE)
+    return AgentState.RESPONSE
+
+
 def route_assistant(state: KeelState) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE]:
     """After the assistant: run tools when it asked for any, else decide in RESPONSE."""
     last = state["window"][-1]
@@ -91,13 +119,13 @@ def route_assistant(state: KeelState) -> Literal[AgentState.TOOL_EXECUTION, Agen
     return AgentState.RESPONSE
 
 
-def route_context(state: KeelState) -> Literal["resume", AgentState.ASSISTANT]:
+async def route_context(state: KeelState) -> Literal["resume", AgentState.ASSISTANT]:
     """Before the assistant: open a fresh window first when the old one is exhausted."""
-    exhausted = context_exhausted(state, get_runtime(KeelContext).context)
+    exhausted = context_exhausted(state, await run_of(get_runtime(KeelContext).context))
     return "resume" if exhausted else AgentState.ASSISTANT
 
 
-def route_response(state: KeelState) -> Target:
+async def route_response(state: KeelState) -> Target:
     """After the response node: END when the turn is over, else on to the assistant.
 
     The way to the assistant passes through resume when the context is exhausted; as a state
@@ -107,7 +135,7 @@ def route_response(state: KeelState) -> Target:
         validate_transition(AgentState.RESPONSE, END)
         return END
     validate_transition(AgentState.RESPONSE, AgentState.ASSISTANT)
-    return route_context(state)
+    return await route_context(state)
 
 
 KeelGraph = CompiledStateGraph[KeelState, KeelContext, TurnInput, TurnOutput]
@@ -120,26 +148,35 @@ def build_graph(
     g = StateGraph(
         KeelState, context_schema=KeelContext, input_schema=TurnInput, output_schema=TurnOutput
     )
-    g.add_node("user_input", enter(AgentState.USER_INPUT, user_input))
-    g.add_node("topic_detect", topic_detect)
-    g.add_node("reset", on_loop(reset))
-    g.add_node("plan", on_loop(plan))
-    g.add_node("resume", resume)
-    g.add_node("assistant", enter(AgentState.ASSISTANT, assistant))
-    g.add_node("tool_execution", enter(AgentState.TOOL_EXECUTION, tool_execution))
-    g.add_node("response", enter(AgentState.RESPONSE, response))
+    g.add_node("user_input", node(user_input))
+    g.add_node("topic_detect", node(topic_detect))
+    g.add_node("reset", node(reset))
+    g.add_node("plan", node(plan))
+    g.add_node("resume", node(resume))
+    g.add_node("assistant", node(assistant, AgentState.ASSISTANT))
+    g.add_node("tool_execution", node(tool_execution, AgentState.TOOL_EXECUTION))
+    g.add_node("response", node(response, AgentState.RESPONSE))
 
     g.add_edge(START, "user_input")
-    g.add_edge("user_input", "topic_detect")
+    g.add_conditional_edges(
+        "user_input",
+        on_loop(route_input),
+        {"topic_detect": "topic_detect", AgentState.TOOL_EXECUTION: "tool_execution"},
+    )
     g.add_edge("topic_detect", "reset")
     g.add_edge("reset", "plan")
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}
-    g.add_conditional_edges("plan", on_loop(route_context), routes)
+    g.add_conditional_edges("plan", route_context, routes)
     g.add_edge("resume", "assistant")
     g.add_conditional_edges("assistant", on_loop(route_assistant), path_map(AgentState.ASSISTANT))
-    for dst in path_map(AgentState.TOOL_EXECUTION).values():
-        g.add_edge("tool_execution", dst)
     g.add_conditional_edges(
-        "response", on_loop(route_response), {**path_map(AgentState.RESPONSE), **routes}
+        "tool_execution",
+        on_loop(route_tools),
+        {**path_map(AgentState.TOOL_EXECUTION), WAIT: "tool_execution"},
     )
+    g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
     return g.compile(checkpointer=checkpointer, store=store, name="keel")
+
+
+graph = build_graph()
+"""The graph for LangGraph servers (``langgraph.json``): the server brings the checkpointer."""

@@ -17,6 +17,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
+from graphs.resources import run_of
 from graphs.turn import thread_config
 from nodes.logs import preview
 from nodes.runtime import KeelContext
@@ -40,10 +41,11 @@ async def reset_conversation(
     values = (await graph.aget_state(config)).values
     todolist = values.get("todolist")
     previous_todolist_id = todolist["id"] if todolist else None
-    topics = context.topic_store()
+    run = await run_of(context)
+    topics = run.topic_store()
     previous = await topics.active(conversation_id)
     summary = (
-        await summarize_topic(context.message_log(), conversation_id, as_state_topic(previous))
+        await summarize_topic(run.message_log(), conversation_id, as_state_topic(previous))
         if previous
         else None
     )
@@ -79,6 +81,8 @@ async def reset_conversation(
             "complete": False,
             "turn_over": True,
             "turn_note": None,
+            "awaiting": None,
+            "answer": None,
             "audit": [entry],
         },
         as_node="response",

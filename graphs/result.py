@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from graphs.agent_state import AgentState
 from graphs.state import Todolist
-from nodes.done_marker import has_done, strip_done
+from nodes.done_marker import strip_done
 
 
 class Confirmation(BaseModel):
@@ -127,9 +127,9 @@ def agent_state_of(snap: StateSnapshot) -> str:
     return str(snap.values.get("agent_state", AgentState.USER_INPUT.value))
 
 
-def _reply(values: dict[str, Any], done_marker: str) -> str:
+def _reply(values: dict[str, Any]) -> str:
     last = next((m for m in reversed(values.get("window", [])) if isinstance(m, AIMessage)), None)
-    text = strip_done(last.text, done_marker) if last is not None else ""
+    text = strip_done(last.text).strip() if last is not None else ""
     note = values.get("turn_note")
     return "\n".join(part for part in (text, note) if part)
 
@@ -144,14 +144,13 @@ def turn_result(
     values: dict[str, Any],
     interrupts: Sequence[Interrupt],
     events: list[dict[str, Any]],
-    done_marker: str,
 ) -> TurnResult:
     """Build the TurnResult of a conversation from its state and interrupts after a turn."""
     waiting = confirmation_in(interrupts)
     todolist: Todolist | None = values.get("todolist")
     return TurnResult(
         conversation_id=conversation_id,
-        reply=waiting.prompt if waiting else _reply(values, done_marker),
+        reply=waiting.prompt if waiting else _reply(values),
         agent_state=AgentState.TOOL_EXECUTION.value  # the node that asks waits inside
         if waiting
         else str(values.get("agent_state", AgentState.USER_INPUT.value)),
@@ -163,26 +162,3 @@ def turn_result(
         events=[Event(**e) for e in events],
         tool_calls=[ToolCallRecord(**e["data"]) for e in events if e["type"] == "tool_call"],
     )
-
-
-class TokenLines:
-    """Passes model tokens on line by line, holding back lines that carry the DONE marker."""
-
-    def __init__(self, done_marker: str) -> None:
-        """Filter with ``done_marker``."""
-        self.marker, self.pending = done_marker, ""
-        self.message_id: str | None = None
-
-    def feed(self, message_id: str | None, text: str) -> list[str]:
-        """Text that may be shown now (complete lines of the same message)."""
-        out = self.flush() if message_id != self.message_id else []
-        self.message_id = message_id
-        self.pending += text
-        *lines, self.pending = self.pending.split("\n")
-        out.extend(f"{line}\n" for line in lines if not has_done(line, self.marker))
-        return out
-
-    def flush(self) -> list[str]:
-        """The held-back last line, unless it is the DONE line."""
-        rest, self.pending = self.pending, ""
-        return [rest] if rest and not has_done(rest, self.marker) else []

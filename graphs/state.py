@@ -7,10 +7,12 @@ it and return partial updates; the graph builder wires the reducers declared her
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from graphs.agent_state import AgentState
 
@@ -74,6 +76,19 @@ class Stats(TypedDict, total=False):
     tool_calls: int
 
 
+class ConfirmationRequest(TypedDict):
+    """A destructive tool call waiting for the user's yes or no."""
+
+    action: str
+    """What the call will do: delete or rename."""
+    task_id: Any
+    """The task it will do it to."""
+    prompt: str
+    """The question put to the user."""
+    tool_call_id: str | None
+    """The tool call that waits."""
+
+
 class HistoryEntry(TypedDict):
     """A logged message chosen by the context builder for the model to see."""
 
@@ -94,14 +109,30 @@ class AuditEntry(TypedDict, total=False):
     detail: dict[str, Any]
 
 
+UNSTREAMED = "unstreamed"
+
+
+def unstreamed(messages: Sequence[BaseMessage]) -> dict[str, Sequence[BaseMessage]]:
+    """A window update kept off LangGraph's ``messages`` stream, which only the assistant feeds.
+
+    The stream picks up messages, and lists of them, that a node returns; the user's own message,
+    tool results and window resets are state, not something to show as it is typed.
+    """
+    return {UNSTREAMED: messages}
+
+
 def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     """Append messages (``add_messages`` semantics), keeping at most WINDOW_MAX_MESSAGES.
+
+    ``right`` may be an ``unstreamed`` update.
 
     Only messages before the current turn's user message (the last human message) are ever
     dropped, oldest first, so a turn keeps all of its own messages however many there are; the cut
     never leaves a tool result without the assistant message that asked for it (the window starts
     at a human message when it is trimmed).
     """
+    if isinstance(right, dict):
+        right = right[UNSTREAMED]
     merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
     if len(merged) <= WINDOW_MAX_MESSAGES:
         return merged
@@ -167,6 +198,12 @@ class KeelState(TypedDict, total=False):
     """The response node ended the turn (complete, or the loop limit)."""
     turn_note: str | None
     """A note for the user added by the response node (e.g. the loop limit was hit)."""
+    awaiting: ConfirmationRequest | None
+    """The confirmation the turn waits for in TOOL_EXECUTION: the next message answers it."""
+    answer: str | None
+    """The next message, when it answers ``awaiting`` (a plain new input on a paused thread)."""
+    confirmations: dict[str, str]
+    """Answers given in this turn, by tool call id."""
 
 
 class TurnOutput(TypedDict, total=False):
@@ -179,6 +216,7 @@ class TurnOutput(TypedDict, total=False):
     topic: Topic | None
     window: list[AnyMessage]
     turn_note: str | None
+    awaiting: ConfirmationRequest | None
 
 
 def bump(stats: Stats | None, key: str, by: int = 1) -> Stats:

@@ -1,9 +1,10 @@
 """Running one turn of a conversation and reading its result.
 
-``run_turn`` is what the CLI and the API call with a user's message. It resumes a pending
-confirmation when one is waiting (the message is the answer) and otherwise starts a new turn; it
-collects the events nodes publish and returns a ``TurnResult``. ``snapshot`` reads a
-conversation's state for ``/state`` and the API.
+``run_turn`` is what the CLI and the API call with a user's message. The graph itself decides what
+the message is (the answer to a waiting confirmation, or a new turn); ``run_turn`` adds only what
+is the service's: it finishes a turn a crash cut off, stops before every tool execution so that
+the tool calls are stored first, collects the events and tokens, and prunes old checkpoints.
+``snapshot`` reads a conversation's state for ``/state`` and the API.
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ from typing import Any
 
 import psycopg
 import structlog
+from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
+from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 from psycopg_pool import PoolTimeout
 
 from checkpoints.retention import Retention, prune_thread
 from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
+from graphs.resources import run_of
 from graphs.result import (
-    Confirmation,
-    TokenLines,
     TurnResult,
     agent_state_of,
     pending_confirmation,
@@ -71,7 +72,6 @@ async def _stream(
     """Run the turn to its end; each stop before tool execution is checkpointed, then resumed."""
     config = thread_config(conversation_id)
     events: list[dict[str, Any]] = []
-    tokens = TokenLines(context.done_marker)
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()
     for _ in range(MAX_RUNS):
@@ -96,34 +96,28 @@ async def _stream(
                 if sink is not None:
                     await sink(chunk)
             elif sink is not None:
-                message, metadata = chunk
-                if metadata.get("langgraph_node") == "assistant" and message.text:
-                    for text in tokens.feed(message.id, message.text):
-                        await sink({"type": "token", "data": {"text": text}})
+                message, _ = chunk  # only the assistant's text, its DONE line already out
+                if isinstance(message, AIMessageChunk) and message.text:
+                    await sink({"type": "token", "data": {"text": message.text}})
         if not stopped_before_tools:
             break
         graph_input = None
     else:
         raise RuntimeError(f"the turn stopped before tool execution {MAX_RUNS} times")
-    if sink is not None:
-        for text in tokens.flush():
-            await sink({"type": "token", "data": {"text": text}})
-    return turn_result(conversation_id, values, interrupts, events, context.done_marker)
+    return turn_result(conversation_id, values, interrupts, events)
 
 
 @dataclass(frozen=True)
 class TurnStart:
     """Where a conversation stands before a turn, as far as running the turn goes."""
 
-    waiting: Confirmation | None
-    """The confirmation it is paused on: the next message answers it."""
     cut_off: bool
     """A turn was cut off mid-way (its process died) and is finished first."""
 
     @classmethod
     def of(cls, snap: StateSnapshot) -> TurnStart:
         """Read it from the conversation's state."""
-        return cls(pending_confirmation(snap), _cut_off(snap))
+        return cls(_cut_off(snap))
 
 
 async def recover_turn(
@@ -183,6 +177,8 @@ async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext)
             "complete": False,
             "turn_over": True,
             "turn_note": note,
+            "awaiting": None,
+            "answer": None,
         },
         as_node="response",
     )
@@ -203,7 +199,7 @@ async def run_turn(
     retention: Retention | None = None,
     start: TurnStart | None = None,
 ) -> TurnResult:
-    """Run one turn for ``content``; a pending confirmation takes it as its answer.
+    """Run one turn for ``content`` (the graph takes it as the answer to a waiting confirmation).
 
     A turn left unfinished by a crash is finished first; its reply comes back as
     ``recovered_reply``. Old checkpoints are pruned by ``retention`` (the API's prunes in the
@@ -217,19 +213,17 @@ async def run_turn(
         if start is None:
             start = TurnStart.of(await graph.aget_state(config))
         recovered = None
-        waiting = start.waiting
         if start.cut_off:
             recovered = await _recover(graph, conversation_id, context)
-            waiting = recovered.awaiting_confirmation
-        log.info("turn_received", resuming=waiting is not None, message_preview=preview(content))
-        graph_input: Any = Command(resume=content) if waiting else {"content": content}
-        result = await _stream(graph, graph_input, conversation_id, context, sink)
+        log.info("turn_received", message_preview=preview(content))
+        result = await _stream(graph, {"content": content}, conversation_id, context, sink)
         if recovered is not None:
             result.recovered_reply = recovered.reply
         if retention is not None:
             retention.after_turn(conversation_id)
         elif isinstance(graph.checkpointer, BaseCheckpointSaver):
-            await prune_thread(graph.checkpointer, conversation_id, context.checkpoint_keep)
+            keep = (await run_of(context)).checkpoint_keep
+            await prune_thread(graph.checkpointer, conversation_id, keep)
         log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
         return result
 

@@ -25,9 +25,9 @@ from langgraph.runtime import Runtime
 from graphs.state import KeelState, open_items
 from nodes.context import render_history
 from nodes.logs import preview
-from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded
+from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, WithoutDoneLines
 from nodes.rule_model import NUDGE_PREFIX
-from nodes.runtime import KeelContext, conversation_id
+from nodes.runtime import KeelRun, conversation_id
 from tools.todo import storable
 
 log = structlog.get_logger(__name__)
@@ -85,10 +85,14 @@ def model_input(state: KeelState) -> list[BaseMessage]:
     return messages
 
 
-async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Ask the model for the next step."""
+async def assistant(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+    """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
+    ctx = runtime.context
+    turn = (state.get("stats") or {}).get("turns", 0)
+    reply_id = f"{conversation_id()}:turn-{turn}:assistant-{state.get('loops', 0)}"
+    model = WithoutDoneLines(inner=ctx.agent_model(), marker=ctx.done_marker, message_id=reply_id)
     try:
-        reply = await runtime.context.agent_model().ainvoke(model_input(state))
+        reply = await model.ainvoke(model_input(state))
     except ContextLengthExceeded as exc:
         log.warning("context_length_exceeded", detail=preview(exc))
         return {"context_exhausted": True}
@@ -99,6 +103,4 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     )
     for call in reply.tool_calls:
         call["args"] = storable(call["args"])  # a model may name any number
-    turn = (state.get("stats") or {}).get("turns", 0)
-    reply.id = f"{conversation_id()}:turn-{turn}:assistant-{state.get('loops', 0)}"
     return {"window": [reply]}

@@ -37,3 +37,45 @@ def strip_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> str:
     pattern = _compile(marker)
     kept = [line for line in lines(text) if not pattern.search(line)]
     return "\n".join(kept).strip()
+
+
+class DoneLines:
+    """The text of one message, passed on as it arrives, without the lines that mark it done.
+
+    A line is held back until it is complete (the marker may need the whole line); blank lines at
+    the start and between kept lines are kept only when more text follows, so the pieces joined
+    give what ``strip_done`` gives. ``done`` tells whether a DONE line went by.
+    """
+
+    def __init__(self, marker: str = DEFAULT_DONE_MARKER) -> None:
+        """Filter with ``marker``."""
+        self.pattern = _compile(marker)
+        self.pending = ""
+        self.blank = 0
+        self.started = False
+        self.done = False
+
+    def feed(self, text: str) -> list[str]:
+        """The pieces of text that may be shown now."""
+        buffer = self.pending + text
+        held = "\r" if buffer.endswith("\r") else ""  # a CRLF may be split across two pieces
+        *complete, rest = _LINE_END.split(buffer[: len(buffer) - len(held)])
+        self.pending = rest + held
+        return [piece for line in complete if (piece := self._line(line))]
+
+    def flush(self) -> list[str]:
+        """The last line, unless it is the DONE line."""
+        rest, self.pending = self.pending.rstrip("\r"), ""
+        piece = self._line(rest) if rest.strip() else ""
+        return [piece] if piece else []
+
+    def _line(self, line: str) -> str:
+        if self.pattern.search(line):
+            self.done = True
+            return ""
+        if not line.strip():
+            self.blank += self.started
+            return ""
+        piece = "\n" * (self.blank + self.started) + line
+        self.started, self.blank = True, 0
+        return piece

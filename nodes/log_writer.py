@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from graphs.state import KeelState
 from nodes.done_marker import strip_done
-from nodes.runtime import KeelContext, conversation_id
+from nodes.runtime import KeelRun, conversation_id
 
 SYNTHETIC = "keel_synthetic"
 """additional_kwargs flag of messages keel writes for the model only (never logged)."""
@@ -43,7 +43,7 @@ def log_row(message: AnyMessage, topic_id: str | None, done_marker: str) -> dict
     return row
 
 
-async def flush(state: KeelState, ctx: KeelContext) -> str:
+async def flush(state: KeelState, ctx: KeelRun) -> str:
     """Write the turn's window to the log (messages already there are skipped); return when."""
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
@@ -56,7 +56,7 @@ async def flush(state: KeelState, ctx: KeelContext) -> str:
     return ctx.clock().isoformat()
 
 
-async def log_exchange(ctx: KeelContext, state: KeelState, key: str, role: str, text: str) -> None:
+async def log_exchange(ctx: KeelRun, state: KeelState, key: str, role: str, text: str) -> None:
     """Write one message that is not in the window (a confirmation question or its answer)."""
     topic = state.get("topic")
     row = {

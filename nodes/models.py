@@ -1,7 +1,8 @@
 """The chat-model factory: OpenAI when a key is set, the rule-based model always behind it.
 
-``build_agent_model(tools)`` returns a runnable with the tools bound: with ``OPENAI_API_KEY`` set,
-``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini; ``OPENAI_BASE_URL`` honoured) with the
+``build_agent_model(tools, api_key, model, base_url)`` returns a runnable with the tools bound:
+with an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini;
+``OPENAI_BASE_URL`` honoured) with the
 rule-based model as fallback for any provider failure except a context-length error, which is
 raised as ``ContextLengthExceeded`` so the graph can resume in a fresh window; without a key, the
 rule-based model alone. ``SYSTEM_PROMPT`` is what the
@@ -10,14 +11,21 @@ assistant node puts first in every model call.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
+from pydantic import ConfigDict
 
+from nodes.done_marker import DEFAULT_DONE_MARKER, DoneLines, has_done
 from nodes.rule_model import RuleBasedChatModel
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -72,48 +80,149 @@ def classify_errors(model: AgentModel) -> AgentModel:
         except Exception as exc:
             raise classified(exc) from exc
 
-    async def acall(messages: LanguageModelInput) -> AIMessage:
+    async def astream(messages: LanguageModelInput) -> AsyncIterator[AIMessage]:
         try:
-            return await model.ainvoke(messages)
+            async for chunk in model.astream(messages):
+                yield chunk
         except Exception as exc:
             raise classified(exc) from exc
 
-    return RunnableLambda(call, afunc=acall, name="openai")
+    return RunnableLambda(call, afunc=astream, name="openai")
 
 
-def build_title_model(env: Mapping[str, str] | None = None) -> BaseChatModel | None:
-    """A model that writes short topic titles, when an OpenAI key is set."""
-    env = os.environ if env is None else env
-    if not env.get("OPENAI_API_KEY"):
+def build_title_model(
+    api_key: str | None = None, model: str = DEFAULT_OPENAI_MODEL, base_url: str | None = None
+) -> BaseChatModel | None:
+    """A model that writes short topic titles, when an OpenAI key is given."""
+    if not api_key:
         return None
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
-        model=env.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL,
-        base_url=env.get("OPENAI_BASE_URL") or None,
-        api_key=env["OPENAI_API_KEY"],  # type: ignore[arg-type]
+        model=model,
+        base_url=base_url,
+        api_key=api_key,  # type: ignore[arg-type]
         max_retries=1,
         timeout=20,
     )
 
 
 def build_agent_model(
-    tools: Sequence[BaseTool], env: Mapping[str, str] | None = None
+    tools: Sequence[BaseTool],
+    api_key: str | None = None,
+    model: str = DEFAULT_OPENAI_MODEL,
+    base_url: str | None = None,
 ) -> AgentModel:
-    """The model the assistant node calls, with ``tools`` bound."""
-    env = os.environ if env is None else env
+    """The model the assistant node calls, with ``tools`` bound: OpenAI when a key is given."""
     rule_based = RuleBasedChatModel().bind_tools(tools)
-    api_key = env.get("OPENAI_API_KEY")
     if not api_key:
         return rule_based
     from langchain_openai import ChatOpenAI
 
     openai = ChatOpenAI(
-        model=env.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL,
-        base_url=env.get("OPENAI_BASE_URL") or None,
+        model=model,
+        base_url=base_url,
         api_key=api_key,  # type: ignore[arg-type]
         max_retries=1,
         timeout=60,
     )
     primary = classify_errors(openai.bind_tools(tools))
     return primary.with_fallbacks([rule_based], exceptions_to_handle=(ProviderFailed,))
+
+
+DONE_KEY = "keel_done"
+"""``response_metadata`` key of an assistant message whose DONE line was taken out."""
+
+
+def said_done(message: BaseMessage, marker: str = DEFAULT_DONE_MARKER) -> bool:
+    """The assistant marked ``message`` done (its DONE line taken out, or still in the text)."""
+    return bool(message.response_metadata.get(DONE_KEY)) or has_done(message.text, marker)
+
+
+def _as_chunk(message: BaseMessage) -> AIMessageChunk:
+    if isinstance(message, AIMessageChunk):
+        return message
+    calls = getattr(message, "tool_calls", None) or []
+    return AIMessageChunk(
+        content=message.content,
+        tool_call_chunks=[
+            tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
+            for i, c in enumerate(calls)
+        ],
+        response_metadata=message.response_metadata,
+        usage_metadata=getattr(message, "usage_metadata", None),
+    )
+
+
+class WithoutDoneLines(BaseChatModel):
+    """The agent model with its DONE lines taken out, streamed or not.
+
+    The DONE line is for the graph, not for the user: no client, streaming tokens or reading the
+    state, ever sees it. The inner model runs untraced by the messages stream (``nostream``); this
+    model streams the kept lines under ``message_id`` and marks the message ``keel_done``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: Any
+    """The tool-bound model (``AgentModel``)."""
+    marker: str = DEFAULT_DONE_MARKER
+    message_id: str | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "keel-without-done-lines"
+
+    _inner_config: RunnableConfig = {"tags": [TAG_NOSTREAM]}
+
+    def _finish(self, lines: DoneLines) -> ChatGenerationChunk:
+        rest = "".join(lines.flush())
+        meta = {DONE_KEY: True} if lines.done else {}
+        return ChatGenerationChunk(
+            message=AIMessageChunk(
+                content=rest, id=self.message_id, response_metadata=meta, chunk_position="last"
+            )
+        )
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        lines = DoneLines(self.marker)
+        async for part in self.inner.astream(messages, config=self._inner_config):
+            chunk = _as_chunk(part)
+            first, *more = lines.feed(chunk.text) or [""]
+            yield ChatGenerationChunk(
+                message=chunk.model_copy(update={"content": first, "id": self.message_id})
+            )
+            for piece in more:  # a whole message arrives as one part: pass it on line by line
+                yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=self.message_id))
+        yield self._finish(lines)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply = await self.inner.ainvoke(messages, config=self._inner_config)
+        lines = DoneLines(self.marker)
+        text = "".join(lines.feed(reply.text) + lines.flush())
+        meta = {**reply.response_metadata, **({DONE_KEY: True} if lines.done else {})}
+        message = reply.model_copy(
+            update={"content": text, "id": self.message_id, "response_metadata": meta}
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError("keel's graph runs asynchronously")

@@ -17,11 +17,11 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from graphs.state import KeelState, open_items
-from nodes.done_marker import has_done
 from nodes.events import emit
 from nodes.log_writer import flush
+from nodes.models import said_done
 from nodes.progress import close_open_steps
-from nodes.runtime import KeelContext
+from nodes.runtime import KeelRun
 
 log = structlog.get_logger(__name__)
 
@@ -36,7 +36,7 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
     return []
 
 
-async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+async def response(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
     update = completion(state, runtime.context)
     if update.get("turn_over"):
@@ -44,12 +44,12 @@ async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str,
     return update
 
 
-def completion(state: KeelState, ctx: KeelContext) -> dict[str, Any]:
+def completion(state: KeelState, ctx: KeelRun) -> dict[str, Any]:
     """The completion decision as a state update."""
     window = state.get("window", [])
     last = window[-1] if window else None
     todolist = state.get("todolist")
-    done = isinstance(last, AIMessage) and has_done(last.text, ctx.done_marker)
+    done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
     if done and not pending_tool_calls(window):
         if todolist:
             todolist = close_open_steps(todolist, None, "done", "answered")

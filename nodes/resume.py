@@ -15,16 +15,18 @@ from typing import Any
 
 import structlog
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from graphs.state import KeelState, bump, open_items
+from graphs.state import KeelState, bump, open_items, unstreamed
 from nodes.assistant import model_input
 from nodes.events import emit
 from nodes.log_writer import SYNTHETIC, flush
 from nodes.logs import preview
 from nodes.rule_model import RESUME_KWARG
-from nodes.runtime import KeelContext, conversation_id
+from nodes.runtime import KeelRun, conversation_id
 from nodes.tokens import count_tokens
 
 log = structlog.get_logger(__name__)
@@ -36,7 +38,7 @@ TOOL_OUTPUT_FLOOR = 4000
 """Carried tool results are cut to fit the budget, but never below this many characters."""
 
 
-def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
+def context_exhausted(state: KeelState, ctx: KeelRun) -> bool:
     """The provider said so, or the next model input would pass the token budget.
 
     A window that holds nothing but a resume's continuation counts as fresh, whatever its size.
@@ -103,18 +105,19 @@ def carry(messages: Sequence[AnyMessage], budget: int, token_model: str | None) 
     return carried
 
 
-async def _backup(ctx: KeelContext, reason: str) -> str | None:
+async def _backup(ctx: KeelRun, reason: str) -> str | None:
     if ctx.backups is None:
         log.warning("backup_skipped", reason="no backup store configured")
         return None
     try:
-        return await ctx.backups.backup(conversation_id(), reason)
+        running = get_config()["configurable"].get(CONFIG_KEY_CHECKPOINTER)
+        return await ctx.backups.backup(conversation_id(), reason, running)
     except Exception as exc:  # a failed backup never stops the resume
         log.warning("backup_failed", error=type(exc).__name__, detail=preview(exc))
         return None
 
 
-async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+async def resume(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Open a fresh window that picks up where the plan stands."""
     ctx = runtime.context
     reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
@@ -144,7 +147,7 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
     )
     carried = carry(current_turn(state["window"]), ctx.context_token_budget, ctx.token_model)
     return {
-        "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *carried],
+        "window": unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *carried]),
         "history": [],
         "topic_changed": False,
         "context_exhausted": False,

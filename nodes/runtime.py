@@ -1,27 +1,31 @@
-"""The run context of the graph: who is acting and with what, read by nodes through ``Runtime``.
+"""What a run of the graph works with: the caller's context, and the run it resolves to.
 
-``KeelContext`` is the graph's ``context_schema``. Callers (the CLI, the API, tests) build one per
-turn; ``from_env`` fills the tunables from ``KEEL_*`` environment variables. Nothing here is
-checkpointed: clients and stores travel here, never in state.
+``KeelContext`` is the graph's ``context_schema``: plain data a caller may give a run (the acting
+user and the tunables), the same from keel's API, the LangGraph SDK, Studio's form or a notebook.
+A field left out (or None) takes the process's setting (``KEEL_*``, see ``graphs.settings``);
+unknown keys are ignored.
+
+``KeelRun`` is what the nodes see as ``runtime.context``: the context resolved against the
+process's settings, with the stores, the chat models and the clock. The graph builder resolves it
+once per run (``graphs.resources``); nothing here is checkpointed.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from checkpoints.backups import BackupStore
 from checkpoints.clock import Clock, utcnow
-from checkpoints.database import Database
 from checkpoints.messages import MessageLog
 from checkpoints.retention import DEFAULT_KEEP
 from checkpoints.topics import TopicStore
 from nodes.done_marker import DEFAULT_DONE_MARKER
-from nodes.models import DEFAULT_OPENAI_MODEL, AgentModel, build_agent_model, build_title_model
+from nodes.models import AgentModel
 from nodes.next_step import record_next_step
 from tools.store import TaskStore
 from tools.todo import TODO_TOOLS
@@ -32,16 +36,15 @@ DEFAULT_RESUME_TEMPLATE = "Continue from step {step}: {description}"
 DEFAULT_LOOP_LIMIT = 6
 DEFAULT_CONTEXT_TOKEN_BUDGET = 100_000
 DEFAULT_TOPIC_GAP_SECONDS = 3600
+LOCAL_USER = "local"
 
 
 class MissingStore(RuntimeError):
-    """The graph was run without one of its stores in its context."""
+    """The graph was run without one of its stores."""
 
     def __init__(self, name: str) -> None:
-        """Say what to pass."""
-        super().__init__(
-            f"KeelContext.{name} is not set; build the context with KeelContext.for_database(db)"
-        )
+        """Say what is missing."""
+        super().__init__(f"KeelRun.{name} is not set; the run has no database")
 
 
 def conversation_id() -> str:
@@ -50,10 +53,10 @@ def conversation_id() -> str:
 
 
 @dataclass
-class KeelContext:
-    """Settings and clients for one run of the graph."""
+class KeelRun:
+    """Settings and clients for one run of the graph: ``runtime.context`` inside the nodes."""
 
-    user_id: str = "local"
+    user_id: str = LOCAL_USER
     """The acting user: every tool call is scoped to this user."""
     store: TaskStore | None = None
     """The todo task store."""
@@ -64,7 +67,7 @@ class KeelContext:
     backups: BackupStore | None = None
     """Where a resume backs the conversation up; None skips the backup (with a warning)."""
     model: AgentModel | None = field(default=None, repr=False)
-    """The chat model with tools bound; None builds one from the environment."""
+    """The chat model with the tools bound."""
     done_marker: str = DEFAULT_DONE_MARKER
     """Regex that marks the line saying the task is done."""
     loop_limit: int = DEFAULT_LOOP_LIMIT
@@ -82,49 +85,13 @@ class KeelContext:
     checkpoint_keep: int = DEFAULT_KEEP
     """Checkpoints kept per conversation after each turn (older ones are pruned)."""
     clock: Clock = field(default=utcnow, repr=False)
-    """What time it is (the stores of ``for_database`` share it)."""
+    """What time it is (the stores share it)."""
+    pause_at: str | None = None
+    """Crash tests only: the named point where the process stops for good."""
 
-    @classmethod
-    def from_env(cls, **overrides: object) -> KeelContext:
-        """A context with the ``KEEL_*`` tunables read from the environment."""
-        values: dict[str, object] = {}
-        if marker := os.environ.get("KEEL_DONE_MARKER"):
-            values["done_marker"] = marker
-        if limit := os.environ.get("KEEL_LOOP_LIMIT"):
-            values["loop_limit"] = int(limit)
-        if budget := os.environ.get("KEEL_CONTEXT_TOKEN_BUDGET"):
-            values["context_token_budget"] = int(budget)
-        if keep := os.environ.get("KEEL_CHECKPOINT_KEEP"):
-            values["checkpoint_keep"] = int(keep)
-        if gap := os.environ.get("KEEL_TOPIC_GAP_SECONDS"):
-            values["topic_gap_seconds"] = int(gap)
-        if template := os.environ.get("KEEL_RESUME_TEMPLATE"):
-            values["resume_template"] = template
-        if os.environ.get("OPENAI_API_KEY"):
-            values["token_model"] = os.environ.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
-        values["title_model"] = build_title_model()
-        values.update(overrides)
-        return cls(**values)  # type: ignore[arg-type]
-
-    @classmethod
-    def for_database(
-        cls,
-        db: Database,
-        saver: BaseCheckpointSaver | None = None,
-        **overrides: object,
-    ) -> KeelContext:
-        """A context from the environment with every store opened on ``db``.
-
-        With the graph's ``saver``, a resume backs the conversation up first.
-        """
-        clock: Clock = overrides.get("clock", utcnow)  # type: ignore[assignment]
-        stores = {
-            "store": TaskStore(db),
-            "log": MessageLog(db, clock),
-            "topics": TopicStore(db, clock),
-            "backups": BackupStore(saver, db) if saver is not None else None,
-        }
-        return cls.from_env(**{**stores, **overrides})
+    def context(self, user_id: str = LOCAL_USER, **tunables: Any) -> KeelContext:
+        """A run context for ``user_id`` on this run (``tunables``: KeelContext fields)."""
+        return KeelContext(user_id=user_id, **tunables).using(self)
 
     def task_store(self) -> TaskStore:
         """The task store, or MissingStore."""
@@ -145,7 +112,61 @@ class KeelContext:
         return self.topics
 
     def agent_model(self) -> AgentModel:
-        """The chat model with the todo tools bound (built once from the environment)."""
+        """The chat model with the todo tools bound."""
         if self.model is None:
-            self.model = build_agent_model(AGENT_TOOLS)
+            raise MissingStore("model")
         return self.model
+
+
+class KeelContext(BaseModel):
+    """The run context a caller may give: who acts, and tunables (unset: the process's)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    user_id: str = Field(
+        default=LOCAL_USER, min_length=1, description="The acting user: every task is theirs."
+    )
+    done_marker: str | None = Field(
+        default=None, description="Regex of the line that says a task is done (KEEL_DONE_MARKER)."
+    )
+    loop_limit: int | None = Field(
+        default=None, ge=1, description="RESPONSE -> ASSISTANT loops in one turn (KEEL_LOOP_LIMIT)."
+    )
+    context_token_budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens the window may hold before a resume (KEEL_CONTEXT_TOKEN_BUDGET).",
+    )
+    topic_gap_seconds: int | None = Field(
+        default=None, ge=0, description="Silence that starts a new topic (KEEL_TOPIC_GAP_SECONDS)."
+    )
+    resume_template: str | None = Field(
+        default=None, description="The continuation prompt of a resume (KEEL_RESUME_TEMPLATE)."
+    )
+    checkpoint_keep: int | None = Field(
+        default=None, ge=1, description="Checkpoints kept per conversation (KEEL_CHECKPOINT_KEEP)."
+    )
+    _base: KeelRun | None = PrivateAttr(default=None)
+    _resolved: tuple[KeelRun, KeelRun] | None = PrivateAttr(default=None)
+
+    def using(self, base: KeelRun) -> KeelContext:
+        """This context over ``base``: a run already opened in this process (stores, models).
+
+        Callers in keel's own process (the API, the chat, tests) pass their open run this way;
+        a context without one (Studio, the SDK) runs on the process's shared run.
+        """
+        context = self.model_copy()
+        context._base, context._resolved = base, None
+        return context
+
+    @property
+    def base(self) -> KeelRun | None:
+        """The run given with ``using``, if any."""
+        return self._base
+
+    def resolve(self, base: KeelRun) -> KeelRun:
+        """``base`` with this context's user and the tunables it sets (cached per context)."""
+        if self._resolved is None or self._resolved[0] is not base:
+            tunables = self.model_dump(exclude_none=True, exclude={"user_id"})
+            self._resolved = (base, replace(base, user_id=self.user_id, **tunables))
+        return self._resolved[1]

@@ -1,7 +1,9 @@
 """The tool_execution node: runs the assistant's tool calls, asking first before destructive ones.
 
 Delete and rename need a yes. Unless the user's message already said so ("delete task 3, yes I'm
-sure"), the node pauses with ``interrupt`` carrying the question; the next user message resumes it.
+sure"), the node records the question in ``awaiting`` and comes back to itself, where it pauses
+with ``interrupt`` carrying the question. The next user message answers it, whether it comes as
+``Command(resume=...)`` or as a plain new input (``user_input`` hands it over as ``answer``).
 LangGraph re-runs a node from its start when an interrupt is resumed, so every question is asked
 before anything is changed: no tool runs twice.
 """
@@ -12,25 +14,32 @@ import json
 from typing import Any
 
 import structlog
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graphs.state import ItemStatus, KeelState, NextStep, bump
+from graphs.state import (
+    ConfirmationRequest,
+    ItemStatus,
+    KeelState,
+    NextStep,
+    bump,
+    unstreamed,
+)
 from nodes.events import emit
 from nodes.intents import confirms, is_yes
 from nodes.log_writer import flush, log_exchange
 from nodes.logs import preview
 from nodes.next_step import NEXT_STEP_TOOL, note_from_args
 from nodes.progress import close_step
-from nodes.runtime import KeelContext
+from nodes.runtime import KeelRun
 from tools.todo import DESTRUCTIVE, run_tool_call
 
 log = structlog.get_logger(__name__)
 
 
-def confirmation_request(call: ToolCall) -> dict[str, Any]:
-    """The interrupt payload for a destructive call: action, task_id and the question."""
+def confirmation_request(call: ToolCall) -> ConfirmationRequest:
+    """The question for a destructive call: action, task_id, the prompt and the call's id."""
     action = DESTRUCTIVE[call["name"]]
     task_id = call["args"].get("task_id")
     return {
@@ -41,37 +50,63 @@ def confirmation_request(call: ToolCall) -> dict[str, Any]:
     }
 
 
-async def _confirmed(call: ToolCall, state: KeelState, ctx: KeelContext) -> ToolMessage | None:
-    """None when the call may run; otherwise the ToolMessage that stands in for it."""
-    if call["name"] not in DESTRUCTIVE or confirms(state.get("content", "")):
-        return None
-    user_id, store = ctx.user_id, ctx.task_store()
-    probe = ToolCall(
-        name="get_todo_task",
-        args={"task_id": call["args"].get("task_id")},
-        id=call.get("id"),
-        type="tool_call",
-    )
-    checked = await run_tool_call(probe, user_id, store)
-    if checked.status == "error":
-        return ToolMessage(
-            checked.content, tool_call_id=call.get("id") or "", name=call["name"], status="error"
-        )
-    request = confirmation_request(call)
-    await flush(state, ctx)
-    await log_exchange(ctx, state, f"ask:{call.get('id')}", "assistant", request["prompt"])
-    answer = interrupt(request)
-    await log_exchange(ctx, state, f"answer:{call.get('id')}", "user", str(answer))
-    if is_yes(answer):
-        return None
-    verb = "deleted" if request["action"] == "delete" else "renamed"
-    text = f"Cancelled: task {request['task_id']} was not {verb}."
+def _request(state: KeelState) -> str:
+    """The turn's own request (``content`` holds the answer once one came as a new message)."""
+    for message in state.get("window", []):
+        if isinstance(message, HumanMessage) and (message.id or "").endswith(":user"):
+            return message.text
+    return state.get("content", "")
+
+
+def _cancelled(call: ToolCall) -> ToolMessage:
+    verb = "deleted" if DESTRUCTIVE[call["name"]] == "delete" else "renamed"
+    text = f"Cancelled: task {call['args'].get('task_id')} was not {verb}."
     return ToolMessage(
         text,
         tool_call_id=call.get("id") or "",
         name=call["name"],
         additional_kwargs={"cancelled": True},
     )
+
+
+class Ask(Exception):
+    """A call needs a yes that was not asked for yet: the node asks, then waits (next entry)."""
+
+    def __init__(self, request: ConfirmationRequest) -> None:
+        """Carry the question."""
+        self.request = request
+
+
+async def _confirmed(
+    call: ToolCall, state: KeelState, ctx: KeelRun, answers: dict[str, str]
+) -> ToolMessage | None:
+    """None when the call may run; otherwise the ToolMessage that stands in for it.
+
+    Raises:
+        Ask: the question has not been put yet.
+    """
+    call_id = call.get("id") or ""
+    if call["name"] not in DESTRUCTIVE or confirms(_request(state)):
+        return None
+    if call_id not in answers:
+        probe = ToolCall(
+            name="get_todo_task",
+            args={"task_id": call["args"].get("task_id")},
+            id=call_id,
+            type="tool_call",
+        )
+        checked = await run_tool_call(probe, ctx.user_id, ctx.task_store())
+        if checked.status == "error":
+            return ToolMessage(
+                checked.content, tool_call_id=call_id, name=call["name"], status="error"
+            )
+        request = confirmation_request(call)
+        waiting = state.get("awaiting")
+        if not waiting or waiting.get("tool_call_id") != call_id:
+            raise Ask(request)
+        answers[call_id] = str(interrupt(request))
+        await log_exchange(ctx, state, f"answer:{call_id}", "user", answers[call_id])
+    return None if is_yes(answers[call_id]) else _cancelled(call)
 
 
 def record_note(call: ToolCall) -> tuple[ToolMessage, NextStep | None]:
@@ -92,24 +127,43 @@ def _result_for_event(message: ToolMessage) -> Any:
         return str(message.content)
 
 
-async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Run the pending tool calls of the last assistant message."""
+async def tool_execution(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+    """Run the pending tool calls of the last assistant message, asking first where needed.
+
+    A call that needs a yes is asked for in one step (the question goes into ``awaiting``, so the
+    state says TOOL_EXECUTION while it waits) and waited for in the next, with ``interrupt``.
+    """
     ctx = runtime.context
-    store = ctx.task_store()
     last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
+    answers = dict(state.get("confirmations") or {})
+    waiting = state.get("awaiting")
+    if waiting and state.get("answer") is not None:  # answered by a new message
+        answers[waiting.get("tool_call_id") or ""] = str(state["answer"])
+        key = f"answer:{waiting.get('tool_call_id')}"
+        await log_exchange(ctx, state, key, "user", str(state["answer"]))
     stand_ins = {}
-    for call in last.tool_calls:  # ask first ...
-        stand_ins[call.get("id")] = await _confirmed(call, state, ctx)
+    try:
+        for call in last.tool_calls:  # ask first ...
+            stand_ins[call.get("id")] = await _confirmed(call, state, ctx, answers)
+    except Ask as ask:
+        await flush(state, ctx)
+        await log_exchange(
+            ctx, state, f"ask:{ask.request['tool_call_id']}", "assistant", ask.request["prompt"]
+        )
+        log.info("confirmation_asked", tool=ask.request["action"], task_id=ask.request["task_id"])
+        return {"awaiting": ask.request, "answer": None, "confirmations": answers}
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {"awaiting": None, "answer": None, "confirmations": {}}
     for call in last.tool_calls:  # ... act after
         if call["name"] == NEXT_STEP_TOOL:
             message, update["next_step"] = record_note(call)
             message.id = f"{call.get('id')}:result"
             results.append(message)
             continue
-        result = stand_ins[call.get("id")] or await run_tool_call(call, ctx.user_id, store)
+        result = stand_ins[call.get("id")] or await run_tool_call(
+            call, ctx.user_id, ctx.task_store(), ctx.pause_at
+        )
         result.id = f"{call.get('id')}:result"  # a re-run after a crash logs it once
         results.append(result)
         failed = result.status == "error" or bool(result.additional_kwargs.get("cancelled"))
@@ -126,4 +180,9 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             result_preview=preview(result.content),
         )
     stats = bump(state.get("stats"), "tool_calls", len(results))
-    return {**update, "window": results, "todolist": todolist, "stats": stats}
+    return {**update, "window": unstreamed(results), "todolist": todolist, "stats": stats}
+
+
+def waits_for_answer(state: KeelState) -> bool:
+    """tool_execution asked a question: it goes back to itself to wait for the answer."""
+    return bool(state.get("awaiting")) and state.get("answer") is None

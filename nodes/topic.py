@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import structlog
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from checkpoints.messages import MessageLog
@@ -24,7 +25,7 @@ from graphs.state import KeelState, Topic
 from nodes.context import load_history
 from nodes.events import emit
 from nodes.logs import preview
-from nodes.runtime import KeelContext, conversation_id
+from nodes.runtime import KeelRun, conversation_id
 
 log = structlog.get_logger(__name__)
 
@@ -82,13 +83,14 @@ def topic_title(message: str) -> str:
     return f"{title}..." if len(words) > TITLE_WORDS else title or "(empty)"
 
 
-async def title_for(message: str, ctx: KeelContext) -> str:
+async def title_for(message: str, ctx: KeelRun) -> str:
     """A title for a topic opened by ``message``: the model's when configured, else first words."""
     if ctx.title_model is None:
         return topic_title(message)
     prompt = "Give a title of at most six words for a conversation that starts with the message."
     try:
-        reply = await ctx.title_model.ainvoke([SystemMessage(prompt), HumanMessage(message[:2000])])
+        messages = [SystemMessage(prompt), HumanMessage(message[:2000])]
+        reply = await ctx.title_model.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
         title = " ".join(reply.text.strip().strip('"').split())
     except Exception as exc:  # a title is never worth failing a turn for
         log.warning("topic_title_failed", error=type(exc).__name__)
@@ -109,7 +111,7 @@ def as_state_topic(row: TopicRow) -> Topic:
 
 
 async def start_topic(
-    ctx: KeelContext,
+    ctx: KeelRun,
     conversation: str,
     title: str,
     previous: Topic | None,
@@ -136,15 +138,13 @@ async def start_topic(
     return row
 
 
-async def _last_message_at(
-    state: KeelState, ctx: KeelContext, conversation: str
-) -> datetime | None:
+async def _last_message_at(state: KeelState, ctx: KeelRun, conversation: str) -> datetime | None:
     if at := state.get("last_message_at"):
         return datetime.fromisoformat(at)
     return await ctx.message_log().last_message_at(conversation)
 
 
-async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+async def topic_detect(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Keep or change the active topic, and load the history the model will see."""
     ctx = runtime.context
     conversation, message, now = conversation_id(), state.get("content", ""), ctx.clock()

@@ -1,8 +1,11 @@
-"""The user_input node: a user message arrives and a new turn begins.
+"""The user_input node: a user message arrives; it answers a waiting question or starts a turn.
 
-It opens a fresh window holding only the message (earlier turns live in the message log), resets
-the per-turn counters and counts the turn. The message id is derived from the turn number, so a
-re-run writes the same message, never a second one. The graph builder records USER_INPUT.
+While a destructive tool call waits for its confirmation (``awaiting``), the message is the answer:
+the state machine stays in TOOL_EXECUTION and the graph goes back there with it. This is how a
+plain new input on a paused thread resumes it, for any client; ``Command(resume=...)`` does the
+same. Otherwise a new turn begins (USER_INPUT): a fresh window holding only the message (earlier
+turns live in the message log), the per-turn counters reset, the turn counted. The message id is
+derived from the turn number, so a re-run writes the same message, never a second one.
 """
 
 from __future__ import annotations
@@ -14,27 +17,41 @@ from langchain_core.messages import HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from graphs.state import KeelState, bump
+from graphs.agent_state import AgentState
+from graphs.state import KeelState, bump, unstreamed
 from nodes.logs import preview
-from nodes.runtime import KeelContext, conversation_id
+from nodes.runtime import KeelRun, conversation_id
 
 log = structlog.get_logger(__name__)
 
 
-def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Start a turn with ``state["content"]``."""
+def answers_confirmation(state: KeelState) -> bool:
+    """The message is the answer to a waiting confirmation (``user_input`` kept it as such)."""
+    return bool(state.get("awaiting")) and state.get("answer") is not None
+
+
+def user_input(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+    """Take ``state["content"]`` as the answer to a waiting question, or start a turn with it."""
     content = state.get("content", "")
+    if state.get("awaiting"):
+        log.info("confirmation_answered", message_preview=preview(content))
+        return {"answer": content}
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     return {
-        "window": [
-            RemoveMessage(id=REMOVE_ALL_MESSAGES),
-            HumanMessage(content, id=f"{conversation_id()}:turn-{stats['turns']}:user"),
-        ],
+        "window": unstreamed(
+            [
+                RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                HumanMessage(content, id=f"{conversation_id()}:turn-{stats['turns']}:user"),
+            ]
+        ),
         "stats": stats,
         "loops": 0,
         "nudges": 0,
         "complete": False,
         "turn_over": False,
         "turn_note": None,
+        "answer": None,
+        "confirmations": {},
+        "agent_state": AgentState.USER_INPUT.value,
     }

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from checkpoints.backend import open_backend
 from checkpoints.clock import Clock, utcnow
@@ -22,6 +23,7 @@ from checkpoints.database import Database
 from checkpoints.messages import MessageLog
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
+from graphs.resources import open_run
 from nodes.runtime import KeelContext
 from tools.store import TaskStore
 
@@ -101,18 +103,16 @@ class Keel:
     graph: KeelGraph
     store: TaskStore
     url: str
-
     db: Database
+    saver: BaseCheckpointSaver
 
     def context(self, user_id: str = "local", clock: Clock = utcnow, **kw: object) -> KeelContext:
-        return KeelContext(
-            user_id=user_id,
-            store=self.store,
-            log=MessageLog(self.db, clock),
-            topics=TopicStore(self.db, clock),
-            clock=clock,
-            **kw,  # type: ignore[arg-type]
-        )
+        """The run context of a turn, the way the API builds it; ``kw``: tunables or run parts."""
+        tunables = {k: v for k, v in kw.items() if k in KeelContext.model_fields}
+        parts = {k: v for k, v in kw.items() if k not in tunables}
+        parts = {"store": self.store, "backups": None, **parts}
+        run = open_run(self.db, self.saver, clock=clock, **parts)
+        return run.context(user_id, **tunables)
 
     @property
     def log(self) -> MessageLog:
@@ -127,14 +127,16 @@ class Keel:
 async def keel(database_url: str) -> AsyncIterator[Keel]:
     async with open_backend(database_url) as backend:
         db = backend.db
-        yield Keel(build_graph(checkpointer=backend.saver), TaskStore(db), database_url, db)
+        graph = build_graph(checkpointer=backend.saver)
+        yield Keel(graph, TaskStore(db), database_url, db, backend.saver)
 
 
 @pytest.fixture
 async def memory_keel() -> AsyncIterator[Keel]:
     async with open_backend("memory") as backend:
         db = backend.db
-        yield Keel(build_graph(checkpointer=backend.saver), TaskStore(db), "memory", db)
+        graph = build_graph(checkpointer=backend.saver)
+        yield Keel(graph, TaskStore(db), "memory", db, backend.saver)
 
 
 class FakeClock:

@@ -13,6 +13,30 @@ CONTEXT_LENGTH_MESSAGE = (
 )
 
 
+STREAM_PIECE = 4
+"""Characters per streamed content chunk: small, so lines arrive split across chunks."""
+
+
+def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A chat completion as the chunks of a streamed answer (content a few characters at a time)."""
+    message = body["choices"][0]["message"]
+    base = {"id": body["id"], "object": "chat.completion.chunk", "created": 0, "model": "stub"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    content = message.get("content") or ""
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [
+        chunk({"content": content[i : i + STREAM_PIECE]})
+        for i in range(0, len(content), STREAM_PIECE)
+    ]
+    for i, call in enumerate(message.get("tool_calls", [])):
+        chunks.append(chunk({"tool_calls": [{"index": i, **call}]}))
+    chunks.append(chunk({}, body["choices"][0]["finish_reason"]))
+    return chunks
+
+
 class StubOpenAI:
     """Serves /v1/chat/completions from a queue of (status, body) answers; records requests."""
 
@@ -24,8 +48,18 @@ class StubOpenAI:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", 0))
-                stub.requests.append(json.loads(self.rfile.read(length)))
+                request = json.loads(self.rfile.read(length))
+                stub.requests.append(request)
                 status, body = stub.answers.pop(0) if stub.answers else (500, {"error": {}})
+                if request.get("stream") and status == 200:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in stream_chunks(body):
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    return
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

@@ -131,11 +131,14 @@ async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStor
     return ToolMessage(json.dumps(result), tool_call_id=call_id, name=name)
 
 
-async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
+async def run_tool_call(
+    call: ToolCall, user_id: str, store: TaskStore, pause_at: str | None = None
+) -> ToolMessage:
     """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
 
     A mutating call with an id runs at most once: its result is recorded in the transaction that
-    changes the task, and a call with a recorded id returns that result again.
+    changes the task, and a call with a recorded id returns that result again. ``pause_at`` is for
+    crash tests (``tools.pause``).
     """
     name, call_id = call["name"], call.get("id") or ""
     tool_ = TOOLS_BY_NAME.get(name)
@@ -151,5 +154,5 @@ async def run_tool_call(call: ToolCall, user_id: str, store: TaskStore) -> ToolM
             )
         message = await _invoke(tool_, call, user_id, store.within(tx))
         await record(store.db, tx, user_id, call_id, name, message.status, str(message.content))
-    pause_point("after_tool_commit")
+    pause_point("after_tool_commit", pause_at)
     return message

@@ -10,8 +10,8 @@ from checkpoints.conversations import ConversationNotFound, ConversationStore
 from checkpoints.saver import open_checkpointer
 from checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from graphs.builder import build_graph
+from graphs.resources import open_run
 from graphs.turn import run_turn, snapshot, thread_config
-from nodes.runtime import KeelContext
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": AsyncSqliteSaver, "postgres": AsyncPostgresSaver}
 
@@ -41,7 +41,7 @@ def test_credentials_are_not_echoed():
 async def test_state_persists_across_reopen(database_url):
     cid = str(uuid.uuid4())
     async with open_database(database_url) as db, open_checkpointer(database_url) as saver:
-        await run_turn(build_graph(saver), cid, "Add buy milk", KeelContext.for_database(db))
+        await run_turn(build_graph(saver), cid, "Add buy milk", open_run(db).context())
     async with open_checkpointer(database_url) as saver:
         state = await snapshot(build_graph(saver), cid)
     assert state["mission"] == "Add buy milk" and state["complete"]
@@ -86,9 +86,7 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
         graph = build_graph(saver)
         blobs = []
         for n in range(8):
-            await run_turn(
-                graph, cid, f"Add chore {n}", KeelContext.for_database(db, checkpoint_keep=4)
-            )
+            await run_turn(graph, cid, f"Add chore {n}", open_run(db).context(checkpoint_keep=4))
             with psycopg.connect(url) as conn:
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
         assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn

@@ -66,9 +66,9 @@ async def test_done_line_never_reaches_the_user(memory_keel):
 
 async def test_configured_done_marker(memory_keel, monkeypatch):
     monkeypatch.setenv("KEEL_DONE_MARKER", r"^\s*FINISHED$")
-    from nodes.runtime import KeelContext
+    from graphs.settings import Settings
 
-    marker = KeelContext.from_env().done_marker
+    marker = Settings().done_marker
     replies = [AIMessage("Answer\nDONE: old style"), AIMessage("Answer\nfinished")]
     result, model = await run(memory_keel, replies, text="hello", done_marker=marker)
     assert len(model.seen) == 2 and result.complete and result.reply == "Answer"

@@ -7,8 +7,8 @@ import pytest
 from checkpoints.backend import open_database
 from checkpoints.saver import open_checkpointer
 from graphs.builder import build_graph
+from graphs.resources import open_run
 from graphs.turn import run_turn, snapshot
-from nodes.runtime import KeelContext
 from tools.store import TaskStore
 
 
@@ -80,13 +80,13 @@ async def test_the_pause_survives_a_restart(tmp_path):
         store = TaskStore(db)
         task = await store.create("local", "buy milk")
         asked = await run_turn(
-            build_graph(saver), cid, f"Delete task {task['id']}", KeelContext.for_database(db)
+            build_graph(saver), cid, f"Delete task {task['id']}", open_run(db).context()
         )
         assert asked.awaiting_confirmation is not None
     async with open_database(url) as db, open_checkpointer(url) as saver:
         graph, store = build_graph(saver), TaskStore(db)
         state = await snapshot(graph, cid)
         assert state["pending_confirmation"]["prompt"] == asked.reply
-        done = await run_turn(graph, cid, "yes", KeelContext.for_database(db))
+        done = await run_turn(graph, cid, "yes", open_run(db).context())
         assert done.reply == f"Deleted task {task['id']}: buy milk"
         assert await store.list("local") == []

@@ -196,8 +196,7 @@ async def test_a_provider_context_length_error_resumes_in_a_fresh_window(memory_
         stub.context_length_error()
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
         stub.reply("Created task: milk\nDONE: added milk")
-        env = {"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": stub.base_url, "OPENAI_MODEL": "stub"}
-        model = build_agent_model(AGENT_TOOLS, env)
+        model = build_agent_model(AGENT_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
         result = await run_turn(
             memory_keel.graph, str(uuid.uuid4()), "add milk", memory_keel.context(model=model)
         )
@@ -215,8 +214,7 @@ async def test_other_provider_failures_fall_back_to_the_rule_based_model(memory_
         stub.server_error()
         stub.server_error()
         stub.server_error()
-        env = {"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": stub.base_url, "OPENAI_MODEL": "stub"}
-        model = build_agent_model(AGENT_TOOLS, env)
+        model = build_agent_model(AGENT_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
         result = await run_turn(
             memory_keel.graph, str(uuid.uuid4()), "Add buy milk", memory_keel.context(model=model)
         )

@@ -148,9 +148,9 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
 
 async def test_a_silence_longer_than_the_gap_starts_a_topic(memory_keel, clock, monkeypatch):
     monkeypatch.setenv("KEEL_TOPIC_GAP_SECONDS", "5")
-    from nodes.runtime import KeelContext
+    from graphs.settings import Settings
 
-    gap = KeelContext.from_env().topic_gap_seconds
+    gap = Settings().topic_gap_seconds
     cid = str(uuid.uuid4())
     context = memory_keel.context(clock=clock, topic_gap_seconds=gap)
     await run_turn(memory_keel.graph, cid, "Add buy milk", context)

@@ -1,4 +1,8 @@
-"""The server's settings: one pydantic-settings class read from ``KEEL_*`` variables.
+"""keel's settings: one pydantic-settings class, read from ``KEEL_*`` (and ``OPENAI_*``) variables.
+
+Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``, ``keel db`` and the
+graph itself when a LangGraph server runs it (``graphs.resources``). The graph's tunables are the
+defaults of a run; a run's context may override them (``nodes.runtime.KeelContext``).
 
 It refuses unsafe combinations: without API keys the server serves everyone as the user
 ``local``, so it must bind to 127.0.0.1 only.
@@ -8,10 +12,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from checkpoints.retention import DEFAULT_KEEP
 from checkpoints.urls import DEFAULT_DATABASE_URL
+from nodes.done_marker import DEFAULT_DONE_MARKER
+from nodes.models import DEFAULT_OPENAI_MODEL
+from nodes.runtime import (
+    DEFAULT_CONTEXT_TOKEN_BUDGET,
+    DEFAULT_LOOP_LIMIT,
+    DEFAULT_RESUME_TEMPLATE,
+    DEFAULT_TOPIC_GAP_SECONDS,
+)
 
 LOCAL_USER = "local"
 LOOPBACK = "127.0.0.1"
@@ -21,10 +34,14 @@ class UnsafeSettings(ValueError):
     """The settings would expose the service without authentication."""
 
 
-class Settings(BaseSettings):
-    """How the HTTP server runs."""
+def _openai(name: str) -> AliasChoices:
+    return AliasChoices(f"OPENAI_{name}", f"KEEL_OPENAI_{name}")
 
-    model_config = SettingsConfigDict(env_prefix="KEEL_", extra="ignore")
+
+class Settings(BaseSettings):
+    """How keel runs: the database, the HTTP server, the model and the graph's tunables."""
+
+    model_config = SettingsConfigDict(env_prefix="KEEL_", extra="ignore", populate_by_name=True)
 
     database_url: str = Field(
         default=DEFAULT_DATABASE_URL, description="Checkpoints and app tables."
@@ -51,6 +68,55 @@ class Settings(BaseSettings):
     db_pool_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Longest wait for a pooled connection; then 503."
     )
+
+    log_level: str = Field(default="info", description="debug, info, warning or error.")
+    log_format: Literal["console", "json"] | None = Field(
+        default=None, description="Log lines as console text or JSON; default: console on a tty."
+    )
+
+    openai_api_key: str | None = Field(
+        default=None,
+        validation_alias=_openai("API_KEY"),
+        description="Use OpenAI (``OPENAI_API_KEY``); unset: the offline rule-based model.",
+    )
+    openai_model: str = Field(default=DEFAULT_OPENAI_MODEL, validation_alias=_openai("MODEL"))
+    openai_base_url: str | None = Field(
+        default=None,
+        validation_alias=_openai("BASE_URL"),
+        description="An OpenAI-compatible endpoint (``OPENAI_BASE_URL``).",
+    )
+
+    done_marker: str = Field(
+        default=DEFAULT_DONE_MARKER, description="Regex of the line that says a task is done."
+    )
+    loop_limit: int = Field(
+        default=DEFAULT_LOOP_LIMIT, ge=1, description="RESPONSE -> ASSISTANT loops in one turn."
+    )
+    context_token_budget: int = Field(
+        default=DEFAULT_CONTEXT_TOKEN_BUDGET,
+        ge=1,
+        description="Estimated tokens the window may hold before a resume opens a fresh one.",
+    )
+    topic_gap_seconds: int = Field(
+        default=DEFAULT_TOPIC_GAP_SECONDS,
+        ge=0,
+        description="Silence after which the next message starts a new topic.",
+    )
+    resume_template: str = Field(
+        default=DEFAULT_RESUME_TEMPLATE, description="The continuation prompt of a resume."
+    )
+    checkpoint_keep: int = Field(
+        default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
+    )
+    pause_at: str | None = Field(
+        default=None,
+        description="Crash tests only: the process stops for good at this named point.",
+    )
+
+    @property
+    def token_model(self) -> str | None:
+        """The model whose tokenizer counts the context budget; None: the estimate."""
+        return self.openai_model if self.openai_api_key else None
 
     @property
     def pool_size(self) -> int:

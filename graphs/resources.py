@@ -1,0 +1,111 @@
+"""The run the nodes work with: stores, chat models and settings, opened once per process.
+
+``open_run(db, saver, settings)`` builds a ``KeelRun`` on an open database: keel's API, chat and
+tests open their database and give the run to each turn's context (``KeelContext.using``).
+
+A graph run whose context brings no run (Studio, the LangGraph SDK, ``RemoteGraph``, a notebook
+that passes only plain data) runs on the process's shared run, which ``shared_run`` opens on first
+use from ``Settings`` (``KEEL_DATABASE_URL`` and the rest), off the event loop wherever opening
+blocks, and keeps for the life of the process (one per event loop: its connections belong to it).
+
+``run_of(context)`` is what the graph builder calls for every node: the context resolved against
+its run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from contextlib import AsyncExitStack
+from typing import Any
+
+import structlog
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from checkpoints.backend import open_backend
+from checkpoints.backups import BackupStore
+from checkpoints.clock import Clock, utcnow
+from checkpoints.database import Database
+from checkpoints.messages import MessageLog
+from checkpoints.topics import TopicStore
+from graphs.settings import Settings
+from nodes.models import build_agent_model, build_title_model
+from nodes.runtime import AGENT_TOOLS, KeelContext, KeelRun
+from tools.store import TaskStore
+
+log = structlog.get_logger(__name__)
+
+
+def open_run(
+    db: Database,
+    saver: BaseCheckpointSaver | None = None,
+    settings: Settings | None = None,
+    clock: Clock = utcnow,
+    **overrides: Any,
+) -> KeelRun:
+    """A run on ``db``: the stores, the models and the tunables of ``settings``.
+
+    ``overrides`` replace any of the run's fields (a test's model, say).
+    """
+    settings = settings or Settings()
+    openai = (settings.openai_api_key, settings.openai_model, settings.openai_base_url)
+    values: dict[str, Any] = {
+        "store": TaskStore(db),
+        "log": MessageLog(db, clock),
+        "topics": TopicStore(db, clock),
+        "backups": BackupStore(saver, db),
+        "model": build_agent_model(AGENT_TOOLS, *openai),
+        "title_model": build_title_model(*openai),
+        "done_marker": settings.done_marker,
+        "loop_limit": settings.loop_limit,
+        "context_token_budget": settings.context_token_budget,
+        "token_model": settings.token_model,
+        "resume_template": settings.resume_template,
+        "topic_gap_seconds": settings.topic_gap_seconds,
+        "checkpoint_keep": settings.checkpoint_keep,
+        "pause_at": settings.pause_at,
+        "clock": clock,
+    }
+    return KeelRun(**{**values, **overrides})
+
+
+class _Shared:
+    """The process's shared run on one event loop, and what keeps its database open."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.run: KeelRun | None = None
+        self.stack = AsyncExitStack()
+
+
+_shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Shared] = weakref.WeakKeyDictionary()
+
+
+async def shared_run() -> KeelRun:
+    """The process's run, opened from ``Settings`` on first use (per event loop)."""
+    shared = _shared.setdefault(asyncio.get_running_loop(), _Shared())
+    if shared.run is not None:
+        return shared.run
+    async with shared.lock:
+        if shared.run is None:
+            settings = await asyncio.to_thread(Settings)
+            backend = await shared.stack.enter_async_context(
+                open_backend(
+                    settings.database_url,
+                    pool_size=settings.pool_size,
+                    pool_timeout=settings.db_pool_timeout_seconds,
+                    offload=True,
+                )
+            )
+            shared.run = await asyncio.to_thread(open_run, backend.db, backend.saver, settings)
+            log.info("shared_run_opened", database=backend.url.kind)
+    return shared.run
+
+
+async def run_of(context: KeelContext | dict[str, Any] | None) -> KeelRun:
+    """The run a node works with: ``context`` over its own run, or over the shared one."""
+    if context is None:
+        return await shared_run()
+    if not isinstance(context, KeelContext):
+        context = KeelContext.model_validate(context)
+    return context.resolve(context.base or await shared_run())

@@ -1,0 +1,245 @@
+"""keel's graph under the local LangGraph server (`langgraph dev`), driven by the official SDK.
+
+The server is started from langgraph.json as a user would start it (bounded, on a free port,
+stopped after), on a SQLite database of its own; the SDK, Studio's API, sees what Studio shows.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langchain_core.messages import AIMessage, convert_to_messages
+from langgraph.pregel.remote import RemoteGraph
+from langgraph_sdk import get_client
+from langgraph_sdk.schema import Command
+
+from tests.integration.server import free_port, keel_server
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+START_SECONDS = 90
+
+
+@pytest.fixture(scope="module")
+def langgraph_dev() -> Iterator[str]:
+    """``langgraph dev`` serving keel's graph; yields its URL."""
+    port = free_port()
+    workdir = Path(tempfile.mkdtemp(prefix="keel-lg-"))
+    env = {
+        **os.environ,
+        "KEEL_DATABASE_URL": f"sqlite:///{workdir / 'keel.db'}",
+        "KEEL_LOG_LEVEL": "warning",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    output = (workdir / "server.log").open("w+")
+    process = subprocess.Popen(
+        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"],
+        cwd=ROOT,
+        env=env,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            if process.poll() is not None:
+                output.seek(0)
+                raise RuntimeError(f"langgraph dev exited: {output.read()[-4000:]}")
+            try:
+                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("langgraph dev did not start")
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        output.seek(0)
+        log = output.read()
+        output.close()
+        assert "BlockingError" not in log, log[-4000:]
+
+
+async def _assistant(client) -> str:
+    found = await client.assistants.search(graph_id="keel")
+    return found[0]["assistant_id"]
+
+
+def _texts(values: dict) -> list[str]:
+    return [m["content"] for m in values.get("window", []) if isinstance(m["content"], str)]
+
+
+async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langgraph_dev):
+    client = get_client(url=langgraph_dev)
+    assistant = await _assistant(client)
+    drawing = await client.assistants.get_graph(assistant)
+    nodes = {n["id"] for n in drawing["nodes"]} - {"__start__", "__end__"}
+    assert nodes == {
+        "user_input",
+        "topic_detect",
+        "reset",
+        "plan",
+        "resume",
+        "assistant",
+        "tool_execution",
+        "response",
+    }
+    edges = {(e["source"], e["target"]) for e in drawing["edges"]}
+    assert {("user_input", "tool_execution"), ("tool_execution", "tool_execution")} <= edges
+    schemas = await client.assistants.get_schemas(assistant)
+    for name in ("input_schema", "output_schema", "context_schema", "state_schema"):
+        assert schemas[name], name
+    assert schemas["input_schema"]["required"] == ["content"]
+    context = schemas["context_schema"]["properties"]
+    assert {"user_id", "loop_limit", "done_marker", "topic_gap_seconds"} <= set(context)
+    plain = {"string", "integer", "null"}
+    for name, field in context.items():  # plain data: no clients, no stores
+        types = {t["type"] for t in field.get("anyOf", [field])}
+        assert types <= plain, name
+
+
+async def test_a_turn_needs_no_context_and_ignores_unknown_keys(langgraph_dev):
+    client = get_client(url=langgraph_dev)
+    thread = await client.threads.create()
+    done = await client.runs.wait(
+        thread["thread_id"],
+        "keel",
+        input={"content": "Add water the plants"},
+        context={"user_id": "studio-a", "unknown": 1},
+    )
+    assert done["complete"] and _texts(done)[-1] == "Created task: water the plants"
+    again = await client.runs.wait(
+        (await client.threads.create())["thread_id"], "keel", input={"content": "List my tasks"}
+    )
+    assert again["complete"]  # no context at all: the default user, the server's settings
+
+
+@pytest.mark.parametrize("answer", ["command", "plain"])
+async def test_delete_asks_first_and_either_kind_of_answer_resumes(langgraph_dev, answer):
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": f"studio-{answer}"}
+    tid = (await client.threads.create())["thread_id"]
+    added = await client.runs.wait(tid, "keel", input={"content": "Add buy milk"}, context=user)
+    assert _texts(added)[-1] == "Created task: buy milk"
+    listed = await client.runs.wait(
+        tid, "keel", input={"content": "What's on my list?"}, context=user
+    )
+    assert "buy milk" in _texts(listed)[-1]
+
+    await client.runs.wait(tid, "keel", input={"content": "Delete task 1"}, context=user)
+    paused = await client.threads.get_state(tid)
+    assert paused["next"] == ["tool_execution"]
+    assert paused["values"]["agent_state"] == "tool_execution"
+    assert paused["interrupts"][0]["value"]["prompt"] == (
+        "Are you sure you want to delete task 1? (yes/no)"
+    )
+    if answer == "command":
+        run = await client.runs.wait(tid, "keel", command=Command(resume="yes"), context=user)
+    else:
+        run = await client.runs.wait(tid, "keel", input={"content": "yes"}, context=user)
+    assert _texts(run)[-1] == "Deleted task 1: buy milk"
+    state = await client.threads.get_state(tid)
+    assert state["next"] == [] and state["values"]["agent_state"] == "response"
+    assert state["values"]["awaiting"] is None
+    history = [m["content"] for m in state["values"]["window"]]
+    assert not any("DONE" in str(text) for text in history)
+    empty = await client.runs.wait(
+        tid, "keel", input={"content": "What's on my list?"}, context=user
+    )
+    assert _texts(empty)[-1] == "Your list is empty."
+
+
+async def test_the_streams_carry_updates_events_and_only_assistant_text(langgraph_dev):
+    client = get_client(url=langgraph_dev)
+    tid = (await client.threads.create())["thread_id"]
+    parts = [
+        part
+        async for part in client.runs.stream(
+            tid,
+            "keel",
+            input={"content": "Add call mom"},
+            context={"user_id": "studio-stream"},
+            stream_mode=["updates", "custom", "messages"],
+        )
+    ]
+    updated = [next(iter(p.data)) for p in parts if p.event == "updates"]
+    assert updated[:4] == ["user_input", "topic_detect", "reset", "plan"]
+    assert {"assistant", "tool_execution", "response"} <= set(updated)
+    events = [p.data for p in parts if p.event == "custom"]
+    assert {"type": "tool_call", "data": events[-1]["data"]} in events
+    assert events[-1]["data"]["name"] == "create_todo_task"
+    messages = [m for p in parts if p.event.startswith("messages/") for m in p.data]
+    chunks = [m for m in messages if isinstance(m, dict) and "type" in m]
+    assert chunks and {m["type"] for m in chunks} == {"ai"}  # no user, tool or remove messages
+    assert not any("DONE" in str(m["content"]) for m in chunks)
+    assert any(m["content"] == "Created task: call mom" for m in chunks)
+
+
+SCRIPT = [
+    "Add buy milk",
+    "Add call mom",
+    "What's on my list?",
+    "Rename task 2 to call dad",
+    "yes",
+    "Delete task 1",
+    "no",
+    "Complete 2",
+    "Show task 2",
+    "Delete task 1, yes I'm sure",
+    "What's on my list?",
+]
+
+
+def _reply(values: dict) -> str:
+    interrupts = values.get("__interrupt__") or []
+    if interrupts:
+        return interrupts[0]["value"]["prompt"]
+    window = convert_to_messages(values.get("window", []))
+    last = next(m for m in reversed(window) if isinstance(m, AIMessage))
+    return "\n".join(p for p in (last.text, values.get("turn_note")) if p)
+
+
+async def test_remote_graph_replies_as_keel_serve_does(langgraph_dev, tmp_path):
+    remote = RemoteGraph("keel", url=langgraph_dev)
+    tid = (await get_client(url=langgraph_dev).threads.create())["thread_id"]
+    config = {"configurable": {"thread_id": tid}}
+    remote_replies = []
+    for message in SCRIPT:
+        values = await remote.ainvoke({"content": message}, config, context={"user_id": "remote"})
+        remote_replies.append(_reply(values))
+
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            cid = (await http.post("/v1/conversations", json={})).json()["conversation_id"]
+            served = []
+            for message in SCRIPT:
+                answer = await http.post(
+                    f"/v1/conversations/{cid}/messages", json={"content": message}
+                )
+                served.append(answer.json()["reply"])
+    assert remote_replies == served
+    assert served[3] == "Are you sure you want to rename task 2? (yes/no)"
+    assert served[4:7] == [
+        "Renamed task 2 to: call dad",
+        "Are you sure you want to delete task 1? (yes/no)",
+        "Cancelled: task 1 was not deleted.",
+    ]
+    assert served[-1] == "Your tasks:\n  2. [x] call dad"

@@ -1,0 +1,141 @@
+"""The graph behaves the same for any client: driven directly, without keel's turn runner.
+
+What a LangGraph SDK or Studio client does (plain inputs, ``Command(resume=...)``, the
+``messages`` stream, no context or a partial one) is done here on the compiled graph itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from graphs.builder import build_graph
+from graphs.turn import thread_config
+from nodes.done_marker import DoneLines, strip_done
+from nodes.models import build_agent_model, said_done
+from nodes.runtime import AGENT_TOOLS
+from tests.stub_openai import StubOpenAI
+
+
+def last_ai(values: dict) -> AIMessage:
+    return next(m for m in reversed(values["window"]) if isinstance(m, AIMessage))
+
+
+async def paused_on_delete(keel, cid: str, context) -> None:
+    config = thread_config(cid)
+    await keel.graph.ainvoke({"content": "Add buy milk"}, config, context=context)
+    await keel.graph.ainvoke({"content": "Delete task 1"}, config, context=context)
+
+
+@pytest.mark.parametrize("answer", ["plain", "command"])
+async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    await paused_on_delete(memory_keel, cid, context)
+    snap = await memory_keel.graph.aget_state(thread_config(cid))
+    assert snap.next == ("tool_execution",)
+    assert snap.values["agent_state"] == "tool_execution"  # right at the interrupt
+    assert snap.values["awaiting"]["prompt"] == "Are you sure you want to delete task 1? (yes/no)"
+    graph_input = {"content": "yes"} if answer == "plain" else Command(resume="yes")
+    done = await memory_keel.graph.ainvoke(graph_input, thread_config(cid), context=context)
+    assert last_ai(done).text == "Deleted task 1: buy milk"
+    assert await memory_keel.store.list("local") == []
+    after = await memory_keel.graph.aget_state(thread_config(cid))
+    assert after.next == () and after.values["awaiting"] is None
+    assert after.values["stats"]["turns"] == 2  # the answer is no turn of its own
+
+
+async def test_a_plain_no_cancels_and_the_next_message_is_a_new_turn(memory_keel):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    await paused_on_delete(memory_keel, cid, context)
+    config = thread_config(cid)
+    cancelled = await memory_keel.graph.ainvoke({"content": "no"}, config, context=context)
+    assert last_ai(cancelled).text == "Cancelled: task 1 was not deleted."
+    listed = await memory_keel.graph.ainvoke({"content": "List my tasks"}, config, context=context)
+    assert "buy milk" in last_ai(listed).text
+
+
+async def test_two_deletes_in_one_message_are_asked_one_after_the_other(memory_keel):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    config = thread_config(cid)
+    for title in ("milk", "eggs"):
+        await memory_keel.graph.ainvoke({"content": f"Add {title}"}, config, context=context)
+    await memory_keel.graph.ainvoke(
+        {"content": "Delete task 1; delete task 2"}, config, context=context
+    )
+    first = (await memory_keel.graph.aget_state(config)).values["awaiting"]
+    await memory_keel.graph.ainvoke({"content": "yes"}, config, context=context)
+    second = (await memory_keel.graph.aget_state(config)).values["awaiting"]
+    assert (first["task_id"], second["task_id"]) == (1, 2)
+    await memory_keel.graph.ainvoke(Command(resume="no"), config, context=context)
+    assert [t["title"] for t in await memory_keel.store.list("local")] == ["eggs"]
+
+
+async def test_the_messages_stream_carries_only_assistant_text_without_done(memory_keel):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    seen = []
+    async for message, metadata in memory_keel.graph.astream(
+        {"content": "Add buy milk"}, thread_config(cid), context=context, stream_mode="messages"
+    ):
+        seen.append((message, metadata["langgraph_node"]))
+    assert seen and all(isinstance(m, AIMessageChunk) for m, _ in seen)
+    assert {node for _, node in seen} == {"assistant"}
+    text = "".join(m.text for m, _ in seen)
+    assert text == "Created task: buy milk" and "DONE" not in text
+    state = await memory_keel.graph.aget_state(thread_config(cid))
+    assert last_ai(state.values).text == "Created task: buy milk"
+    assert said_done(last_ai(state.values)) and state.values["complete"]
+
+
+async def test_openai_tokens_stream_without_the_done_line(memory_keel):
+    with StubOpenAI() as stub:
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
+        stub.reply("Created task: milk\nDONE: added milk")
+        model = build_agent_model(AGENT_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
+        context = memory_keel.context(model=model)
+        chunks = [
+            message
+            async for message, _ in memory_keel.graph.astream(
+                {"content": "add milk"},
+                thread_config(str(uuid.uuid4())),
+                context=context,
+                stream_mode="messages",
+            )
+        ]
+        assert all(r.get("stream") for r in stub.requests)  # tokens really streamed
+    text = "".join(c.text for c in chunks)
+    assert text == "Created task: milk" and len(chunks) > 3
+    assert not any("DONE" in c.text for c in chunks)
+
+
+async def test_a_run_with_no_context_opens_the_process_run_from_the_settings(monkeypatch):
+    monkeypatch.setenv("KEEL_DATABASE_URL", "memory")
+    monkeypatch.setenv("KEEL_LOOP_LIMIT", "3")
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = thread_config(str(uuid.uuid4()))
+    added = await graph.ainvoke({"content": "Add buy milk"}, config)
+    assert last_ai(added).text == "Created task: buy milk"
+    partial = {"user_id": "ann", "topic_gap_seconds": 10, "not_a_setting": True}
+    mine = await graph.ainvoke({"content": "What's on my list?"}, config, context=partial)
+    assert last_ai(mine).text == "Your list is empty."  # ann's list, not local's
+    again = await graph.ainvoke({"content": "What's on my list?"}, config)
+    assert "buy milk" in last_ai(again).text
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["Created task: milk\nDONE: added"],
+        ["Creat", "ed task: ", "milk\nDO", "NE: added"],
+        ["Created task: milk\r", "\nDONE: added\r\n"],
+        ["\n\nCreated task: milk\n\n", "DONE: x\nmore\n"],
+        ["one\nDONE: x\n\ntwo"],
+    ],
+)
+def test_done_lines_give_what_strip_done_gives(pieces):
+    lines = DoneLines()
+    out = [p for piece in pieces for p in lines.feed(piece)] + lines.flush()
+    assert "".join(out) == strip_done("".join(pieces)) and lines.done

@@ -1,0 +1,72 @@
+"""One settings class, read in one place, and what it gives the graph's runs."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from graphs.resources import open_run
+from graphs.settings import Settings
+from nodes.runtime import KeelContext
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("api", "checkpoints", "graphs", "nodes", "tools")
+
+
+def environment_reads(path: Path) -> list[int]:
+    """Lines of ``path`` that read the environment (``os.environ[...]`` stores are writes)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+            if isinstance(node.value, ast.Name) and node.value.id == "os":
+                lines.append(node.lineno)
+    stores = {
+        n.lineno
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+    }
+    return [line for line in lines if line not in stores]
+
+
+def test_only_the_settings_class_reads_the_environment():
+    readers = {
+        str(p.relative_to(ROOT)): lines
+        for package in PACKAGES
+        for p in (ROOT / package).rglob("*.py")
+        if (lines := environment_reads(p))
+    }
+    assert readers == {}
+
+
+def test_the_settings_are_the_defaults_of_every_run(memory_keel, monkeypatch):
+    monkeypatch.setenv("KEEL_LOOP_LIMIT", "9")
+    monkeypatch.setenv("OPENAI_MODEL", "gpt-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    settings = Settings()
+    assert (settings.loop_limit, settings.token_model) == (9, "gpt-test")
+    run = open_run(memory_keel.db, settings=settings)
+    assert run.loop_limit == 9 and run.token_model == "gpt-test"
+    resolved = KeelContext(user_id="ann", loop_limit=2).resolve(run)
+    assert (resolved.user_id, resolved.loop_limit, resolved.topic_gap_seconds) == (
+        "ann",
+        2,
+        settings.topic_gap_seconds,
+    )
+
+
+def test_a_context_keeps_plain_data_only():
+    schema = KeelContext.model_json_schema()
+    assert set(schema["properties"]) == {
+        "user_id",
+        "done_marker",
+        "loop_limit",
+        "context_token_budget",
+        "topic_gap_seconds",
+        "resume_template",
+        "checkpoint_keep",
+    }
+    assert KeelContext.model_validate({"user_id": "bob", "model": object()}).user_id == "bob"
+    with pytest.raises(ValueError):
+        KeelContext(user_id="")
