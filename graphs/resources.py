@@ -29,7 +29,7 @@ from checkpoints.database import Database
 from checkpoints.messages import MessageLog
 from checkpoints.topics import TopicStore
 from graphs.settings import Settings
-from nodes.models import build_agent_model, build_title_model
+from nodes.models import build_agent_model, build_title_model, without_done_lines
 from nodes.runtime import AGENT_TOOLS, KeelContext, KeelRun
 from tools.store import TaskStore
 
@@ -54,7 +54,7 @@ def open_run(
         "log": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db),
-        "model": build_agent_model(AGENT_TOOLS, *openai),
+        "model": without_done_lines(build_agent_model(AGENT_TOOLS, *openai)),
         "title_model": build_title_model(*openai),
         "done_marker": settings.done_marker,
         "loop_limit": settings.loop_limit,

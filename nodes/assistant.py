@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from graphs.state import KeelState, open_items
 from nodes.context import render_history
 from nodes.logs import preview
-from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, WithoutDoneLines
+from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, without_done_lines
 from nodes.rule_model import NUDGE_PREFIX
 from nodes.runtime import KeelRun, conversation_id
 from tools.todo import storable
@@ -90,9 +90,11 @@ async def assistant(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, An
     ctx = runtime.context
     turn = (state.get("stats") or {}).get("turns", 0)
     reply_id = f"{conversation_id()}:turn-{turn}:assistant-{state.get('loops', 0)}"
-    model = WithoutDoneLines(inner=ctx.agent_model(), marker=ctx.done_marker, message_id=reply_id)
+    model = without_done_lines(ctx.agent_model())
     try:
-        reply = await model.ainvoke(model_input(state))
+        reply = await model.ainvoke(
+            model_input(state), message_id=reply_id, done_marker=ctx.done_marker
+        )
     except ContextLengthExceeded as exc:
         log.warning("context_length_exceeded", detail=preview(exc))
         return {"context_exhausted": True}

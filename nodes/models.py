@@ -158,63 +158,62 @@ class WithoutDoneLines(BaseChatModel):
     """The agent model with its DONE lines taken out, streamed or not.
 
     The DONE line is for the graph, not for the user: no client, streaming tokens or reading the
-    state, ever sees it. The inner model runs untraced by the messages stream (``nostream``); this
-    model streams the kept lines under ``message_id`` and marks the message ``keel_done``.
+    state, ever sees it. The inner model runs without callbacks (so nothing streams its raw
+    tokens); this model streams the kept lines under the ``message_id`` it is invoked with and
+    marks the message ``keel_done``. Invoke it with ``message_id=`` and ``done_marker=``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     inner: Any
     """The tool-bound model (``AgentModel``)."""
-    marker: str = DEFAULT_DONE_MARKER
-    message_id: str | None = None
 
     @property
     def _llm_type(self) -> str:
         return "keel-without-done-lines"
 
-    _inner_config: RunnableConfig = {"tags": [TAG_NOSTREAM]}
-
-    def _finish(self, lines: DoneLines) -> ChatGenerationChunk:
-        rest = "".join(lines.flush())
-        meta = {DONE_KEY: True} if lines.done else {}
-        return ChatGenerationChunk(
-            message=AIMessageChunk(
-                content=rest, id=self.message_id, response_metadata=meta, chunk_position="last"
-            )
-        )
+    _inner_config: RunnableConfig = {"callbacks": [], "tags": [TAG_NOSTREAM]}
 
     async def _astream(
         self,
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        lines = DoneLines(self.marker)
+        lines = DoneLines(done_marker)
         async for part in self.inner.astream(messages, config=self._inner_config):
             chunk = _as_chunk(part)
             first, *more = lines.feed(chunk.text) or [""]
             yield ChatGenerationChunk(
-                message=chunk.model_copy(update={"content": first, "id": self.message_id})
+                message=chunk.model_copy(update={"content": first, "id": message_id})
             )
             for piece in more:  # a whole message arrives as one part: pass it on line by line
-                yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=self.message_id))
-        yield self._finish(lines)
+                yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
+        rest = "".join(lines.flush())
+        meta = {DONE_KEY: True} if lines.done else {}
+        last = AIMessageChunk(
+            content=rest, id=message_id, response_metadata=meta, chunk_position="last"
+        )
+        yield ChatGenerationChunk(message=last)
 
     async def _agenerate(
         self,
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
         **kwargs: Any,
     ) -> ChatResult:
         reply = await self.inner.ainvoke(messages, config=self._inner_config)
-        lines = DoneLines(self.marker)
+        lines = DoneLines(done_marker)
         text = "".join(lines.feed(reply.text) + lines.flush())
         meta = {**reply.response_metadata, **({DONE_KEY: True} if lines.done else {})}
         message = reply.model_copy(
-            update={"content": text, "id": self.message_id, "response_metadata": meta}
+            update={"content": text, "id": message_id, "response_metadata": meta}
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -226,3 +225,8 @@ class WithoutDoneLines(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         raise NotImplementedError("keel's graph runs asynchronously")
+
+
+def without_done_lines(model: AgentModel) -> WithoutDoneLines:
+    """``model`` wrapped by ``WithoutDoneLines`` (unless it is already)."""
+    return model if isinstance(model, WithoutDoneLines) else WithoutDoneLines(inner=model)
