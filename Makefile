@@ -36,6 +36,7 @@ notebooks: dev
 lint: dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck: dev
 	$(BIN)/mypy

@@ -19,11 +19,11 @@ from checkpoints.backend import open_backend
 from checkpoints.conversations import ConversationNotFound, ConversationStore
 from checkpoints.locks import ConversationLocked, TurnLocks
 from graphs.builder import build_graph
-from graphs.reset import reset_conversation
+from graphs.reset_command import reset_conversation
 from graphs.resources import open_run
 from graphs.result import TurnResult
+from graphs.runner import recover_turn, run_turn, snapshot
 from graphs.settings import Settings
-from graphs.turn import recover_turn, run_turn, snapshot
 
 CHAT_WAIT_SECONDS = 30
 BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"

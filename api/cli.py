@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from api.db import db_app
+from api.db_command import db_app
 from api.logs import configure_logging
 
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)

@@ -1,5 +1,9 @@
 """/mcp: the six todo tools over MCP (streamable HTTP), behind the same API keys.
 
+The MCP tools are made from ``tools.todo.TODO_TOOLS``, the list the agent binds: the same names,
+descriptions and argument schemas (the tools' ``tool_call_schema``, without the injected user and
+store).
+
 Each MCP tool call runs through ``tools.todo.run_tool_call`` for the user whose key came with the
 request, so MCP clients get the same per-user isolation, error messages and once-only mutations
 as the agent. Mounted by ``api.app``; its session manager runs in the app's lifespan.
@@ -7,11 +11,13 @@ as the agent. Mounted by ``api.app``; its session manager runs in the app's life
 
 from __future__ import annotations
 
+import inspect
 import json
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from starlette.requests import Request
@@ -21,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.deps import user_for
 from api.errors import APIError, error_body
 from api.service import Service
-from tools.todo import TaskId, run_tool_call
+from tools.todo import TODO_TOOLS, run_tool_call
 
 ServiceGetter = Callable[[], Service]
 
@@ -36,34 +42,37 @@ async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any])
     return json.loads(str(result.content))
 
 
+def _mcp_function(todo_tool: BaseTool, service: ServiceGetter) -> Callable[..., Any]:
+    """A function FastMCP can serve for ``todo_tool``: its signature is the tool's call schema."""
+    fields = todo_tool.tool_call_schema.model_fields  # type: ignore[union-attr]
+    parameters = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=field.rebuild_annotation(),
+            default=inspect.Parameter.empty if field.is_required() else field.default,
+        )
+        for name, field in fields.items()
+    ]
+    parameters.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+
+    async def call(ctx: Context, **args: Any) -> Any:
+        return await _call(service(), ctx, todo_tool.name, args)
+
+    call.__name__ = todo_tool.name
+    call.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return call
+
+
 def build_mcp(service: ServiceGetter) -> FastMCP:
-    """The MCP server with the todo tools."""
+    """The MCP server with the todo tools: the agent's own list, names and descriptions."""
     server = FastMCP("keel", stateless_http=True, json_response=True, streamable_http_path="/")
-
-    @server.tool(description="Create a new task with the given title.")
-    async def create_todo_task(title: str, ctx: Context) -> Any:
-        return await _call(service(), ctx, "create_todo_task", {"title": title})
-
-    @server.tool(description="Show the details of one task by its id.")
-    async def get_todo_task(task_id: TaskId, ctx: Context) -> Any:
-        return await _call(service(), ctx, "get_todo_task", {"task_id": task_id})
-
-    @server.tool(description="List all of the user's tasks.")
-    async def list_todo_tasks(ctx: Context) -> Any:
-        return await _call(service(), ctx, "list_todo_tasks", {})
-
-    @server.tool(description="Rename a task.")
-    async def update_todo_task(task_id: TaskId, title: str, ctx: Context) -> Any:
-        return await _call(service(), ctx, "update_todo_task", {"task_id": task_id, "title": title})
-
-    @server.tool(description="Mark a task as completed.")
-    async def complete_todo_task(task_id: TaskId, ctx: Context) -> Any:
-        return await _call(service(), ctx, "complete_todo_task", {"task_id": task_id})
-
-    @server.tool(description="Delete a task.")
-    async def delete_todo_task(task_id: TaskId, ctx: Context) -> Any:
-        return await _call(service(), ctx, "delete_todo_task", {"task_id": task_id})
-
+    for todo_tool in TODO_TOOLS:
+        server.add_tool(
+            _mcp_function(todo_tool, service),
+            name=todo_tool.name,
+            description=todo_tool.description,
+        )
     return server
 
 

@@ -25,9 +25,9 @@ from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
 from graphs.resources import open_run
 from graphs.result import TurnResult
+from graphs.runner import TurnStart
 from graphs.settings import Settings
-from graphs.turn import TurnStart
-from nodes.runtime import KeelContext, KeelRun
+from nodes.context import KeelContext, KeelRun
 
 T = TypeVar("T")
 KNOWN_CONVERSATIONS = 10_000
@@ -42,7 +42,7 @@ class Service:
     backend: Backend
     graph: KeelGraph
     conversations: ConversationStore
-    log: MessageLog
+    messages: MessageLog
     topics: TopicStore
     locks: TurnLocks
     retention: Retention
@@ -115,7 +115,7 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             backend=backend,
             graph=build_graph(checkpointer=saver),
             conversations=ConversationStore(db),
-            log=MessageLog(db),
+            messages=MessageLog(db),
             topics=TopicStore(db),
             locks=locks,
             retention=Retention(saver, run.checkpoint_keep),

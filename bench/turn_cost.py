@@ -31,7 +31,7 @@ from bench.plain_react import build_plain_graph  # noqa: E402
 from checkpoints.backend import open_backend  # noqa: E402
 from graphs.builder import build_graph  # noqa: E402
 from graphs.resources import open_run  # noqa: E402
-from graphs.turn import run_turn  # noqa: E402
+from graphs.runner import run_turn  # noqa: E402
 from tools.store import TaskStore  # noqa: E402
 
 WINDOW = 25

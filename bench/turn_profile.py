@@ -28,7 +28,7 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.service import open_service  # noqa: E402
-from api.turns import take_turn  # noqa: E402
+from api.turn_requests import take_turn  # noqa: E402
 from graphs.settings import Settings  # noqa: E402
 
 CALLS: dict[str, int] = defaultdict(int)
@@ -86,7 +86,7 @@ def instrument(service: Any) -> None:
     import checkpoints.conversations as conversations
     import checkpoints.messages as messages
     import checkpoints.topics as topics
-    import graphs.turn as turn
+    import graphs.runner as turn
     import tools.store as store
     import tools.todo as todo
 

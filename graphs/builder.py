@@ -32,19 +32,19 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
 
-from graphs.agent_state import WAIT, AgentState, Target, path_map, validate_transition
 from graphs.resources import run_of
-from graphs.state import KeelState, TurnInput, TurnOutput
+from nodes.agent_state import WAIT, AgentState, Target, path_map, validate_transition
 from nodes.assistant import assistant
+from nodes.context import KeelContext, KeelRun
+from nodes.mission import reset
 from nodes.plan import plan
-from nodes.reset import reset
 from nodes.response import response
 from nodes.resume import context_exhausted, resume
-from nodes.runtime import KeelContext, KeelRun
+from nodes.state import KeelState, TurnInput, TurnOutput
 from nodes.tools import tool_execution, waits_for_answer
 from nodes.topic import topic_detect
 from nodes.user_input import answers_confirmation, user_input
-from tools.pause import pause_point
+from tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
 

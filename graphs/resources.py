@@ -29,8 +29,8 @@ from checkpoints.database import Database
 from checkpoints.messages import MessageLog
 from checkpoints.topics import TopicStore
 from graphs.settings import Settings
+from nodes.context import AGENT_TOOLS, KeelContext, KeelRun
 from nodes.models import build_agent_model, build_title_model, without_done_lines
-from nodes.runtime import AGENT_TOOLS, KeelContext, KeelRun
 from tools.store import TaskStore
 
 log = structlog.get_logger(__name__)
@@ -51,7 +51,7 @@ def open_run(
     openai = (settings.openai_api_key, settings.openai_model, settings.openai_base_url)
     values: dict[str, Any] = {
         "store": TaskStore(db),
-        "log": MessageLog(db, clock),
+        "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db),
         "model": without_done_lines(build_agent_model(AGENT_TOOLS, *openai)),

@@ -2,7 +2,7 @@
 
 Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``, ``keel db`` and the
 graph itself when a LangGraph server runs it (``graphs.resources``). The graph's tunables are the
-defaults of a run; a run's context may override them (``nodes.runtime.KeelContext``).
+defaults of a run; a run's context may override them (``nodes.context.KeelContext``).
 
 It refuses unsafe combinations: without API keys the server serves everyone as the user
 ``local``, so it must bind to 127.0.0.1 only.
@@ -17,14 +17,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from checkpoints.retention import DEFAULT_KEEP
 from checkpoints.urls import DEFAULT_DATABASE_URL
-from nodes.done_marker import DEFAULT_DONE_MARKER
-from nodes.models import DEFAULT_OPENAI_MODEL
-from nodes.runtime import (
+from nodes.context import (
     DEFAULT_CONTEXT_TOKEN_BUDGET,
     DEFAULT_LOOP_LIMIT,
     DEFAULT_RESUME_TEMPLATE,
     DEFAULT_TOPIC_GAP_SECONDS,
 )
+from nodes.markers import DEFAULT_DONE_MARKER
+from nodes.models import DEFAULT_OPENAI_MODEL
 
 LOCAL_USER = "local"
 LOOPBACK = "127.0.0.1"

@@ -22,12 +22,12 @@ from langchain_core.messages import (
 )
 from langgraph.runtime import Runtime
 
-from graphs.state import KeelState, open_items
-from nodes.context import render_history
+from nodes.context import KeelRun, conversation_id
+from nodes.history import render_history
 from nodes.logs import preview
+from nodes.markers import NUDGE_PREFIX
 from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, without_done_lines
-from nodes.rule_model import NUDGE_PREFIX
-from nodes.runtime import KeelRun, conversation_id
+from nodes.state import KeelState, open_items
 from tools.todo import storable
 
 log = structlog.get_logger(__name__)

@@ -1,100 +1,172 @@
-"""The context builder: which earlier messages the model sees, and how they are shown.
+"""What a run of the graph works with: the caller's context, and the run it resolves to.
 
-Recency-weighted, per topic: the active topic's last 6 messages are the "current conversation";
-at most 5 older messages of the same topic are "earlier context (only if relevant)". Right after a
-topic change the model sees only the last 4 messages, under a notice that the topic changed. Tool
-results from earlier topics, or older than 30 minutes, never enter. The picked messages are
-rendered into one system message placed before the current turn.
+``KeelContext`` is the graph's ``context_schema``: plain data a caller may give a run (the acting
+user and the tunables), the same from keel's API, the LangGraph SDK, Studio's form or a notebook.
+A field left out (or None) takes the process's setting (``KEEL_*``, see ``graphs.settings``);
+unknown keys are ignored.
+
+``KeelRun`` is what the nodes see as ``runtime.context``: the context resolved against the
+process's settings, with the stores, the chat models and the clock. The graph builder resolves it
+once per run (``graphs.resources``); nothing here is checkpointed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from checkpoints.messages import LoggedMessage, MessageLog
-from graphs.state import HistoryEntry
+from langchain_core.language_models import BaseChatModel
+from langgraph.config import get_config
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-CURRENT_MESSAGES = 6
-EARLIER_MESSAGES = 5
-EARLIER_SCAN = 14
-AFTER_CHANGE_MESSAGES = 4
-TOOL_RESULT_MAX_AGE = timedelta(minutes=30)
-ENTRY_MAX_CHARS = 2000
+from checkpoints.backups import BackupStore
+from checkpoints.clock import Clock, utcnow
+from checkpoints.messages import MessageLog
+from checkpoints.retention import DEFAULT_KEEP
+from checkpoints.topics import TopicStore
+from nodes.markers import DEFAULT_DONE_MARKER
+from nodes.models import AgentModel
+from tools.next_step import record_next_step
+from tools.store import TaskStore
+from tools.todo import TODO_TOOLS
 
-ROLE_NAMES = {"user": "User", "assistant": "You", "tool": "Tool result"}
+AGENT_TOOLS = [*TODO_TOOLS, record_next_step]
+DEFAULT_RESUME_TEMPLATE = "Continue from step {step}: {description}"
 
-
-def _eligible(m: LoggedMessage, topic_id: str | None, now: datetime) -> bool:
-    if m.role != "tool":
-        return True
-    return m.topic_id == topic_id and now - m.created_at <= TOOL_RESULT_MAX_AGE
-
-
-def _entry(m: LoggedMessage, section: str) -> HistoryEntry:
-    content = m.content if m.role != "tool" else f"{m.tool_name}: {m.content}"
-    if len(content) > ENTRY_MAX_CHARS:
-        content = content[: ENTRY_MAX_CHARS - 1] + "…"
-    return {
-        "role": m.role,
-        "content": content,
-        "at": m.created_at.isoformat(),
-        "section": "current" if section == "current" else "earlier",
-    }
+DEFAULT_LOOP_LIMIT = 6
+DEFAULT_CONTEXT_TOKEN_BUDGET = 100_000
+DEFAULT_TOPIC_GAP_SECONDS = 3600
+LOCAL_USER = "local"
 
 
-def select_history(
-    logged: Sequence[LoggedMessage], topic_id: str | None, topic_changed: bool, now: datetime
-) -> list[HistoryEntry]:
-    """Pick the messages the model sees from ``logged`` (oldest first, before this turn)."""
-    usable = [m for m in logged if _eligible(m, topic_id, now)]
-    if topic_changed:
-        return [_entry(m, "current") for m in usable[-AFTER_CHANGE_MESSAGES:]]
-    usable = [m for m in usable if m.topic_id == topic_id]
-    current = usable[-CURRENT_MESSAGES:]
-    earlier = usable[-(CURRENT_MESSAGES + EARLIER_SCAN) : -CURRENT_MESSAGES][-EARLIER_MESSAGES:]
-    if len(usable) <= CURRENT_MESSAGES:
-        earlier = []
-    return [_entry(m, "earlier") for m in earlier] + [_entry(m, "current") for m in current]
+class MissingStore(RuntimeError):
+    """The graph was run without one of its stores."""
+
+    def __init__(self, name: str) -> None:
+        """Say what is missing."""
+        super().__init__(f"KeelRun.{name} is not set; the run has no database")
 
 
-async def load_history(
-    log: MessageLog,
-    conversation_id: str,
-    topic_id: str | None,
-    topic_changed: bool,
-    now: datetime,
-) -> list[HistoryEntry]:
-    """Read the few log rows the context needs (a bounded query) and pick from them."""
-    if topic_changed:
-        rows = await log.recent(
-            conversation_id, limit=AFTER_CHANGE_MESSAGES, exclude_roles=("tool",)
-        )
-    else:
-        rows = await log.recent(
-            conversation_id, topic_id=topic_id, limit=CURRENT_MESSAGES + EARLIER_SCAN
-        )
-    return select_history(rows, topic_id, topic_changed, now)
+def conversation_id() -> str:
+    """The conversation (thread) the running graph serves."""
+    return str(get_config()["configurable"]["thread_id"])
 
 
-def _lines(entries: Sequence[HistoryEntry]) -> str:
-    return "\n".join(f"{ROLE_NAMES.get(e['role'], e['role'])}: {e['content']}" for e in entries)
+@dataclass
+class KeelRun:
+    """Settings and clients for one run of the graph: ``runtime.context`` inside the nodes."""
+
+    user_id: str = LOCAL_USER
+    """The acting user: every tool call is scoped to this user."""
+    store: TaskStore | None = None
+    """The todo task store."""
+    messages: MessageLog | None = None
+    """The conversation message log."""
+    topics: TopicStore | None = None
+    """The topic segments."""
+    backups: BackupStore | None = None
+    """Where a resume backs the conversation up; None skips the backup (with a warning)."""
+    model: AgentModel | None = field(default=None, repr=False)
+    """The chat model with the tools bound."""
+    done_marker: str = DEFAULT_DONE_MARKER
+    """Regex that marks the line saying the task is done."""
+    loop_limit: int = DEFAULT_LOOP_LIMIT
+    """RESPONSE -> ASSISTANT loops allowed in one turn."""
+    context_token_budget: int = DEFAULT_CONTEXT_TOKEN_BUDGET
+    """Estimated tokens the window may hold before a resume opens a fresh one."""
+    token_model: str | None = None
+    """Model name whose tokenizer counts the budget (tiktoken); None uses the estimate."""
+    resume_template: str = DEFAULT_RESUME_TEMPLATE
+    """The continuation prompt of a resume; ``{step}`` and ``{description}`` are filled in."""
+    topic_gap_seconds: int = DEFAULT_TOPIC_GAP_SECONDS
+    """Silence after which the next message starts a new topic."""
+    title_model: BaseChatModel | None = field(default=None, repr=False)
+    """A model that titles new topics; None titles them with their first words."""
+    checkpoint_keep: int = DEFAULT_KEEP
+    """Checkpoints kept per conversation after each turn (older ones are pruned)."""
+    clock: Clock = field(default=utcnow, repr=False)
+    """What time it is (the stores share it)."""
+    pause_at: str | None = None
+    """Crash tests only: the named point where the process stops for good."""
+
+    def context(self, user_id: str = LOCAL_USER, **tunables: Any) -> KeelContext:
+        """A run context for ``user_id`` on this run (``tunables``: KeelContext fields)."""
+        return KeelContext(user_id=user_id, **tunables).using(self)
+
+    def task_store(self) -> TaskStore:
+        """The task store, or MissingStore."""
+        if self.store is None:
+            raise MissingStore("store")
+        return self.store
+
+    def message_log(self) -> MessageLog:
+        """The message log, or MissingStore."""
+        if self.messages is None:
+            raise MissingStore("messages")
+        return self.messages
+
+    def topic_store(self) -> TopicStore:
+        """The topic store, or MissingStore."""
+        if self.topics is None:
+            raise MissingStore("topics")
+        return self.topics
+
+    def agent_model(self) -> AgentModel:
+        """The chat model with the todo tools bound."""
+        if self.model is None:
+            raise MissingStore("model")
+        return self.model
 
 
-def render_history(history: Sequence[HistoryEntry], topic_changed: bool) -> str | None:
-    """The system message text that carries the picked history, or None when there is none."""
-    if not history and not topic_changed:
-        return None
-    parts = []
-    if topic_changed:
-        parts.append(
-            "IMPORTANT: the user has switched topics or corrected you. Focus on the current "
-            "message; do not carry over the earlier topic."
-        )
-    earlier = [e for e in history if e["section"] == "earlier"]
-    current = [e for e in history if e["section"] == "current"]
-    if current:
-        parts.append("## Current conversation (most important)\n" + _lines(current))
-    if earlier:
-        parts.append("## Earlier context (only if relevant)\n" + _lines(earlier))
-    return "\n\n".join(parts)
+class KeelContext(BaseModel):
+    """The run context a caller may give: who acts, and tunables (unset: the process's)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    user_id: str = Field(
+        default=LOCAL_USER, min_length=1, description="The acting user: every task is theirs."
+    )
+    done_marker: str | None = Field(
+        default=None, description="Regex of the line that says a task is done (KEEL_DONE_MARKER)."
+    )
+    loop_limit: int | None = Field(
+        default=None, ge=1, description="RESPONSE -> ASSISTANT loops in one turn (KEEL_LOOP_LIMIT)."
+    )
+    context_token_budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens the window may hold before a resume (KEEL_CONTEXT_TOKEN_BUDGET).",
+    )
+    topic_gap_seconds: int | None = Field(
+        default=None, ge=0, description="Silence that starts a new topic (KEEL_TOPIC_GAP_SECONDS)."
+    )
+    resume_template: str | None = Field(
+        default=None, description="The continuation prompt of a resume (KEEL_RESUME_TEMPLATE)."
+    )
+    checkpoint_keep: int | None = Field(
+        default=None, ge=1, description="Checkpoints kept per conversation (KEEL_CHECKPOINT_KEEP)."
+    )
+    _base: KeelRun | None = PrivateAttr(default=None)
+    _resolved: tuple[KeelRun, KeelRun] | None = PrivateAttr(default=None)
+
+    def using(self, base: KeelRun) -> KeelContext:
+        """This context over ``base``: a run already opened in this process (stores, models).
+
+        Callers in keel's own process (the API, the chat, tests) pass their open run this way;
+        a context without one (Studio, the SDK) runs on the process's shared run.
+        """
+        context = self.model_copy()
+        context._base, context._resolved = base, None
+        return context
+
+    @property
+    def base(self) -> KeelRun | None:
+        """The run given with ``using``, if any."""
+        return self._base
+
+    def resolve(self, base: KeelRun) -> KeelRun:
+        """``base`` with this context's user and the tunables it sets (cached per context)."""
+        if self._resolved is None or self._resolved[0] is not base:
+            tunables = self.model_dump(exclude_none=True, exclude={"user_id"})
+            self._resolved = (base, replace(base, user_id=self.user_id, **tunables))
+        return self._resolved[1]

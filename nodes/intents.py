@@ -13,10 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME
+
 _ID = r"(?:task\s*)?#?(?P<ref>.+?)"
 _TABLE: list[tuple[str, re.Pattern[str]]] = [
     (
-        "list_todo_tasks",
+        LIST,
         re.compile(
             r"^(?:what'?s|what is) (?:on )?(?:my|the) (?:todo )?list\??$"
             r"|^show (?:me )?(?:all|everything)(?: (?:my )?tasks)?$"
@@ -25,14 +27,14 @@ _TABLE: list[tuple[str, re.Pattern[str]]] = [
             re.I,
         ),
     ),
-    ("get_todo_task", re.compile(r"^(?:show|get|view) (?:me )?task\s*#?(?P<ref>\d+)$", re.I)),
-    ("get_todo_task", re.compile(rf"^details (?:for|of|on|about) {_ID}$", re.I)),
+    (GET, re.compile(r"^(?:show|get|view) (?:me )?task\s*#?(?P<ref>\d+)$", re.I)),
+    (GET, re.compile(rf"^details (?:for|of|on|about) {_ID}$", re.I)),
     (
-        "update_todo_task",
+        RENAME,
         re.compile(rf"^(?:rename|retitle) {_ID} (?:to|as|into) (?P<title>.+)$", re.I),
     ),
     (
-        "complete_todo_task",
+        COMPLETE,
         re.compile(
             rf"^(?:finish(?:ed)?|complete|done with|mark|check off|tick off) {_ID}"
             r"(?: as (?:done|complete|completed|finished))?$",
@@ -40,11 +42,11 @@ _TABLE: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     (
-        "delete_todo_task",
+        DELETE,
         re.compile(rf"^(?:delete|remove|drop) {_ID}(?: from (?:my |the )?list)?$", re.I),
     ),
     (
-        "create_todo_task",
+        CREATE,
         re.compile(
             r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
             r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$",
@@ -118,7 +120,7 @@ def _match(segment: str) -> Intent | None:
         args: dict[str, Any] = {}
         if groups.get("title"):
             args["title"] = groups["title"].strip().strip("'\"").strip()
-        if tool != "list_todo_tasks" and "ref" in pattern.groupindex and not ref:
+        if tool != LIST and "ref" in pattern.groupindex and not ref:
             return None
         return Intent(tool=tool, text=text, ref=ref, args=args)
     return None

@@ -12,12 +12,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
-from graphs.state import KeelState
-from nodes.done_marker import strip_done
-from nodes.runtime import KeelRun, conversation_id
-
-SYNTHETIC = "keel_synthetic"
-"""additional_kwargs flag of messages keel writes for the model only (never logged)."""
+from nodes.context import KeelRun, conversation_id
+from nodes.markers import SYNTHETIC, strip_done
+from nodes.state import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 

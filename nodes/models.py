@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from nodes.done_marker import DEFAULT_DONE_MARKER, DoneLines, has_done
+from nodes.markers import DEFAULT_DONE_MARKER, DoneLines, has_done
 from nodes.rule_model import RuleBasedChatModel
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"

@@ -11,9 +11,9 @@ from typing import Any
 
 import structlog
 
-from graphs.state import KeelState, TodoItem, Todolist
 from nodes.intents import parse_intents
 from nodes.logs import preview
+from nodes.state import KeelState, TodoItem, Todolist
 
 log = structlog.get_logger(__name__)
 

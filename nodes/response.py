@@ -16,12 +16,12 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from graphs.state import KeelState, open_items
+from nodes.context import KeelRun
 from nodes.events import emit
 from nodes.log_writer import flush
 from nodes.models import said_done
 from nodes.progress import close_open_steps
-from nodes.runtime import KeelRun
+from nodes.state import KeelState, open_items
 
 log = structlog.get_logger(__name__)
 

@@ -20,13 +20,13 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from graphs.state import KeelState, bump, open_items, unstreamed
 from nodes.assistant import model_input
+from nodes.context import KeelRun, conversation_id
 from nodes.events import emit
-from nodes.log_writer import SYNTHETIC, flush
+from nodes.log_writer import flush
 from nodes.logs import preview
-from nodes.rule_model import RESUME_KWARG
-from nodes.runtime import KeelRun, conversation_id
+from nodes.markers import RESUME_KWARG, SYNTHETIC
+from nodes.state import KeelState, bump, open_items, unstreamed
 from nodes.tokens import count_tokens
 
 log = structlog.get_logger(__name__)

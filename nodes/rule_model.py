@@ -23,11 +23,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from nodes.intents import Intent, parse_intents
-from tools.todo import storable
+from nodes.markers import NUDGE_PREFIX, RESUME_KWARG
+from tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME, storable
 
-NUDGE_PREFIX = "Not finished yet."
-RESUME_KWARG = "keel_resume"
-"""additional_kwargs key of a resume's continuation message: the steps still open."""
 LOOKUP_PREFIX = "lookup_"
 HELP_TEXT = (
     'I can help with your todo list: add a task ("Add buy milk"), show one ("Show task 2"), '
@@ -90,20 +88,20 @@ def _describe(call: ToolCall, result: ToolMessage) -> str:
     if not isinstance(data, dict):
         return str(result.content)
     name = call["name"]
-    if name == "list_todo_tasks":
+    if name == LIST:
         tasks = data.get("tasks", [])
         if not tasks:
             return "Your list is empty."
         lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
         return "Your tasks:\n" + "\n".join(lines)
-    if name == "get_todo_task":
+    if name == GET:
         state = "completed" if data["completed"] else "open"
         return f"Task {data['id']}: {data['title']} ({state})"
     phrases: dict[str, Callable[[dict[str, Any]], str]] = {
-        "create_todo_task": lambda d: f"Created task: {d['title']}",
-        "update_todo_task": lambda d: f"Renamed task {d['id']} to: {d['title']}",
-        "complete_todo_task": lambda d: f"Completed task: {d['title']}",
-        "delete_todo_task": lambda d: f"Deleted task {d['id']}: {d['title']}",
+        CREATE: lambda d: f"Created task: {d['title']}",
+        RENAME: lambda d: f"Renamed task {d['id']} to: {d['title']}",
+        COMPLETE: lambda d: f"Completed task: {d['title']}",
+        DELETE: lambda d: f"Deleted task {d['id']}: {d['title']}",
     }
     return phrases[name](data) if name in phrases else str(result.content)
 
@@ -118,7 +116,7 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
     if not intents:
         return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
     executed = _executed(messages[start + 1 :])
-    lookups = [_payload(r) for c, r in executed if c["name"] == "list_todo_tasks"]
+    lookups = [_payload(r) for c, r in executed if c["name"] == LIST]
     tasks = next((p["tasks"] for p in reversed(lookups) if isinstance(p, dict)), None)
     seen = [
         (c["name"], c["args"])
@@ -145,7 +143,7 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
         calls.append(call)
     if need_lookup:
         lookup_id = f"{LOOKUP_PREFIX}{uuid.uuid4().hex[:12]}"
-        calls.append(ToolCall(name="list_todo_tasks", args={}, id=lookup_id, type="tool_call"))
+        calls.append(ToolCall(name=LIST, args={}, id=lookup_id, type="tool_call"))
     if calls:
         return AIMessage("", tool_calls=calls)
     lines = [

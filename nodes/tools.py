@@ -18,7 +18,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessa
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graphs.state import (
+from nodes.context import KeelRun
+from nodes.events import emit
+from nodes.intents import confirms, is_yes
+from nodes.log_writer import flush, log_exchange
+from nodes.logs import preview
+from nodes.progress import close_step
+from nodes.state import (
     ConfirmationRequest,
     ItemStatus,
     KeelState,
@@ -26,14 +32,8 @@ from graphs.state import (
     bump,
     unstreamed,
 )
-from nodes.events import emit
-from nodes.intents import confirms, is_yes
-from nodes.log_writer import flush, log_exchange
-from nodes.logs import preview
-from nodes.next_step import NEXT_STEP_TOOL, note_from_args
-from nodes.progress import close_step
-from nodes.runtime import KeelRun
-from tools.todo import DESTRUCTIVE, run_tool_call
+from tools.next_step import NEXT_STEP_TOOL, note_from_args
+from tools.todo import DESTRUCTIVE, GET, run_tool_call
 
 log = structlog.get_logger(__name__)
 
@@ -90,7 +90,7 @@ async def _confirmed(
         return None
     if call_id not in answers:
         probe = ToolCall(
-            name="get_todo_task",
+            name=GET,
             args={"task_id": call["args"].get("task_id")},
             id=call_id,
             type="tool_call",

@@ -4,7 +4,7 @@ A new topic starts on an explicit switch or correction phrase, after a silence l
 ``topic_gap_seconds`` since the conversation's last message, or on ``/reset``. The old topic is
 ended with a summary; the new one is titled from its first message (by a model when one is
 configured). History is never deleted. The node also loads the earlier messages the model will
-see this turn (see ``nodes.context``).
+see this turn (see ``nodes.history``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from langgraph.runtime import Runtime
 
 from checkpoints.messages import MessageLog
 from checkpoints.topics import TopicRow
-from graphs.state import KeelState, Topic
-from nodes.context import load_history
+from nodes.context import KeelRun, conversation_id
 from nodes.events import emit
+from nodes.history import load_history
 from nodes.logs import preview
-from nodes.runtime import KeelRun, conversation_id
+from nodes.state import KeelState, Topic
 
 log = structlog.get_logger(__name__)
 

@@ -17,10 +17,10 @@ from langchain_core.messages import HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from graphs.agent_state import AgentState
-from graphs.state import KeelState, bump, unstreamed
+from nodes.agent_state import AgentState
+from nodes.context import KeelRun, conversation_id
 from nodes.logs import preview
-from nodes.runtime import KeelRun, conversation_id
+from nodes.state import KeelState, bump, unstreamed
 
 log = structlog.get_logger(__name__)
 

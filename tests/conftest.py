@@ -24,10 +24,8 @@ from checkpoints.messages import MessageLog
 from checkpoints.topics import TopicStore
 from graphs.builder import KeelGraph, build_graph
 from graphs.resources import open_run
-from nodes.runtime import KeelContext
+from nodes.context import KeelContext
 from tools.store import TaskStore
-
-BACKENDS = ["memory", "sqlite", "postgres"]
 
 
 def _pg_bin() -> Path:
@@ -86,12 +84,11 @@ def new_postgres_database(admin_url: str) -> str:
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
-@pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """One URL per backend: memory, a SQLite file, a fresh PostgreSQL database."""
-    if request.param == "memory":
+def database_url_for(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database of ``kind``: memory, a SQLite file, or a new PostgreSQL database."""
+    if kind == "memory":
         return "memory"
-    if request.param == "sqlite":
+    if kind == "sqlite":
         return f"sqlite:///{tmp_path / 'keel.db'}"
     return new_postgres_database(request.getfixturevalue("postgres_server"))
 
@@ -115,7 +112,7 @@ class Keel:
         return run.context(user_id, **tunables)
 
     @property
-    def log(self) -> MessageLog:
+    def messages(self) -> MessageLog:
         return MessageLog(self.db)
 
     @property

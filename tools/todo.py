@@ -16,8 +16,8 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
 from pydantic import BeforeValidator, ValidationError
 
+from tools.crash_points import pause_point
 from tools.ledger import recall, record
-from tools.pause import pause_point
 from tools.store import TaskError, TaskStore
 
 UserId = Annotated[str, InjectedToolArg]
@@ -74,7 +74,7 @@ async def list_todo_tasks(user_id: UserId, store: Store) -> dict[str, Any]:
 async def update_todo_task(
     task_id: TaskId, title: str, user_id: UserId, store: Store
 ) -> dict[str, Any]:
-    """Rename a task. Asks the user to confirm before it runs."""
+    """Rename a task."""
     return await store.rename(user_id, task_id, title)
 
 
@@ -86,9 +86,19 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
 
 @tool
 async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
-    """Delete a task. Asks the user to confirm before it runs."""
+    """Delete a task."""
     return await store.delete(user_id, task_id)
 
+
+MUTATES = "mutates"
+"""Tool metadata: the tool changes tasks, so each call id runs at most once (``tools.ledger``)."""
+CONFIRM = "confirm"
+"""Tool metadata: the agent asks the user for a yes first; the value is the question's verb."""
+
+create_todo_task.metadata = {MUTATES: True}
+update_todo_task.metadata = {MUTATES: True, CONFIRM: "rename"}
+complete_todo_task.metadata = {MUTATES: True}
+delete_todo_task.metadata = {MUTATES: True, CONFIRM: "delete"}
 
 TODO_TOOLS: list[BaseTool] = [
     create_todo_task,
@@ -98,14 +108,17 @@ TODO_TOOLS: list[BaseTool] = [
     complete_todo_task,
     delete_todo_task,
 ]
+"""The one list of the todo tools: the agent binds it and the MCP endpoint serves it."""
 TOOLS_BY_NAME = {t.name: t for t in TODO_TOOLS}
+CREATE, GET, LIST, RENAME, COMPLETE, DELETE = (t.name for t in TODO_TOOLS)
+"""The tools' names, for the code that speaks of a tool by name."""
 
-MUTATIONS = frozenset(
-    {"create_todo_task", "update_todo_task", "complete_todo_task", "delete_todo_task"}
-)
+MUTATIONS = frozenset(t.name for t in TODO_TOOLS if (t.metadata or {}).get(MUTATES))
 """Tools that change tasks: each call id runs at most once."""
 
-DESTRUCTIVE: dict[str, str] = {"delete_todo_task": "delete", "update_todo_task": "rename"}
+DESTRUCTIVE: dict[str, str] = {
+    t.name: t.metadata[CONFIRM] for t in TODO_TOOLS if t.metadata and CONFIRM in t.metadata
+}
 """Tools that need a yes from the user first, with the verb of their confirmation question."""
 
 
@@ -138,7 +151,7 @@ async def run_tool_call(
 
     A mutating call with an id runs at most once: its result is recorded in the transaction that
     changes the task, and a call with a recorded id returns that result again. ``pause_at`` is for
-    crash tests (``tools.pause``).
+    crash tests (``tools.crash_points``).
     """
     name, call_id = call["name"], call.get("id") or ""
     tool_ = TOOLS_BY_NAME.get(name)

@@ -22,10 +22,10 @@ from api.schemas import (
     ResetOut,
     Snapshot,
 )
-from api.turns import check_size, start_turn, take_turn, turn_slot
-from graphs.reset import reset_conversation
+from api.turn_requests import check_size, start_turn, take_turn, turn_slot
+from graphs.reset_command import reset_conversation
 from graphs.result import TurnResult
-from graphs.turn import snapshot, thread_config
+from graphs.runner import snapshot, thread_config
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 
@@ -103,7 +103,9 @@ async def get_messages(
         if active is None:
             return []
         topic_id = active.id
-    return [m.as_dict() for m in await service.log.history(cid, topic_id=topic_id, limit=10_000)]
+    return [
+        m.as_dict() for m in await service.messages.history(cid, topic_id=topic_id, limit=10_000)
+    ]
 
 
 @router.get("/{conversation_id}/checkpoints", response_model=list[CheckpointOut], responses=ERRORS)

@@ -20,9 +20,9 @@ from api.deps import user_for
 from api.errors import APIError, is_database_down
 from api.schemas import NewMessage
 from api.service import Service
-from api.turns import check_size, start_turn, turn_slot
+from api.turn_requests import check_size, start_turn, turn_slot
 from checkpoints.conversations import ConversationNotFound
-from graphs.reset import reset_conversation
+from graphs.reset_command import reset_conversation
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 

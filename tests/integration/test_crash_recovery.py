@@ -10,7 +10,7 @@ from checkpoints.backend import open_database
 from checkpoints.messages import MessageLog
 from checkpoints.saver import open_checkpointer
 from graphs.builder import build_graph
-from graphs.turn import snapshot
+from graphs.runner import snapshot
 from tests.conftest import new_postgres_database
 from tests.keel_process import run_keel, start_keel
 from tools.store import TaskStore

@@ -9,6 +9,7 @@ from mcp.client.streamable_http import streamablehttp_client
 
 from tests.integration.conftest import ANN, BOB, KEYS
 from tests.integration.server import keel_server
+from tools.todo import TODO_TOOLS
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,8 @@ async def call(server, headers, name, **args):
             await session.initialize()
             if name == "__list__":
                 return [t.name for t in (await session.list_tools()).tools]
+            if name == "__tools__":
+                return (await session.list_tools()).tools
             return await session.call_tool(name, args)
 
 
@@ -43,6 +46,17 @@ async def test_the_six_tools_are_listed(server):
             "delete_todo_task",
         ]
     )
+
+
+async def test_the_mcp_tools_are_the_agents_tools(server):
+    served = {t.name: t for t in await call(server, ANN, "__tools__")}
+    assert list(served) == [t.name for t in TODO_TOOLS]
+    for todo_tool in TODO_TOOLS:
+        mcp_tool = served[todo_tool.name]
+        schema = todo_tool.tool_call_schema.model_json_schema()
+        assert mcp_tool.description == todo_tool.description
+        assert mcp_tool.inputSchema["properties"] == schema["properties"], todo_tool.name
+        assert mcp_tool.inputSchema.get("required", []) == schema.get("required", [])
 
 
 async def test_tools_act_for_the_keys_user_only(server):

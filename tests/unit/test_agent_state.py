@@ -3,14 +3,14 @@ import itertools
 import pytest
 from langgraph.graph import END
 
-from graphs.agent_state import (
+from graphs.builder import build_graph
+from nodes.agent_state import (
     TRANSITIONS,
     AgentState,
     InvalidTransition,
     path_map,
     validate_transition,
 )
-from graphs.builder import build_graph
 
 VALID = {
     (AgentState.USER_INPUT, AgentState.ASSISTANT),

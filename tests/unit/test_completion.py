@@ -4,8 +4,8 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
-from graphs.turn import run_turn
-from nodes.rule_model import NUDGE_PREFIX
+from graphs.runner import run_turn
+from nodes.markers import NUDGE_PREFIX
 from tests.unit.scripted import ScriptedModel, call
 
 

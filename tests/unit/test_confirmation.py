@@ -8,7 +8,7 @@ from checkpoints.backend import open_database
 from checkpoints.saver import open_checkpointer
 from graphs.builder import build_graph
 from graphs.resources import open_run
-from graphs.turn import run_turn, snapshot
+from graphs.runner import run_turn, snapshot
 from tools.store import TaskStore
 
 

@@ -14,10 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graphs.builder import build_graph
-from graphs.turn import thread_config
-from nodes.done_marker import DoneLines, strip_done
+from graphs.runner import thread_config
+from nodes.context import AGENT_TOOLS
+from nodes.markers import DoneLines, strip_done
 from nodes.models import build_agent_model, said_done
-from nodes.runtime import AGENT_TOOLS
 from tests.stub_openai import StubOpenAI
 
 

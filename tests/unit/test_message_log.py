@@ -2,7 +2,7 @@
 
 import uuid
 
-from graphs.turn import run_turn, thread_config
+from graphs.runner import run_turn, thread_config
 
 
 async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):
@@ -19,7 +19,7 @@ async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(
         expected_users.append(text)
         await run_turn(keel.graph, cid, text, context)
 
-    logged = await keel.log.history(cid)
+    logged = await keel.messages.history(cid)
     users = [m for m in logged if m.role == "user"]
     assert [m.content for m in users] == expected_users
     assert [m.id for m in logged] == sorted(m.id for m in logged)
@@ -44,12 +44,12 @@ async def test_replaying_the_last_steps_writes_nothing_twice(keel):
     cid = str(uuid.uuid4())
     context = keel.context()
     await run_turn(keel.graph, cid, "Add buy milk", context)
-    before = [(m.key, m.content) for m in await keel.log.history(cid)]
+    before = [(m.key, m.content) for m in await keel.messages.history(cid)]
     history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     # the turn's last checkpoint before its end is the stop before tool execution
     [before_tools] = [s for s in history if s.next == ("tool_execution",)][:1]
     await keel.graph.ainvoke(None, before_tools.config, context=context)
-    assert [(m.key, m.content) for m in await keel.log.history(cid)] == before
+    assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
 
 
 async def test_the_confirmation_question_and_answer_are_logged(keel):
@@ -57,7 +57,7 @@ async def test_the_confirmation_question_and_answer_are_logged(keel):
     task = await keel.store.create("local", "buy milk")
     await run_turn(keel.graph, cid, f"Delete task {task['id']}", keel.context())
     await run_turn(keel.graph, cid, "yes", keel.context())
-    logged = [(m.role, m.content) for m in await keel.log.history(cid)]
+    logged = [(m.role, m.content) for m in await keel.messages.history(cid)]
     assert logged[0] == ("user", f"Delete task {task['id']}")
     assert ("assistant", f"Are you sure you want to delete task {task['id']}? (yes/no)") in logged
     assert logged.index(("user", "yes")) > logged.index(

@@ -6,15 +6,15 @@ import pytest
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from graphs.turn import run_turn, snapshot, thread_config
+from graphs.runner import run_turn, snapshot, thread_config
 from nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
+from nodes.context import AGENT_TOOLS
 from nodes.models import build_agent_model
-from nodes.next_step import note_from_args, parse_next_step
 from nodes.resume import continuation_step
-from nodes.runtime import AGENT_TOOLS
 from nodes.tokens import count_tokens
 from tests.stub_openai import StubOpenAI
 from tests.unit.scripted import ScriptedModel, call
+from tools.next_step import note_from_args, parse_next_step
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ async def test_exhausting_a_small_budget_twice_still_completes_the_plan(keel):
     assert len(audit) == len(resumed)
     assert audit[0]["detail"]["to_step"] == audit[0]["detail"]["from_step"] + 1
     assert audit[0]["detail"]["backup_id"] is None  # no backup store in this context
-    users = [m for m in await keel.log.history(cid) if m.role == "user"]
+    users = [m for m in await keel.messages.history(cid) if m.role == "user"]
     assert [m.content for m in users] == ["add a; add b; add c; add d"]  # the log is untouched
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from graphs.resources import open_run
 from graphs.settings import Settings
-from nodes.runtime import KeelContext
+from nodes.context import KeelContext
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "checkpoints", "graphs", "nodes", "tools")

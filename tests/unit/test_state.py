@@ -1,8 +1,8 @@
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from graphs import state as state_mod
-from graphs.agent_state import AgentState
-from graphs.state import bounded_window, from_legacy, is_complete, is_plan_complete, is_processing
+from nodes import state as state_mod
+from nodes.agent_state import AgentState
+from nodes.state import bounded_window, from_legacy, is_complete, is_plan_complete, is_processing
 
 
 def test_legacy_completed_maps_to_response_and_complete():

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage
 
-from graphs.turn import run_turn
+from graphs.runner import run_turn
 from nodes.topic import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change, topic_title
 from tests.unit.scripted import ScriptedModel
 
@@ -141,7 +141,7 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
     topics = await keel.topics.list(cid)
     assert [t.is_active for t in topics] == [False, False, True]
     assert all(t.ended_at and t.summary for t in topics[:2])
-    logged = await keel.log.history(cid)
+    logged = await keel.messages.history(cid)
     assert [m.role for m in logged] == ["user", "assistant"] * 7  # nothing was deleted
     assert logged[0].content == "the SSE feed for issue 52 drops events"
 

@@ -14,7 +14,8 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from graphs.agent_state import AgentState
+from nodes.agent_state import AgentState
+from tools.next_step import NextStep
 
 WINDOW_MAX_MESSAGES = 40
 """Upper bound on the messages kept in ``window``, reached by dropping earlier turns' messages;
@@ -59,13 +60,6 @@ class Topic(TypedDict):
     title: str
     started_at: str
     """ISO-8601 UTC timestamp."""
-
-
-class NextStep(TypedDict):
-    """The next-step note: where to pick up after a fresh context window."""
-
-    step: int
-    description: str
 
 
 class Stats(TypedDict, total=False):

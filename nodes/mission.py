@@ -12,9 +12,9 @@ from typing import Any
 
 import structlog
 
-from graphs.state import KeelState, is_plan_complete
 from nodes.events import emit
 from nodes.logs import preview
+from nodes.state import KeelState, is_plan_complete
 
 log = structlog.get_logger(__name__)
 

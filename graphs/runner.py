@@ -23,7 +23,6 @@ from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 from psycopg_pool import PoolTimeout
 
 from checkpoints.retention import Retention, prune_thread
-from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
 from graphs.resources import run_of
 from graphs.result import (
@@ -33,8 +32,9 @@ from graphs.result import (
     topic_of,
     turn_result,
 )
+from nodes.agent_state import AgentState
+from nodes.context import KeelContext
 from nodes.logs import preview
-from nodes.runtime import KeelContext
 
 log = structlog.get_logger(__name__)
 

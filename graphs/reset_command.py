@@ -15,12 +15,12 @@ import structlog
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from graphs.agent_state import AgentState
 from graphs.builder import KeelGraph
 from graphs.resources import run_of
-from graphs.turn import thread_config
+from graphs.runner import thread_config
+from nodes.agent_state import AgentState
+from nodes.context import KeelContext
 from nodes.logs import preview
-from nodes.runtime import KeelContext
 from nodes.topic import as_state_topic, summarize_topic
 
 log = structlog.get_logger(__name__)

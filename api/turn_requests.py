@@ -17,7 +17,7 @@ from api.errors import APIError, ConversationBusy
 from api.service import Service
 from checkpoints.locks import ConversationLocked
 from graphs.result import TurnResult
-from graphs.turn import EventSink, run_turn
+from graphs.runner import EventSink, run_turn
 
 
 def check_size(service: Service, content: str) -> None:

@@ -1,8 +1,10 @@
-r"""The DONE marker: how the assistant says a task is really finished.
+r"""The markers keel's messages carry, shared by the graph and the rule-based model.
 
-A reply is finished when one of its lines matches the marker (default ``^\s*DONE:``,
-case-insensitive; ``KEEL_DONE_MARKER`` changes it). The marker line is for the graph, not for the
-user: ``strip_done`` removes it from what is shown. Used by the response node and the turn runner.
+The DONE marker is how the assistant says a task is really finished: a reply is finished when one
+of its lines matches it (default ``^\s*DONE:``, case-insensitive; ``KEEL_DONE_MARKER`` changes it).
+The marker line is for the graph, not for the user: ``DoneLines`` takes it out of the model's
+answer as it arrives, ``strip_done`` out of a whole text. The nudge prefix and the resume and
+synthetic flags mark the messages keel itself writes for the model.
 """
 
 from __future__ import annotations
@@ -11,6 +13,12 @@ import re
 from functools import lru_cache
 
 DEFAULT_DONE_MARKER = r"^\s*DONE:"
+NUDGE_PREFIX = "Not finished yet."
+"""The start of the reminder the response node sends when an answer did not finish the task."""
+RESUME_KWARG = "keel_resume"
+"""additional_kwargs key of a resume's continuation message: the steps still open."""
+SYNTHETIC = "keel_synthetic"
+"""additional_kwargs flag of messages keel writes for the model only (never logged)."""
 _LINE_END = re.compile(r"\r\n|\r|\n")
 """Real line ends only: ``str.splitlines`` would also break at U+2028, U+0085 and friends, so a
 "DONE:" after one of those would hide the rest of a reply."""

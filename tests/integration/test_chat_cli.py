@@ -1,5 +1,6 @@
 """`keel chat` driven as a real subprocess with piped stdin."""
 
+import json
 import os
 import re
 import subprocess
@@ -9,8 +10,10 @@ from pathlib import Path
 KEEL = [sys.executable, "-c", "from api.cli import app; app()"]
 
 
-def chat(tmp_path: Path, lines: list[str], *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KEEL_DATABASE_URL": f"sqlite:///{tmp_path / 'keel.db'}"}
+def chat(
+    tmp_path: Path, lines: list[str], *args: str, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KEEL_DATABASE_URL": f"sqlite:///{tmp_path / 'keel.db'}", **extra_env}
     env.pop("OPENAI_API_KEY", None)
     return subprocess.run(
         [*KEEL, "chat", *args],
@@ -70,9 +73,12 @@ def test_a_bad_conversation_id_is_a_clear_error(tmp_path):
 
 def test_end_of_input_ends_cleanly_and_logs_only_previews(tmp_path):
     long = "Add " + "x" * 300
-    result = chat(tmp_path, [long], "--log-level", "info")
+    result = chat(tmp_path, [long], "--log-level", "info", KEEL_LOG_FORMAT="json")
     assert result.returncode == 0
     assert "x" * 101 not in result.stderr
+    lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    previews = [line["message_preview"] for line in lines if line.get("message_preview")]
+    assert previews and all(p.startswith("Add xxx") and len(p) <= 100 for p in previews)
     assert "Bye." in result.stdout
 
 

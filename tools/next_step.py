@@ -11,8 +11,15 @@ from __future__ import annotations
 import re
 
 from langchain_core.tools import tool
+from typing_extensions import TypedDict
 
-from graphs.state import NextStep
+
+class NextStep(TypedDict):
+    """The next-step note: where to pick up after a fresh context window."""
+
+    step: int
+    description: str
+
 
 _HEADING = re.compile(r"^\s*#*\s*step\s+(\d+)\s*[:.\-–]?\s*(.*)$", re.I)
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.+)$")

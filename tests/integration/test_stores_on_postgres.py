@@ -1,0 +1,66 @@
+"""The unit tests that take a database, run again on a real PostgreSQL; and PostgreSQL's own.
+
+Every test function of the listed unit modules that asks for ``keel``, ``database_url`` or a
+``store`` on it is
+collected here too, where ``database_url`` is a fresh PostgreSQL database (this package's
+conftest): the same assertions, on the server keel runs on in production.
+"""
+
+from __future__ import annotations
+
+import inspect
+import uuid
+
+from checkpoints.backend import open_database
+from checkpoints.saver import open_checkpointer
+from graphs.builder import build_graph
+from graphs.resources import open_run
+from graphs.runner import run_turn, snapshot
+from tests.conftest import new_postgres_database
+from tests.unit import (
+    test_checkpoints,
+    test_confirmation,
+    test_graph_clients,
+    test_message_log,
+    test_migrations,
+    test_mission_reset,
+    test_resume,
+    test_todo_graph,
+    test_tools,
+    test_topics,
+)
+from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
+
+for _module in (
+    test_checkpoints,
+    test_confirmation,
+    test_graph_clients,
+    test_message_log,
+    test_migrations,
+    test_mission_reset,
+    test_resume,
+    test_todo_graph,
+    test_tools,
+    test_topics,
+):
+    for _name, _test in vars(_module).items():
+        if _name.startswith("test_") and {"keel", "database_url", "store"} & set(
+            inspect.signature(_test).parameters
+        ):
+            globals()[f"{_name}__{_module.__name__.rsplit('.', 1)[-1]}"] = _test
+
+
+async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
+    import psycopg
+
+    url = new_postgres_database(postgres_server)
+    cid = str(uuid.uuid4())
+    async with open_database(url) as db, open_checkpointer(url) as saver:
+        graph = build_graph(saver)
+        blobs = []
+        for n in range(8):
+            await run_turn(graph, cid, f"Add chore {n}", open_run(db).context(checkpoint_keep=4))
+            with psycopg.connect(url) as conn:
+                blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
+        assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn
+        assert (await snapshot(graph, cid))["stats"]["turns"] == 8
