@@ -100,7 +100,7 @@ def instrument(service: Any) -> None:
             if not name.startswith("_") and asyncio.iscoroutinefunction(fn):
                 setattr(cls, name, _timed(category, fn))
     todo.run_tool_call = _timed("tool call (ledger tx, incl. task SQL)", todo.run_tool_call)
-    import nodes.tools as tool_node
+    import nodes.tool_execution as tool_node
 
     tool_node.run_tool_call = todo.run_tool_call
     import checkpoints.retention as retention

@@ -41,7 +41,7 @@ from nodes.plan import plan
 from nodes.response import response
 from nodes.resume import context_exhausted, resume
 from nodes.state import KeelState, TurnInput, TurnOutput
-from nodes.tools import tool_execution, waits_for_answer
+from nodes.tool_execution import tool_execution, waits_for_answer
 from nodes.topic import topic_detect
 from nodes.user_input import answers_confirmation, user_input
 from tools.crash_points import pause_point

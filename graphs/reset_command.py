@@ -20,7 +20,7 @@ from graphs.resources import run_of
 from graphs.runner import thread_config
 from nodes.agent_state import AgentState
 from nodes.context import KeelContext
-from nodes.logs import preview
+from nodes.previews import preview
 from nodes.topic import as_state_topic, summarize_topic
 
 log = structlog.get_logger(__name__)

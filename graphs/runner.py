@@ -34,7 +34,7 @@ from graphs.result import (
 )
 from nodes.agent_state import AgentState
 from nodes.context import KeelContext
-from nodes.logs import preview
+from nodes.previews import preview
 
 log = structlog.get_logger(__name__)
 

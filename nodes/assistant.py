@@ -24,9 +24,9 @@ from langgraph.runtime import Runtime
 
 from nodes.context import KeelRun, conversation_id
 from nodes.history import render_history
-from nodes.logs import preview
 from nodes.markers import NUDGE_PREFIX
 from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, without_done_lines
+from nodes.previews import preview
 from nodes.state import KeelState, open_items
 from tools.todo import storable
 

@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 
 from nodes.events import emit
-from nodes.logs import preview
+from nodes.previews import preview
 from nodes.state import KeelState, is_plan_complete
 
 log = structlog.get_logger(__name__)

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from nodes.intents import parse_intents
-from nodes.logs import preview
+from nodes.previews import preview
 from nodes.state import KeelState, TodoItem, Todolist
 
 log = structlog.get_logger(__name__)

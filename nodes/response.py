@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import KeelRun
 from nodes.events import emit
-from nodes.log_writer import flush
+from nodes.message_log import flush
 from nodes.models import said_done
 from nodes.progress import close_open_steps
 from nodes.state import KeelState, open_items

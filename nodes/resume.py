@@ -23,9 +23,9 @@ from langgraph.runtime import Runtime
 from nodes.assistant import model_input
 from nodes.context import KeelRun, conversation_id
 from nodes.events import emit
-from nodes.log_writer import flush
-from nodes.logs import preview
 from nodes.markers import RESUME_KWARG, SYNTHETIC
+from nodes.message_log import flush
+from nodes.previews import preview
 from nodes.state import KeelState, bump, open_items, unstreamed
 from nodes.tokens import count_tokens
 

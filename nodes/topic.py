@@ -24,7 +24,7 @@ from checkpoints.topics import TopicRow
 from nodes.context import KeelRun, conversation_id
 from nodes.events import emit
 from nodes.history import load_history
-from nodes.logs import preview
+from nodes.previews import preview
 from nodes.state import KeelState, Topic
 
 log = structlog.get_logger(__name__)

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 
 from nodes.agent_state import AgentState
 from nodes.context import KeelRun, conversation_id
-from nodes.logs import preview
+from nodes.previews import preview
 from nodes.state import KeelState, bump, unstreamed
 
 log = structlog.get_logger(__name__)

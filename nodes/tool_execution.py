@@ -21,8 +21,8 @@ from langgraph.types import interrupt
 from nodes.context import KeelRun
 from nodes.events import emit
 from nodes.intents import confirms, is_yes
-from nodes.log_writer import flush, log_exchange
-from nodes.logs import preview
+from nodes.message_log import flush, log_exchange
+from nodes.previews import preview
 from nodes.progress import close_step
 from nodes.state import (
     ConfirmationRequest,
