@@ -49,19 +49,18 @@ class Service:
     run: KeelRun
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-    known: OrderedDict[str, tuple[str | None, TurnStart]] = field(default_factory=OrderedDict)
-    """Per conversation: the checkpoint this process's last turn ended on, and where it stood."""
+    known: OrderedDict[str, str | None] = field(default_factory=OrderedDict)
+    """Per conversation: the checkpoint this process's last turn ended on (not cut off)."""
 
     async def turn_start(self, conversation_id: str) -> TurnStart | None:
         """Where the conversation stands, if nothing changed it since this process's last turn.
 
         One index lookup (the newest checkpoint's id) instead of reading and decoding the state.
         """
-        known = self.known.get(conversation_id)
-        if known is None:
+        if conversation_id not in self.known:
             return None
         latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
-        return known[1] if latest == known[0] else None
+        return TurnStart(cut_off=False) if latest == self.known[conversation_id] else None
 
     async def remember(self, conversation_id: str, result: TurnResult | None) -> None:
         """Note where a turn left the conversation (``None``: forget it, the turn failed)."""
@@ -69,7 +68,7 @@ class Service:
         if result is None:
             return
         latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
-        self.known[conversation_id] = (latest, TurnStart(cut_off=False))
+        self.known[conversation_id] = latest
         if len(self.known) > KNOWN_CONVERSATIONS:
             self.known.popitem(last=False)
 

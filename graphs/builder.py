@@ -63,8 +63,8 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
 
     async def run_node(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         run = await run_of(runtime.context)
+        source = current_state(state)
         if enters is not None:
-            source = current_state(state)
             validate_transition(source, enters)  # staying (a resumed wait) is no transition
             pause_point(f"before:{enters}", run.pause_at)
         args = (state, runtime.override(context=run)) if wants_runtime else (state,)  # type: ignore[arg-type]
@@ -72,7 +72,7 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
         if inspect.isawaitable(update):
             update = await update
         if enters is not None:
-            log.debug("transition", src=str(current_state(state)), dst=str(enters))
+            log.debug("transition", src=str(source), dst=str(enters))
             update = {**update, "agent_state": enters.value}
         return update
 

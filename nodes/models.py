@@ -17,9 +17,10 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.chat_models import agenerate_from_stream
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
@@ -204,18 +205,9 @@ class WithoutDoneLines(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        message_id: str | None = None,
-        done_marker: str = DEFAULT_DONE_MARKER,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = await self.inner.ainvoke(messages, config=self._inner_config)
-        lines = DoneLines(done_marker)
-        text = "".join(lines.feed(reply.text) + lines.flush())
-        meta = {**reply.response_metadata, **({DONE_KEY: True} if lines.done else {})}
-        message = reply.model_copy(
-            update={"content": text, "id": message_id, "response_metadata": meta}
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
 
     def _generate(
         self,

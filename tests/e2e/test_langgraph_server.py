@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
-from tests.integration.server import free_port, keel_server
+from tests.integration.server import free_port, keel_server, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -51,19 +50,7 @@ def langgraph_dev() -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            if process.poll() is not None:
-                output.seek(0)
-                raise RuntimeError(f"langgraph dev exited: {output.read()[-4000:]}")
-            try:
-                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("langgraph dev did not start")
-            time.sleep(0.3)
+        wait_until_ready(process, f"{url}/ok", output, "langgraph dev", START_SECONDS)
         yield url
     finally:
         process.terminate()

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import IO
 
 import httpx
 
@@ -28,6 +29,25 @@ class Server:
     database_url: str
 
 
+def wait_until_ready(
+    process: subprocess.Popen, url: str, output: IO[str], name: str, seconds: float = 60
+) -> None:
+    """Poll ``url`` until it answers 200; fail with the process's output if it exits first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            output.seek(0)
+            raise RuntimeError(f"{name} exited: {output.read()[-4000:]}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not become ready")
+        time.sleep(0.2)
+
+
 @contextmanager
 def keel_server(database_url: str, **env: str) -> Iterator[Server]:
     port = free_port()
@@ -42,19 +62,7 @@ def keel_server(database_url: str, **env: str) -> Iterator[Server]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                output.seek(0)
-                raise RuntimeError(f"keel serve exited: {output.read()[-4000:]}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("keel serve did not become ready")
-            time.sleep(0.2)
+        wait_until_ready(process, f"{url}/readyz", output, "keel serve")
         yield Server(url, process, database_url)
     finally:
         process.terminate()

@@ -8,6 +8,7 @@ conftest): the same assertions, on the server keel runs on in production.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import uuid
 
@@ -17,37 +18,27 @@ from graphs.builder import build_graph
 from graphs.resources import open_run
 from graphs.runner import run_turn, snapshot
 from tests.conftest import new_postgres_database
-from tests.unit import (
-    test_checkpoints,
-    test_confirmation,
-    test_graph_clients,
-    test_message_log,
-    test_migrations,
-    test_mission_reset,
-    test_resume,
-    test_todo_graph,
-    test_tools,
-    test_topics,
-)
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
 
-for _module in (
-    test_checkpoints,
-    test_confirmation,
-    test_graph_clients,
-    test_message_log,
-    test_migrations,
-    test_mission_reset,
-    test_resume,
-    test_todo_graph,
-    test_tools,
-    test_topics,
-):
+UNIT_MODULES = (
+    "test_checkpoints",
+    "test_confirmation",
+    "test_graph_clients",
+    "test_message_log",
+    "test_migrations",
+    "test_mission_reset",
+    "test_resume",
+    "test_todo_graph",
+    "test_tools",
+    "test_topics",
+)
+ON_A_DATABASE = {"keel", "database_url", "store"}
+
+for _module_name in UNIT_MODULES:
+    _module = importlib.import_module(f"tests.unit.{_module_name}")
     for _name, _test in vars(_module).items():
-        if _name.startswith("test_") and {"keel", "database_url", "store"} & set(
-            inspect.signature(_test).parameters
-        ):
-            globals()[f"{_name}__{_module.__name__.rsplit('.', 1)[-1]}"] = _test
+        if _name.startswith("test_") and ON_A_DATABASE & set(inspect.signature(_test).parameters):
+            globals()[f"{_name}__{_module_name}"] = _test
 
 
 async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
