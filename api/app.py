@@ -14,12 +14,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
-from api.errors import install_error_handlers
-from api.logs import configure_logging
-from api.mcp import RequireKey, build_mcp
-from api.routers import conversations, health, ws
-from api.service import open_service
-from graphs.settings import Settings
+from keel.api.errors import install_error_handlers
+from keel.api.logs import configure_logging
+from keel.api.mcp import RequireKey, build_mcp
+from keel.api.routers import conversations, health, ws
+from keel.api.service import open_service
+from keel.graphs.settings import Settings
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

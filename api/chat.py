@@ -15,15 +15,15 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from checkpoints.backend import open_backend
-from checkpoints.conversations import ConversationNotFound, ConversationStore
-from checkpoints.locks import ConversationLocked, TurnLocks
-from graphs.builder import build_graph
-from graphs.reset_command import reset_conversation
-from graphs.resources import open_run
-from graphs.result import TurnResult
-from graphs.runner import recover_turn, run_turn, snapshot
-from graphs.settings import Settings
+from keel.checkpoints.backend import open_backend
+from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
+from keel.checkpoints.locks import ConversationLocked, TurnLocks
+from keel.graphs.builder import build_graph
+from keel.graphs.reset_command import reset_conversation
+from keel.graphs.resources import open_run
+from keel.graphs.result import TurnResult
+from keel.graphs.runner import recover_turn, run_turn, snapshot
+from keel.graphs.settings import Settings
 
 CHAT_WAIT_SECONDS = 30
 BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"

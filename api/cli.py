@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from api.db_command import db_app
-from api.logs import configure_logging
+from keel.api.db_command import db_app
+from keel.api.logs import configure_logging
 
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -34,7 +34,7 @@ def serve_command(
 
     import uvicorn
 
-    from graphs.settings import Settings, UnsafeSettings
+    from keel.graphs.settings import Settings, UnsafeSettings
 
     if host:
         os.environ["KEEL_HOST"] = host
@@ -48,7 +48,7 @@ def serve_command(
         raise typer.Exit(2) from None
     configure_logging()
     uvicorn.run(
-        "api.app:create_app",
+        "keel.api.app:create_app",
         factory=True,
         host=settings.host,
         port=settings.port,
@@ -67,7 +67,7 @@ def chat_command(
     log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "warning",
 ) -> None:
     """Chat with keel in the terminal (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
-    from api.chat import chat
+    from keel.api.chat import chat
 
     configure_logging(level=log_level)
     console = Console(highlight=False, soft_wrap=True)

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from checkpoints.migrate import head_revision, migration_engine, revision_sync, upgrade_sync
-from checkpoints.retention import DEFAULT_KEEP, prune_all
-from checkpoints.saver import open_checkpointer
-from checkpoints.urls import parse_database_url
-from graphs.settings import Settings
+from keel.checkpoints.migrate import head_revision, migration_engine, revision_sync, upgrade_sync
+from keel.checkpoints.retention import DEFAULT_KEEP, prune_all
+from keel.checkpoints.saver import open_checkpointer
+from keel.checkpoints.urls import parse_database_url
+from keel.graphs.settings import Settings
 
 db_app = typer.Typer(help="Database maintenance: migrations and checkpoint retention.")
 console = Console(highlight=False, soft_wrap=True)

@@ -13,9 +13,9 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
-from api.errors import APIError
-from api.service import Service
-from graphs.settings import LOCAL_USER
+from keel.api.errors import APIError
+from keel.api.service import Service
+from keel.graphs.settings import LOCAL_USER
 
 ConversationId = Annotated[
     uuid.UUID,

@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.conversations import ConversationNotFound
 
 log = structlog.get_logger(__name__)
 

@@ -12,7 +12,7 @@ import sys
 
 import structlog
 
-from graphs.settings import Settings
+from keel.graphs.settings import Settings
 
 _configured = False
 

@@ -1,12 +1,12 @@
 """/mcp: the six todo tools over MCP (streamable HTTP), behind the same API keys.
 
-The MCP tools are made from ``tools.todo.TODO_TOOLS``, the list the agent binds: the same names,
-descriptions and argument schemas (the tools' ``tool_call_schema``, without the injected user and
-store).
+The MCP tools are made from ``keel.tools.todo.TODO_TOOLS``, the list the agent binds: the same
+names, descriptions and argument schemas (the tools' ``tool_call_schema``, without the injected user
+and store).
 
-Each MCP tool call runs through ``tools.todo.run_tool_call`` for the user whose key came with the
-request, so MCP clients get the same per-user isolation, error messages and once-only mutations
-as the agent. Mounted by ``api.app``; its session manager runs in the app's lifespan.
+Each MCP tool call runs through ``keel.tools.todo.run_tool_call`` for the user whose key came with
+the request, so MCP clients get the same per-user isolation, error messages and once-only mutations
+as the agent. Mounted by ``keel.api.app``; its session manager runs in the app's lifespan.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.deps import user_for
-from api.errors import APIError, error_body
-from api.service import Service
-from tools.todo import TODO_TOOLS, run_tool_call
+from keel.api.deps import user_for
+from keel.api.errors import APIError, error_body
+from keel.api.service import Service
+from keel.tools.todo import TODO_TOOLS, run_tool_call
 
 ServiceGetter = Callable[[], Service]
 

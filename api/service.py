@@ -1,9 +1,9 @@
 """What the server holds for its lifetime: the database, the compiled graph, the turn locks.
 
 ``open_service(settings)`` opens them in the app's lifespan; routers reach them through
-``api.deps``. ``turn_context`` builds a turn's run context for a user on the service's run. Turns
-run in tasks the service owns (``track``), so a client that goes away never cuts a turn short or
-strands its lock; closing the service waits for them.
+``keel.api.deps``. ``turn_context`` builds a turn's run context for a user on the service's run.
+Turns run in tasks the service owns (``track``), so a client that goes away never cuts a turn short
+or strands its lock; closing the service waits for them.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from checkpoints.backend import Backend, open_backend
-from checkpoints.conversations import ConversationStore
-from checkpoints.database import Database
-from checkpoints.locks import TurnLocks
-from checkpoints.messages import MessageLog
-from checkpoints.retention import Retention, latest_checkpoint_id
-from checkpoints.topics import TopicStore
-from graphs.builder import KeelGraph, build_graph
-from graphs.resources import open_run
-from graphs.result import TurnResult
-from graphs.runner import TurnStart
-from graphs.settings import Settings
-from nodes.context import KeelContext, KeelRun
+from keel.checkpoints.backend import Backend, open_backend
+from keel.checkpoints.conversations import ConversationStore
+from keel.checkpoints.database import Database
+from keel.checkpoints.locks import TurnLocks
+from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.retention import Retention, latest_checkpoint_id
+from keel.checkpoints.topics import TopicStore
+from keel.graphs.builder import KeelGraph, build_graph
+from keel.graphs.resources import open_run
+from keel.graphs.result import TurnResult
+from keel.graphs.runner import TurnStart
+from keel.graphs.settings import Settings
+from keel.nodes.context import KeelContext, KeelRun
 
 T = TypeVar("T")
 KNOWN_CONVERSATIONS = 10_000

@@ -13,11 +13,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from api.errors import APIError, ConversationBusy
-from api.service import Service
-from checkpoints.locks import ConversationLocked
-from graphs.result import TurnResult
-from graphs.runner import EventSink, run_turn
+from keel.api.errors import APIError, ConversationBusy
+from keel.api.service import Service
+from keel.checkpoints.locks import ConversationLocked
+from keel.graphs.result import TurnResult
+from keel.graphs.runner import EventSink, run_turn
 
 
 def check_size(service: Service, content: str) -> None:

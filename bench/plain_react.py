@@ -13,9 +13,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from nodes.rule_model import RuleBasedChatModel
-from tools.store import TaskStore
-from tools.todo import TODO_TOOLS
+from keel.nodes.rule_model import RuleBasedChatModel
+from keel.tools.store import TaskStore
+from keel.tools.todo import TODO_TOOLS
 
 
 def bound_tools(store: TaskStore, user_id: str) -> list[BaseTool]:

@@ -28,8 +28,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel
 
 from bench.plain_react import build_plain_graph
-from checkpoints.backend import open_backend
-from tools.store import TaskStore
+from keel.checkpoints.backend import open_backend
+from keel.tools.store import TaskStore
 
 URL_ENV = "PLAIN_DATABASE_URL"
 USER_ID = "local"
@@ -39,8 +39,8 @@ USER_ID = "local"
 async def open_plain(url: str) -> AsyncIterator[tuple[BaseCheckpointSaver, TaskStore]]:
     """Open the checkpoint saver and the task store named by ``url`` (sqlite or postgresql).
 
-    The same backend as keel's (``checkpoints.backend.open_backend``: LangGraph's saver with the
-    same connection settings, the task rows on its connections), so that the comparison is of
+    The same backend as keel's (``keel.checkpoints.backend.open_backend``: LangGraph's saver with
+    the same connection settings, the task rows on its connections), so that the comparison is of
     the graphs and their serving, not of the storage.
     """
     async with open_backend(url) as backend:

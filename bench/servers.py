@@ -50,7 +50,7 @@ def keel_command(port: int, workers: int) -> list[str]:
     return [
         sys.executable,
         "-c",
-        "from api.cli import app; app()",
+        "from keel.api.cli import app; app()",
         "serve",
         "--port",
         str(port),

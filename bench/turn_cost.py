@@ -28,11 +28,11 @@ from langchain_core.messages import HumanMessage
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.plain_react import build_plain_graph  # noqa: E402
-from checkpoints.backend import open_backend  # noqa: E402
-from graphs.builder import build_graph  # noqa: E402
-from graphs.resources import open_run  # noqa: E402
-from graphs.runner import run_turn  # noqa: E402
-from tools.store import TaskStore  # noqa: E402
+from keel.checkpoints.backend import open_backend  # noqa: E402
+from keel.graphs.builder import build_graph  # noqa: E402
+from keel.graphs.resources import open_run  # noqa: E402
+from keel.graphs.runner import run_turn  # noqa: E402
+from keel.tools.store import TaskStore  # noqa: E402
 
 WINDOW = 25
 

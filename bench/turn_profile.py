@@ -27,9 +27,9 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api.service import open_service  # noqa: E402
-from api.turn_requests import take_turn  # noqa: E402
-from graphs.settings import Settings  # noqa: E402
+from keel.api.service import open_service  # noqa: E402
+from keel.api.turn_requests import take_turn  # noqa: E402
+from keel.graphs.settings import Settings  # noqa: E402
 
 CALLS: dict[str, int] = defaultdict(int)
 SECONDS: dict[str, float] = defaultdict(float)
@@ -83,12 +83,12 @@ def instrument(service: Any) -> None:
         setattr(saver, name, _timed("checkpoint writes", getattr(saver, name)))
     for name in ("aget_tuple",):
         setattr(saver, name, _timed("checkpoint reads", getattr(saver, name)))
-    import checkpoints.conversations as conversations
-    import checkpoints.messages as messages
-    import checkpoints.topics as topics
-    import graphs.runner as turn
-    import tools.store as store
-    import tools.todo as todo
+    import keel.checkpoints.conversations as conversations
+    import keel.checkpoints.messages as messages
+    import keel.checkpoints.topics as topics
+    import keel.graphs.runner as turn
+    import keel.tools.store as store
+    import keel.tools.todo as todo
 
     for cls, category in (
         (conversations.ConversationStore, "app tables: conversations"),
@@ -100,14 +100,14 @@ def instrument(service: Any) -> None:
             if not name.startswith("_") and asyncio.iscoroutinefunction(fn):
                 setattr(cls, name, _timed(category, fn))
     todo.run_tool_call = _timed("tool call (ledger tx, incl. task SQL)", todo.run_tool_call)
-    import nodes.tool_execution as tool_node
+    import keel.nodes.tool_execution as tool_node
 
     tool_node.run_tool_call = todo.run_tool_call
-    import checkpoints.retention as retention
+    import keel.checkpoints.retention as retention
 
     retention.prune_thread = _timed("retention (prune, in the background)", retention.prune_thread)
     turn.prune_thread = retention.prune_thread
-    import api.service as api_service
+    import keel.api.service as api_service
 
     api_service.latest_checkpoint_id = _timed(
         "newest checkpoint id (is the cached state current?)", api_service.latest_checkpoint_id

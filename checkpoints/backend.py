@@ -35,10 +35,10 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from checkpoints.database import Database, PostgresDatabase, SqliteDatabase
-from checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks
-from checkpoints.migrate import migration_engine, upgrade
-from checkpoints.urls import DatabaseURL, parse_database_url
+from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
+from keel.checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks
+from keel.checkpoints.migrate import migration_engine, upgrade
+from keel.checkpoints.urls import DatabaseURL, parse_database_url
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_POOL_TIMEOUT_SECONDS = 5.0

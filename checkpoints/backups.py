@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from checkpoints.database import Database
+from keel.checkpoints.database import Database
 
 DEFAULT_KEEP_BACKUPS = 10
 

@@ -12,7 +12,7 @@ import uuid
 from collections import OrderedDict
 from datetime import UTC, datetime
 
-from checkpoints.database import Database
+from keel.checkpoints.database import Database
 
 OWNERS_CACHED = 10_000
 

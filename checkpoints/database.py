@@ -1,14 +1,14 @@
 """keel's own tables, reached through the checkpointer's connections: one SQL text, two engines.
 
 ``Database`` runs SQL written once with ``:name`` parameters on SQLite and PostgreSQL. It owns no
-connections of its own: ``checkpoints.backend.open_backend`` hands it the checkpointer's psycopg
-pool (PostgreSQL: one pool per process, every statement holds a connection only for its own
+connections of its own: ``keel.checkpoints.backend.open_backend`` hands it the checkpointer's
+psycopg pool (PostgreSQL: one pool per process, every statement holds a connection only for its own
 transaction) or a SQLite connection serialised with the checkpointer's lock (SQLite: one writer at
 a time in the process, so keel never waits on its own checkpointer in SQLite's busy handler).
 Statements on SQLite run in the event loop's thread (microseconds each), and a busy database is
 waited out asynchronously, never inside SQLite.
 
-Used by the stores in ``checkpoints`` and ``tools.store``; nothing outside them writes SQL.
+Used by the stores in ``checkpoints`` and ``keel.tools.store``; nothing outside them writes SQL.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from psycopg.types.json import Json
 from psycopg_pool import AsyncConnectionPool
 from typing_extensions import override
 
-from checkpoints.clock import as_utc
+from keel.checkpoints.clock import as_utc
 
 T = TypeVar("T")
 Params = Mapping[str, Any] | None

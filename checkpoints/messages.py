@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from checkpoints.clock import Clock, utcnow
-from checkpoints.database import Database, Row, read_json, read_time
+from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.database import Database, Row, read_json, read_time
 
 COLUMNS = (
     "conversation_id, message_key, user_id, role, content, topic_id, created_at, tool_name, "

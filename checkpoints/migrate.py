@@ -21,7 +21,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
-from checkpoints.urls import DatabaseURL
+from keel.checkpoints.urls import DatabaseURL
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 ADVISORY_LOCK_ID = 0x6B65656C  # "keel"

@@ -23,7 +23,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg_pool import AsyncConnectionPool
 
-from checkpoints.database import Database
+from keel.checkpoints.database import Database
 
 log = structlog.get_logger(__name__)
 

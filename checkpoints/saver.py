@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from checkpoints.backend import open_backend
+from keel.checkpoints.backend import open_backend
 
 
 @asynccontextmanager

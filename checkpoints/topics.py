@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from checkpoints.clock import Clock, utcnow
-from checkpoints.database import Database, Row, read_time
+from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.database import Database, Row, read_time
 
 END_ACTIVE = (
     "UPDATE keel_topics SET is_active = :false, ended_at = :now, summary = :summary "

@@ -9,7 +9,7 @@
     response -> assistant | END
 
 Every node is wrapped so that it sees the run (``runtime.context`` is the ``KeelRun`` that
-``graphs.resources.run_of`` resolves from the caller's plain ``KeelContext``); the state nodes'
+``keel.graphs.resources.run_of`` resolves from the caller's plain ``KeelContext``); the state nodes'
 wrappers also check the transition table and record the new ``agent_state``. The conditional
 edges take their path maps from the same table. Only the assistant's text reaches the
 ``messages`` stream: the other nodes write the window as ``unstreamed`` updates.
@@ -32,19 +32,19 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
 
-from graphs.resources import run_of
-from nodes.agent_state import WAIT, AgentState, Target, path_map, validate_transition
-from nodes.assistant import assistant
-from nodes.context import KeelContext, KeelRun
-from nodes.mission import reset
-from nodes.plan import plan
-from nodes.response import response
-from nodes.resume import context_exhausted, resume
-from nodes.state import KeelState, TurnInput, TurnOutput
-from nodes.tool_execution import tool_execution, waits_for_answer
-from nodes.topic import topic_detect
-from nodes.user_input import answers_confirmation, user_input
-from tools.crash_points import pause_point
+from keel.graphs.resources import run_of
+from keel.nodes.agent_state import WAIT, AgentState, Target, path_map, validate_transition
+from keel.nodes.assistant import assistant
+from keel.nodes.context import KeelContext, KeelRun
+from keel.nodes.mission import reset
+from keel.nodes.plan import plan
+from keel.nodes.response import response
+from keel.nodes.resume import context_exhausted, resume
+from keel.nodes.state import KeelState, TurnInput, TurnOutput
+from keel.nodes.tool_execution import tool_execution, waits_for_answer
+from keel.nodes.topic import topic_detect
+from keel.nodes.user_input import answers_confirmation, user_input
+from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
 

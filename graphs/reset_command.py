@@ -15,13 +15,13 @@ import structlog
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from graphs.builder import KeelGraph
-from graphs.resources import run_of
-from graphs.runner import thread_config
-from nodes.agent_state import AgentState
-from nodes.context import KeelContext
-from nodes.previews import preview
-from nodes.topic import as_state_topic, summarize_topic
+from keel.graphs.builder import KeelGraph
+from keel.graphs.resources import run_of
+from keel.graphs.runner import thread_config
+from keel.nodes.agent_state import AgentState
+from keel.nodes.context import KeelContext
+from keel.nodes.previews import preview
+from keel.nodes.topic import as_state_topic, summarize_topic
 
 log = structlog.get_logger(__name__)
 

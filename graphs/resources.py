@@ -22,16 +22,16 @@ from typing import Any
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from checkpoints.backend import open_backend
-from checkpoints.backups import BackupStore
-from checkpoints.clock import Clock, utcnow
-from checkpoints.database import Database
-from checkpoints.messages import MessageLog
-from checkpoints.topics import TopicStore
-from graphs.settings import Settings
-from nodes.context import AGENT_TOOLS, KeelContext, KeelRun
-from nodes.models import build_agent_model, build_title_model, without_done_lines
-from tools.store import TaskStore
+from keel.checkpoints.backend import open_backend
+from keel.checkpoints.backups import BackupStore
+from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.database import Database
+from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.topics import TopicStore
+from keel.graphs.settings import Settings
+from keel.nodes.context import AGENT_TOOLS, KeelContext, KeelRun
+from keel.nodes.models import build_agent_model, build_title_model, without_done_lines
+from keel.tools.store import TaskStore
 
 log = structlog.get_logger(__name__)
 

@@ -2,8 +2,8 @@
 
 ``turn_result`` builds a ``TurnResult`` from the graph's values and interrupts at the end of a
 run; ``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot`` for ``/state`` and
-the API; ``TokenLines`` passes model tokens on without the DONE line. Used by ``graphs.runner`` and
-the API.
+the API; ``TokenLines`` passes model tokens on without the DONE line. Used by ``keel.graphs.runner``
+and the API.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from langchain_core.messages import AIMessage
 from langgraph.types import Interrupt, StateSnapshot
 from pydantic import BaseModel, Field
 
-from nodes.agent_state import AgentState
-from nodes.markers import strip_done
-from nodes.state import Todolist
+from keel.nodes.agent_state import AgentState
+from keel.nodes.markers import strip_done
+from keel.nodes.state import Todolist
 
 
 class Confirmation(BaseModel):

@@ -22,19 +22,19 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 from psycopg_pool import PoolTimeout
 
-from checkpoints.retention import Retention, prune_thread
-from graphs.builder import KeelGraph
-from graphs.resources import run_of
-from graphs.result import (
+from keel.checkpoints.retention import Retention, prune_thread
+from keel.graphs.builder import KeelGraph
+from keel.graphs.resources import run_of
+from keel.graphs.result import (
     TurnResult,
     agent_state_of,
     pending_confirmation,
     topic_of,
     turn_result,
 )
-from nodes.agent_state import AgentState
-from nodes.context import KeelContext
-from nodes.previews import preview
+from keel.nodes.agent_state import AgentState
+from keel.nodes.context import KeelContext
+from keel.nodes.previews import preview
 
 log = structlog.get_logger(__name__)
 

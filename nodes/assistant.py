@@ -22,13 +22,13 @@ from langchain_core.messages import (
 )
 from langgraph.runtime import Runtime
 
-from nodes.context import KeelRun, conversation_id
-from nodes.history import render_history
-from nodes.markers import NUDGE_PREFIX
-from nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, without_done_lines
-from nodes.previews import preview
-from nodes.state import KeelState, open_items
-from tools.todo import storable
+from keel.nodes.context import KeelRun, conversation_id
+from keel.nodes.history import render_history
+from keel.nodes.markers import NUDGE_PREFIX
+from keel.nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, without_done_lines
+from keel.nodes.previews import preview
+from keel.nodes.state import KeelState, open_items
+from keel.tools.todo import storable
 
 log = structlog.get_logger(__name__)
 

@@ -2,12 +2,12 @@
 
 ``KeelContext`` is the graph's ``context_schema``: plain data a caller may give a run (the acting
 user and the tunables), the same from keel's API, the LangGraph SDK, Studio's form or a notebook.
-A field left out (or None) takes the process's setting (``KEEL_*``, see ``graphs.settings``);
+A field left out (or None) takes the process's setting (``KEEL_*``, see ``keel.graphs.settings``);
 unknown keys are ignored.
 
 ``KeelRun`` is what the nodes see as ``runtime.context``: the context resolved against the
 process's settings, with the stores, the chat models and the clock. The graph builder resolves it
-once per run (``graphs.resources``); nothing here is checkpointed.
+once per run (``keel.graphs.resources``); nothing here is checkpointed.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_config
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from checkpoints.backups import BackupStore
-from checkpoints.clock import Clock, utcnow
-from checkpoints.messages import MessageLog
-from checkpoints.retention import DEFAULT_KEEP
-from checkpoints.topics import TopicStore
-from nodes.markers import DEFAULT_DONE_MARKER
-from nodes.models import AgentModel
-from tools.next_step import record_next_step
-from tools.store import TaskStore
-from tools.todo import TODO_TOOLS
+from keel.checkpoints.backups import BackupStore
+from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.retention import DEFAULT_KEEP
+from keel.checkpoints.topics import TopicStore
+from keel.nodes.markers import DEFAULT_DONE_MARKER
+from keel.nodes.models import AgentModel
+from keel.tools.next_step import record_next_step
+from keel.tools.store import TaskStore
+from keel.tools.todo import TODO_TOOLS
 
 AGENT_TOOLS = [*TODO_TOOLS, record_next_step]
 DEFAULT_RESUME_TEMPLATE = "Continue from step {step}: {description}"

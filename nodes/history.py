@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from checkpoints.messages import LoggedMessage, MessageLog
-from nodes.state import HistoryEntry
+from keel.checkpoints.messages import LoggedMessage, MessageLog
+from keel.nodes.state import HistoryEntry
 
 CURRENT_MESSAGES = 6
 EARLIER_MESSAGES = 5

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME
+from keel.tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME
 
 _ID = r"(?:task\s*)?#?(?P<ref>.+?)"
 _TABLE: list[tuple[str, re.Pattern[str]]] = [

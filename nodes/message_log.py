@@ -12,9 +12,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
-from nodes.context import KeelRun, conversation_id
-from nodes.markers import SYNTHETIC, strip_done
-from nodes.state import KeelState
+from keel.nodes.context import KeelRun, conversation_id
+from keel.nodes.markers import SYNTHETIC, strip_done
+from keel.nodes.state import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 

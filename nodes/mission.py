@@ -12,9 +12,9 @@ from typing import Any
 
 import structlog
 
-from nodes.events import emit
-from nodes.previews import preview
-from nodes.state import KeelState, is_plan_complete
+from keel.nodes.events import emit
+from keel.nodes.previews import preview
+from keel.nodes.state import KeelState, is_plan_complete
 
 log = structlog.get_logger(__name__)
 

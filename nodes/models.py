@@ -26,8 +26,8 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from nodes.markers import DEFAULT_DONE_MARKER, DoneLines, has_done
-from nodes.rule_model import RuleBasedChatModel
+from keel.nodes.markers import DEFAULT_DONE_MARKER, DoneLines, has_done
+from keel.nodes.rule_model import RuleBasedChatModel
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 

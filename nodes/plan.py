@@ -11,9 +11,9 @@ from typing import Any
 
 import structlog
 
-from nodes.intents import parse_intents
-from nodes.previews import preview
-from nodes.state import KeelState, TodoItem, Todolist
+from keel.nodes.intents import parse_intents
+from keel.nodes.previews import preview
+from keel.nodes.state import KeelState, TodoItem, Todolist
 
 log = structlog.get_logger(__name__)
 

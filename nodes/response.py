@@ -16,12 +16,12 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from nodes.context import KeelRun
-from nodes.events import emit
-from nodes.message_log import flush
-from nodes.models import said_done
-from nodes.progress import close_open_steps
-from nodes.state import KeelState, open_items
+from keel.nodes.context import KeelRun
+from keel.nodes.events import emit
+from keel.nodes.message_log import flush
+from keel.nodes.models import said_done
+from keel.nodes.progress import close_open_steps
+from keel.nodes.state import KeelState, open_items
 
 log = structlog.get_logger(__name__)
 

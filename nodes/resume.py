@@ -20,14 +20,14 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from nodes.assistant import model_input
-from nodes.context import KeelRun, conversation_id
-from nodes.events import emit
-from nodes.markers import RESUME_KWARG, SYNTHETIC
-from nodes.message_log import flush
-from nodes.previews import preview
-from nodes.state import KeelState, bump, open_items, unstreamed
-from nodes.tokens import count_tokens
+from keel.nodes.assistant import model_input
+from keel.nodes.context import KeelRun, conversation_id
+from keel.nodes.events import emit
+from keel.nodes.markers import RESUME_KWARG, SYNTHETIC
+from keel.nodes.message_log import flush
+from keel.nodes.previews import preview
+from keel.nodes.state import KeelState, bump, open_items, unstreamed
+from keel.nodes.tokens import count_tokens
 
 log = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """The rule-based chat model: keel's offline default and the fallback behind OpenAI.
 
 A real LangChain ``BaseChatModel``: it binds tools, emits tool calls and ends its answers with the
-DONE marker. It implements the todo decision table (see ``nodes.intents``) statelessly from the
+DONE marker. It implements the todo decision table (see ``keel.nodes.intents``) statelessly from the
 messages it is given: the last human message is the request (a nudge only makes it look again);
 tool results after it are what has been done. A task named by title is looked up with
 ``list_todo_tasks`` first. It reports only what the tools returned, in the decision table's phrases.
@@ -22,9 +22,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from nodes.intents import Intent, parse_intents
-from nodes.markers import NUDGE_PREFIX, RESUME_KWARG
-from tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME, storable
+from keel.nodes.intents import Intent, parse_intents
+from keel.nodes.markers import NUDGE_PREFIX, RESUME_KWARG
+from keel.tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME, storable
 
 LOOKUP_PREFIX = "lookup_"
 HELP_TEXT = (

@@ -14,8 +14,8 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from nodes.agent_state import AgentState
-from tools.next_step import NextStep
+from keel.nodes.agent_state import AgentState
+from keel.tools.next_step import NextStep
 
 WINDOW_MAX_MESSAGES = 40
 """Upper bound on the messages kept in ``window``, reached by dropping earlier turns' messages;

@@ -18,13 +18,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessa
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.context import KeelRun
-from nodes.events import emit
-from nodes.intents import confirms, is_yes
-from nodes.message_log import flush, log_exchange
-from nodes.previews import preview
-from nodes.progress import close_step
-from nodes.state import (
+from keel.nodes.context import KeelRun
+from keel.nodes.events import emit
+from keel.nodes.intents import confirms, is_yes
+from keel.nodes.message_log import flush, log_exchange
+from keel.nodes.previews import preview
+from keel.nodes.progress import close_step
+from keel.nodes.state import (
     ConfirmationRequest,
     ItemStatus,
     KeelState,
@@ -32,8 +32,8 @@ from nodes.state import (
     bump,
     unstreamed,
 )
-from tools.next_step import NEXT_STEP_TOOL, note_from_args
-from tools.todo import DESTRUCTIVE, GET, run_tool_call
+from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
+from keel.tools.todo import DESTRUCTIVE, GET, run_tool_call
 
 log = structlog.get_logger(__name__)
 

@@ -17,15 +17,15 @@ import psycopg
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from checkpoints.backend import open_backend
-from checkpoints.clock import Clock, utcnow
-from checkpoints.database import Database
-from checkpoints.messages import MessageLog
-from checkpoints.topics import TopicStore
-from graphs.builder import KeelGraph, build_graph
-from graphs.resources import open_run
-from nodes.context import KeelContext
-from tools.store import TaskStore
+from keel.checkpoints.backend import open_backend
+from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.database import Database
+from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.topics import TopicStore
+from keel.graphs.builder import KeelGraph, build_graph
+from keel.graphs.resources import open_run
+from keel.nodes.context import KeelContext
+from keel.tools.store import TaskStore
 
 
 def _pg_bin() -> Path:

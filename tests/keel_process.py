@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-KEEL = [sys.executable, "-c", "from api.cli import app; app()"]
+KEEL = [sys.executable, "-c", "from keel.api.cli import app; app()"]
 
 
 def keel_env(database_url: str, **extra: str) -> dict[str, str]:

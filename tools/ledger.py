@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from checkpoints.database import Database, Session
+from keel.checkpoints.database import Database, Session
 
 
 @dataclass(frozen=True)

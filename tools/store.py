@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoints.database import Database, Row, Session, read_time
+from keel.checkpoints.database import Database, Row, Session, read_time
 
 TITLE_MAX_CHARS = 500
 

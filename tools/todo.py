@@ -4,7 +4,7 @@ Each tool is a LangChain tool whose ``user_id`` and ``store`` arguments are inje
 hidden from the model's schema, so a model can never name another user. ``run_tool_call`` turns one
 model tool call into a ``ToolMessage``: JSON of what the store returned, or ``Error: ...`` with the
 store's own message. Nothing is reported that the store did not return, and no mutating call runs
-twice (see ``tools.ledger``).
+twice (see ``keel.tools.ledger``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
 from pydantic import BeforeValidator, ValidationError
 
-from tools.crash_points import pause_point
-from tools.ledger import recall, record
-from tools.store import TaskError, TaskStore
+from keel.tools.crash_points import pause_point
+from keel.tools.ledger import recall, record
+from keel.tools.store import TaskError, TaskStore
 
 UserId = Annotated[str, InjectedToolArg]
 Store = Annotated[TaskStore, InjectedToolArg]
@@ -91,7 +91,7 @@ async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> di
 
 
 MUTATES = "mutates"
-"""Tool metadata: the tool changes tasks, so each call id runs at most once (``tools.ledger``)."""
+"""Tool metadata: the tool changes tasks, so each call id runs once (``keel.tools.ledger``)."""
 CONFIRM = "confirm"
 """Tool metadata: the agent asks the user for a yes first; the value is the question's verb."""
 
@@ -151,7 +151,7 @@ async def run_tool_call(
 
     A mutating call with an id runs at most once: its result is recorded in the transaction that
     changes the task, and a call with a recorded id returns that result again. ``pause_at`` is for
-    crash tests (``tools.crash_points``).
+    crash tests (``keel.tools.crash_points``).
     """
     name, call_id = call["name"], call.get("id") or ""
     tool_ = TOOLS_BY_NAME.get(name)

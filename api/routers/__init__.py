@@ -1,1 +1,1 @@
-"""The API routers, collected by ``api.app``."""
+"""The API routers, collected by ``keel.api.app``."""

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query, Request
 from sse_starlette.sse import EventSourceResponse
 
-from api.deps import ConversationDep, ServiceDep, UserDep
-from api.errors import error_body
-from api.schemas import (
+from keel.api.deps import ConversationDep, ServiceDep, UserDep
+from keel.api.errors import error_body
+from keel.api.schemas import (
     CheckpointOut,
     Conversation,
     ErrorOut,
@@ -22,10 +22,10 @@ from api.schemas import (
     ResetOut,
     Snapshot,
 )
-from api.turn_requests import check_size, start_turn, take_turn, turn_slot
-from graphs.reset_command import reset_conversation
-from graphs.result import TurnResult
-from graphs.runner import snapshot, thread_config
+from keel.api.turn_requests import check_size, start_turn, take_turn, turn_slot
+from keel.graphs.reset_command import reset_conversation
+from keel.graphs.result import TurnResult
+from keel.graphs.runner import snapshot, thread_config
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from api.deps import ServiceDep
-from api.errors import error_body
+from keel.api.deps import ServiceDep
+from keel.api.errors import error_body
 
 router = APIRouter(tags=["health"])
 

@@ -16,13 +16,13 @@ import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
-from api.deps import user_for
-from api.errors import APIError, is_database_down
-from api.schemas import NewMessage
-from api.service import Service
-from api.turn_requests import check_size, start_turn, turn_slot
-from checkpoints.conversations import ConversationNotFound
-from graphs.reset_command import reset_conversation
+from keel.api.deps import user_for
+from keel.api.errors import APIError, is_database_down
+from keel.api.schemas import NewMessage
+from keel.api.service import Service
+from keel.api.turn_requests import check_size, start_turn, turn_slot
+from keel.checkpoints.conversations import ConversationNotFound
+from keel.graphs.reset_command import reset_conversation
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 

@@ -1,8 +1,8 @@
-"""Alembic environment: migrations run on the connection ``checkpoints.migrate`` hands over."""
+"""Alembic environment: migrations run on the connection ``keel.checkpoints.migrate`` hands over."""
 
 from alembic import context
 
-from checkpoints.schema import metadata
+from keel.checkpoints.schema import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)

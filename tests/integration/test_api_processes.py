@@ -9,8 +9,8 @@ import httpx
 import psycopg
 import pytest
 
-from checkpoints.backend import open_backend
-from checkpoints.locks import TurnLocks
+from keel.checkpoints.backend import open_backend
+from keel.checkpoints.locks import TurnLocks
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-KEEL = [sys.executable, "-c", "from api.cli import app; app()"]
+KEEL = [sys.executable, "-c", "from keel.api.cli import app; app()"]
 
 
 def chat(

@@ -14,12 +14,12 @@ import httpx
 import pytest
 import websockets
 
-from checkpoints.backend import open_database
-from checkpoints.messages import MessageLog
+from keel.checkpoints.backend import open_database
+from keel.checkpoints.messages import MessageLog
+from keel.tools.store import TaskStore
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server
-from tools.store import TaskStore
 
 POOL_TIMEOUT = 3.0
 CLIENTS = 64
@@ -209,7 +209,7 @@ def test_workers_starting_together_on_a_new_database_both_come_up(postgres_serve
 async def test_a_lock_attempt_cancelled_midway_leaves_no_lock_behind(postgres_server):
     import psycopg
 
-    from checkpoints.locks import AdvisoryLocks, TurnLocks
+    from keel.checkpoints.locks import AdvisoryLocks, TurnLocks
 
     database_url = new_postgres_database(postgres_server)
     locks = TurnLocks(AdvisoryLocks(database_url))

@@ -7,9 +7,9 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 
+from keel.tools.todo import TODO_TOOLS
 from tests.integration.conftest import ANN, BOB, KEYS
 from tests.integration.server import keel_server
-from tools.todo import TODO_TOOLS
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ import importlib
 import inspect
 import uuid
 
-from checkpoints.backend import open_database
-from checkpoints.saver import open_checkpointer
-from graphs.builder import build_graph
-from graphs.resources import open_run
-from graphs.runner import run_turn, snapshot
+from keel.checkpoints.backend import open_database
+from keel.checkpoints.saver import open_checkpointer
+from keel.graphs.builder import build_graph
+from keel.graphs.resources import open_run
+from keel.graphs.runner import run_turn, snapshot
 from tests.conftest import new_postgres_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
 

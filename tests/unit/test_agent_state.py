@@ -3,8 +3,8 @@ import itertools
 import pytest
 from langgraph.graph import END
 
-from graphs.builder import build_graph
-from nodes.agent_state import (
+from keel.graphs.builder import build_graph
+from keel.nodes.agent_state import (
     TRANSITIONS,
     AgentState,
     InvalidTransition,

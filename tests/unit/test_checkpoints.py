@@ -5,13 +5,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from checkpoints.backend import open_database
-from checkpoints.conversations import ConversationNotFound, ConversationStore
-from checkpoints.saver import open_checkpointer
-from checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
-from graphs.builder import build_graph
-from graphs.resources import open_run
-from graphs.runner import run_turn, snapshot, thread_config
+from keel.checkpoints.backend import open_database
+from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
+from keel.checkpoints.saver import open_checkpointer
+from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
+from keel.graphs.builder import build_graph
+from keel.graphs.resources import open_run
+from keel.graphs.runner import run_turn, snapshot, thread_config
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": AsyncSqliteSaver, "postgres": AsyncPostgresSaver}
 
@@ -76,7 +76,7 @@ async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
 
 
 async def test_background_retention_prunes_every_few_turns_off_the_turn(keel):
-    from checkpoints.retention import Retention
+    from keel.checkpoints.retention import Retention
 
     cid = str(uuid.uuid4())
     retention = Retention(keel.graph.checkpointer, keep=3, every=2)

@@ -4,8 +4,8 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
-from graphs.runner import run_turn
-from nodes.markers import NUDGE_PREFIX
+from keel.graphs.runner import run_turn
+from keel.nodes.markers import NUDGE_PREFIX
 from tests.unit.scripted import ScriptedModel, call
 
 
@@ -66,7 +66,7 @@ async def test_done_line_never_reaches_the_user(memory_keel):
 
 async def test_configured_done_marker(memory_keel, monkeypatch):
     monkeypatch.setenv("KEEL_DONE_MARKER", r"^\s*FINISHED$")
-    from graphs.settings import Settings
+    from keel.graphs.settings import Settings
 
     marker = Settings().done_marker
     replies = [AIMessage("Answer\nDONE: old style"), AIMessage("Answer\nfinished")]

@@ -4,12 +4,12 @@ import uuid
 
 import pytest
 
-from checkpoints.backend import open_database
-from checkpoints.saver import open_checkpointer
-from graphs.builder import build_graph
-from graphs.resources import open_run
-from graphs.runner import run_turn, snapshot
-from tools.store import TaskStore
+from keel.checkpoints.backend import open_database
+from keel.checkpoints.saver import open_checkpointer
+from keel.graphs.builder import build_graph
+from keel.graphs.resources import open_run
+from keel.graphs.runner import run_turn, snapshot
+from keel.tools.store import TaskStore
 
 
 async def say(keel, cid, text):

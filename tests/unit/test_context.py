@@ -2,8 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
-from checkpoints.messages import LoggedMessage
-from nodes.history import render_history, select_history
+from keel.checkpoints.messages import LoggedMessage
+from keel.nodes.history import render_history, select_history
 
 NOW = datetime(2026, 1, 7, 12, 0, tzinfo=UTC)
 

@@ -13,11 +13,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graphs.builder import build_graph
-from graphs.runner import thread_config
-from nodes.context import AGENT_TOOLS
-from nodes.markers import DoneLines, strip_done
-from nodes.models import build_agent_model, said_done
+from keel.graphs.builder import build_graph
+from keel.graphs.runner import thread_config
+from keel.nodes.context import AGENT_TOOLS
+from keel.nodes.markers import DoneLines, strip_done
+from keel.nodes.models import build_agent_model, said_done
 from tests.stub_openai import StubOpenAI
 
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodes.intents import YES_WORDS, confirms, is_yes, parse_intents
-from nodes.markers import DEFAULT_DONE_MARKER, has_done, lines, strip_done
-from tools.store import MAX_TASK_ID, TaskError
+from keel.nodes.intents import YES_WORDS, confirms, is_yes, parse_intents
+from keel.nodes.markers import DEFAULT_DONE_MARKER, has_done, lines, strip_done
+from keel.tools.store import MAX_TASK_ID, TaskError
 
 LIMIT = 32_000
 
@@ -82,7 +82,7 @@ async def test_out_of_range_task_ids_are_no_such_task(memory_keel):
 
 
 async def test_a_huge_task_id_in_a_message_answers_and_spoils_nothing(memory_keel):
-    from graphs.runner import run_turn
+    from keel.graphs.runner import run_turn
 
     cid = str(uuid.uuid4())
     context = memory_keel.context()
@@ -96,7 +96,7 @@ async def test_a_huge_task_id_in_a_message_answers_and_spoils_nothing(memory_kee
 
 
 async def test_a_message_with_many_requests_is_logged_whole_and_answered(memory_keel):
-    from graphs.runner import run_turn
+    from keel.graphs.runner import run_turn
 
     cid = str(uuid.uuid4())
     n = 45
@@ -111,7 +111,7 @@ async def test_a_message_with_many_requests_is_logged_whole_and_answered(memory_
 
 
 async def test_a_resume_in_the_middle_of_a_turn_keeps_the_turn(memory_keel):
-    from graphs.runner import run_turn
+    from keel.graphs.runner import run_turn
 
     cid = str(uuid.uuid4())
     context = memory_keel.context(context_token_budget=250, loop_limit=12)
@@ -144,7 +144,7 @@ def test_random_text_parses_without_error_and_loses_no_line(text):
 )
 @given(content=st.text(min_size=1, max_size=2000).filter(lambda t: t.strip()))
 async def test_whatever_the_user_types_is_logged_as_typed(memory_keel, content):
-    from graphs.runner import run_turn
+    from keel.graphs.runner import run_turn
 
     try:
         content.encode("utf-8")

@@ -2,7 +2,7 @@
 
 import uuid
 
-from graphs.runner import run_turn, thread_config
+from keel.graphs.runner import run_turn, thread_config
 
 
 async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):

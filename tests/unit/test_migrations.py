@@ -7,11 +7,11 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from checkpoints.backend import open_database
-from checkpoints.migrate import current_revision, head_revision, migration_engine, upgrade
-from checkpoints.schema import metadata
-from checkpoints.urls import parse_database_url
-from graphs.runner import run_turn
+from keel.checkpoints.backend import open_database
+from keel.checkpoints.migrate import current_revision, head_revision, migration_engine, upgrade
+from keel.checkpoints.schema import metadata
+from keel.checkpoints.urls import parse_database_url
+from keel.graphs.runner import run_turn
 from tests.keel_process import run_keel
 
 
@@ -94,8 +94,8 @@ def test_prune_refuses_a_keep_below_one(tmp_path):
 async def test_existing_tasks_are_numbered_per_user_by_the_migration(database_url):
     from alembic import command
 
-    from checkpoints.migrate import _config
-    from tools.store import TaskStore
+    from keel.checkpoints.migrate import _config
+    from keel.tools.store import TaskStore
 
     engine = migration_engine(parse_database_url(database_url))
     with engine.begin() as conn:

@@ -5,8 +5,8 @@ import uuid
 import structlog
 from langchain_core.messages import AIMessage
 
-from graphs.reset_command import reset_conversation
-from graphs.runner import run_turn, snapshot, thread_config
+from keel.graphs.reset_command import reset_conversation
+from keel.graphs.runner import run_turn, snapshot, thread_config
 from tests.unit.scripted import ScriptedModel
 
 

@@ -6,15 +6,15 @@ import pytest
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from graphs.runner import run_turn, snapshot, thread_config
-from nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
-from nodes.context import AGENT_TOOLS
-from nodes.models import build_agent_model
-from nodes.resume import continuation_step
-from nodes.tokens import count_tokens
+from keel.graphs.runner import run_turn, snapshot, thread_config
+from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
+from keel.nodes.context import AGENT_TOOLS
+from keel.nodes.models import build_agent_model
+from keel.nodes.resume import continuation_step
+from keel.nodes.tokens import count_tokens
+from keel.tools.next_step import note_from_args, parse_next_step
 from tests.stub_openai import StubOpenAI
 from tests.unit.scripted import ScriptedModel, call
-from tools.next_step import note_from_args, parse_next_step
 
 
 @pytest.mark.parametrize(
@@ -117,8 +117,8 @@ async def test_exhausting_a_small_budget_twice_still_completes_the_plan(keel):
 
 
 async def test_resume_backs_up_and_keeps_ten(keel):
-    from checkpoints.backups import BackupStore
-    from checkpoints.saver import open_checkpointer
+    from keel.checkpoints.backups import BackupStore
+    from keel.checkpoints.saver import open_checkpointer
 
     cid = str(uuid.uuid4())
     async with open_checkpointer(keel.url) as other_saver:

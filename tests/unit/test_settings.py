@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from graphs.resources import open_run
-from graphs.settings import Settings
-from nodes.context import KeelContext
+from keel.graphs.resources import open_run
+from keel.graphs.settings import Settings
+from keel.nodes.context import KeelContext
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "checkpoints", "graphs", "nodes", "tools")

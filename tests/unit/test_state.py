@@ -1,8 +1,14 @@
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from nodes import state as state_mod
-from nodes.agent_state import AgentState
-from nodes.state import bounded_window, from_legacy, is_complete, is_plan_complete, is_processing
+from keel.nodes import state as state_mod
+from keel.nodes.agent_state import AgentState
+from keel.nodes.state import (
+    bounded_window,
+    from_legacy,
+    is_complete,
+    is_plan_complete,
+    is_processing,
+)
 
 
 def test_legacy_completed_maps_to_response_and_complete():

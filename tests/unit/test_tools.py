@@ -3,9 +3,9 @@ import uuid
 
 import pytest
 
-from checkpoints.backend import open_database
-from tools.store import TITLE_MAX_CHARS, TaskStore
-from tools.todo import TODO_TOOLS, run_tool_call
+from keel.checkpoints.backend import open_database
+from keel.tools.store import TITLE_MAX_CHARS, TaskStore
+from keel.tools.todo import TODO_TOOLS, run_tool_call
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage
 
-from graphs.runner import run_turn
-from nodes.topic import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change, topic_title
+from keel.graphs.runner import run_turn
+from keel.nodes.topic import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change, topic_title
 from tests.unit.scripted import ScriptedModel
 
 NOW = datetime(2026, 1, 7, 10, 0, tzinfo=UTC)
@@ -148,7 +148,7 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
 
 async def test_a_silence_longer_than_the_gap_starts_a_topic(memory_keel, clock, monkeypatch):
     monkeypatch.setenv("KEEL_TOPIC_GAP_SECONDS", "5")
-    from graphs.settings import Settings
+    from keel.graphs.settings import Settings
 
     gap = Settings().topic_gap_seconds
     cid = str(uuid.uuid4())

@@ -1,1 +1,1 @@
-"""The migration scripts, applied in order by ``checkpoints.migrate.upgrade``."""
+"""The migration scripts, applied in order by ``keel.checkpoints.migrate.upgrade``."""

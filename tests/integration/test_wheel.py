@@ -1,0 +1,103 @@
+"""The built wheel installs keel as one ``keel`` namespace and nothing at the top level.
+
+The wheel is built from this checkout and installed into a fresh virtual environment that borrows
+the test environment's dependencies (its site-packages as a plain path entry, so the editable
+install's import hook there stays off). Everything then runs from an empty directory.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOP_LEVEL = ("api", "checkpoints", "graphs", "nodes", "tools")
+
+PROBE = """
+import importlib.util, json, sys
+import keel.api.app, keel.graphs.builder, keel.checkpoints.migrate
+print(json.dumps({
+    "top_level": {name: importlib.util.find_spec(name) is not None for name in %r},
+    "files": [keel.graphs.builder.__file__, keel.api.app.__file__],
+    "prefix": sys.prefix,
+    "graph_nodes": sorted(keel.graphs.builder.graph.nodes),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+        + ["--wheel-dir", str(out), str(ROOT)],
+        check=True,
+    )
+    return next(out.glob("keel-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def fresh_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(site) / "test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
+        + ["--no-deps", str(wheel)],
+        check=True,
+    )
+    return python
+
+
+def test_wheel_holds_only_the_keel_namespace(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        roots = {name.split("/", 1)[0] for name in archive.namelist()}
+        names = set(archive.namelist())
+    assert roots == {"keel", wheel.name.split("-py")[0] + ".dist-info"}
+    assert "keel/__init__.py" not in names  # a namespace: nothing else may own ``keel``
+    assert "keel/checkpoints/migrations/versions/0001_app_tables.py" in names
+    assert "keel/api/routers/conversations.py" in names
+
+
+def test_installed_wheel_imports_keel_without_top_level_modules(
+    fresh_python: Path, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [fresh_python, "-c", PROBE % (TOP_LEVEL,)],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    assert probe["top_level"] == dict.fromkeys(TOP_LEVEL, False)
+    for file in probe["files"]:
+        assert file.startswith(probe["prefix"]), file
+        assert not file.startswith(str(ROOT))
+    assert {"user_input", "assistant", "tool_execution", "response"} <= set(probe["graph_nodes"])
+
+
+def test_console_script_migrates_a_database_from_the_installed_package(
+    fresh_python: Path, tmp_path: Path
+) -> None:
+    keel = fresh_python.parent / "keel"
+    database = tmp_path / "keel.db"
+    env = {"KEEL_DATABASE_URL": f"sqlite:///{database}", "PATH": str(fresh_python.parent)}
+    upgrade = subprocess.run(
+        [keel, "db", "upgrade"], cwd=tmp_path, env=env, check=True, capture_output=True, text=True
+    )
+    assert "schema: empty -> 0005" in upgrade.stdout
+    assert database.exists()
