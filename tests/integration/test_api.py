@@ -180,6 +180,23 @@ def test_auth_matrix(server_url, method, path, body):
     assert httpx.request(method, url, json=body, headers=ANN, timeout=60).status_code in (200, 201)
 
 
+def test_the_schema_declares_the_bearer_key_on_every_operation_but_the_health_checks(server_url):
+    schema = httpx.get(f"{server_url.url}/openapi.json").json()
+    schemes = schema["components"]["securitySchemes"]
+    assert [(s["type"], s["scheme"].lower()) for s in schemes.values()] == [("http", "bearer")]
+    needs_key = [{name: []} for name in schemes]
+    assert "security" not in schema  # no global requirement: the health checks stay open
+    operations = {
+        (method, path): op for path, ops in schema["paths"].items() for method, op in ops.items()
+    }
+    assert operations["post", "/v1/conversations"]["security"] == needs_key
+    assert "security" not in operations["get", "/healthz"]
+    assert "security" not in operations["get", "/readyz"]
+    for where, op in operations.items():
+        assert op.get("security") == (needs_key if where[1].startswith("/v1/") else None), where
+    assert httpx.get(f"{server_url.url}/healthz").status_code == 200  # and indeed with no key
+
+
 def test_no_user_reaches_another_users_tasks(server_url):
     ann = new_conversation(server_url, ANN)
     created = say(server_url, ann, "Add ann's secret", ANN).json()
