@@ -21,7 +21,7 @@ from keel.checkpoints.locks import ConversationLocked, TurnLocks
 from keel.graphs.builder import build_graph
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.resources import open_run
-from keel.graphs.result import TurnResult
+from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import recover_turn, run_turn, snapshot
 from keel.graphs.settings import Settings
 
@@ -46,7 +46,7 @@ def describe_event(event_type: str, data: dict[str, Any]) -> str:
     return f"{event_type}: {data}"
 
 
-def _print_state(console: Console, state: dict[str, Any]) -> None:
+def _print_state(console: Console, state: Snapshot) -> None:
     console.print(f"agent_state: {state['agent_state']}   complete: {state['complete']}")
     console.print(f"mission: {escape(str(state['mission']))}")
     todolist = state.get("todolist")

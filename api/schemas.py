@@ -1,8 +1,11 @@
-"""Request and response bodies of the HTTP API, described for the OpenAPI page."""
+"""Request bodies, the checkpoint listing and the error envelope of the HTTP API.
+
+The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as they are.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -64,72 +67,6 @@ class LoggedMessageOut(BaseModel):
     )
 
 
-class TopicOut(BaseModel):
-    """A topic segment."""
-
-    id: str = Field(description="Its id.", examples=["0b6c5d1e-…"])
-    title: str = Field(
-        description="The topic's title (first words of its first message, or a model's title).",
-        examples=["Add buy milk"],
-    )
-    summary: str | None = Field(
-        description="A short summary, set when the topic ended.",
-        default=None,
-        examples=["Add buy milk. Last exchange: …"],
-    )
-    started_at: str = Field(
-        description="When the topic started (ISO-8601, UTC).",
-        examples=["2026-11-22T10:00:00+00:00"],
-    )
-    ended_at: str | None = Field(
-        description="When it ended (ISO-8601, UTC), or null while active.",
-        default=None,
-        examples=[None],
-    )
-    is_active: bool = Field(
-        description="Whether it is the conversation's active topic.", examples=[True]
-    )
-
-
-class Snapshot(BaseModel):
-    """Where a conversation stands."""
-
-    conversation_id: str = Field(
-        description="The conversation's id (UUID).",
-        examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"],
-    )
-    agent_state: str = Field(
-        description="user_input, assistant, tool_execution or response.", examples=["response"]
-    )
-    complete: bool = Field(description="The last task ended complete.", examples=[True])
-    mission: str | None = Field(
-        description="What the user asked for in the current plan.", examples=["Add buy milk"]
-    )
-    todolist: dict[str, Any] | None = Field(description="The plan.", examples=[None])
-    topic: dict[str, Any] | None = Field(description="The active topic.", examples=[None])
-    topics: list[TopicOut] = Field(
-        description="Every topic, oldest first.",
-        examples=[
-            [
-                {
-                    "id": "…",
-                    "title": "Add buy milk",
-                    "summary": None,
-                    "started_at": "…",
-                    "ended_at": None,
-                    "is_active": True,
-                }
-            ]
-        ],
-    )
-    pending_confirmation: dict[str, Any] | None = Field(
-        description="A destructive action waiting for yes/no.", examples=[None]
-    )
-    stats: dict[str, Any] = Field(
-        description="turns, tool_calls, total_resumes.", examples=[{"turns": 3}]
-    )
-
-
 class CheckpointOut(BaseModel):
     """One checkpoint of the conversation's thread (for time travel)."""
 
@@ -141,22 +78,6 @@ class CheckpointOut(BaseModel):
     next: list[str] = Field(description="Nodes that would run next.", examples=[["assistant"]])
     agent_state: str | None = Field(
         description="The state machine's position in that checkpoint.", examples=["assistant"]
-    )
-
-
-class ResetOut(BaseModel):
-    """The answer to a reset."""
-
-    success: bool = Field(description="Always true when the reset happened.", examples=[True])
-    message: str = Field(
-        description="What to tell the user.",
-        examples=["Conversation context has been reset. Starting fresh! …"],
-    )
-    new_topic_id: str = Field(
-        description="The topic the conversation continues in.", examples=["0b6c5d1e-…"]
-    )
-    previous_messages_preserved: bool = Field(
-        description="The message log is kept (always true).", examples=[True]
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, read_time
@@ -37,17 +36,6 @@ class TopicRow:
     started_at: datetime
     ended_at: datetime | None
     is_active: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """The topic as JSON-ready data."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "summary": self.summary,
-            "started_at": self.started_at.isoformat(),
-            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
-            "is_active": self.is_active,
-        }
 
 
 def _from_row(row: Row) -> TopicRow:

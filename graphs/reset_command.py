@@ -8,18 +8,17 @@ checkpoint as the end of a turn. The message log is untouched.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
 import structlog
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import run_of
+from keel.graphs.result import Reset
 from keel.graphs.runner import thread_config
 from keel.nodes.agent_state import AgentState
 from keel.nodes.context import KeelContext
+from keel.nodes.events import mission_reset, topic_changed
 from keel.nodes.previews import preview
 from keel.nodes.topic import as_state_topic, summarize_topic
 
@@ -33,9 +32,7 @@ RESET_MESSAGE = (
 )
 
 
-async def reset_conversation(
-    graph: KeelGraph, conversation_id: str, context: KeelContext
-) -> dict[str, Any]:
+async def reset_conversation(graph: KeelGraph, conversation_id: str, context: KeelContext) -> Reset:
     """Reset the conversation's context; the answer follows the REST contract, plus events."""
     config = thread_config(conversation_id)
     values = (await graph.aget_state(config)).values
@@ -50,24 +47,8 @@ async def reset_conversation(
         else None
     )
     topic = await topics.start(conversation_id, RESET_TITLE, summary)
-    reset_data = {
-        "mission_reset": True,
-        "reason": RESET_REASON,
-        "previous_todolist_id": previous_todolist_id,
-    }
-    topic_data = {
-        "previous_topic_id": previous.id if previous else None,
-        "new_topic_id": topic.id,
-        "reason": "user_reset",
-        "phrase": None,
-        "title": topic.title,
-    }
-    entry = {
-        "at": datetime.now(UTC).isoformat(),
-        "kind": "mission_reset",
-        "reason": RESET_REASON,
-        "detail": reset_data,
-    }
+    changed = topic_changed(previous.id if previous else None, topic.id, topic.title, "user_reset")
+    reset, entry = mission_reset(RESET_REASON, previous_todolist_id, run.clock())
     await graph.aupdate_state(
         config,
         {
@@ -98,8 +79,5 @@ async def reset_conversation(
         "message": RESET_MESSAGE,
         "new_topic_id": topic.id,
         "previous_messages_preserved": True,
-        "events": [
-            {"type": "topic_changed", "data": topic_data},
-            {"type": "state_updated", "data": reset_data},
-        ],
+        "events": [changed, reset],
     }

@@ -1,23 +1,90 @@
-"""The result of a turn: its typed shape (the API's response model) and how it is read.
+"""What reading a conversation gives back: every result shape, typed once, and how it is read.
 
-``turn_result`` builds a ``TurnResult`` from the graph's values and interrupts at the end of a
-run; ``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot`` for ``/state`` and
-the API; ``TokenLines`` passes model tokens on without the DONE line. Used by ``keel.graphs.runner``
-and the API.
+The turn result (``TurnResult``, with its ``Confirmation``, ``Event`` and ``ToolCallRecord``),
+the snapshot of a conversation (``Snapshot``, with ``TopicRef`` and ``TopicSegment``) and the
+answer to a reset (``ResetAnswer``) are defined here and nowhere else: the API uses them as its
+response models, the CLI and the tests read them. ``turn_result`` and ``snapshot_of`` build them
+from the graph's values and interrupts; ``pending_confirmation`` and ``agent_state_of`` read a
+``StateSnapshot``. The snapshot and the reset answer are TypedDicts, read as mappings like the
+graph's own state; the turn result is a model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AIMessage
 from langgraph.types import Interrupt, StateSnapshot
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
+from keel.checkpoints.topics import TopicRow
 from keel.nodes.agent_state import AgentState
+from keel.nodes.events import NodeEvent
 from keel.nodes.markers import strip_done
-from keel.nodes.state import Todolist
+from keel.nodes.state import Todolist, Topic
+
+ISO_TIME = "2026-11-22T10:00:00+00:00"
+CONVERSATION_ID = "6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"
+
+
+class TopicRef(TypedDict):
+    """The active topic, as results show it."""
+
+    id: Annotated[str, Field(description="The topic's id.", examples=["0b6c5d1e-…"])]
+    title: Annotated[str, Field(description="The topic's title.", examples=["Add buy milk"])]
+
+
+class TopicSegment(TypedDict):
+    """A topic segment of the conversation."""
+
+    id: Annotated[str, Field(description="Its id.", examples=["0b6c5d1e-…"])]
+    title: Annotated[
+        str,
+        Field(
+            description="The topic's title (first words of its first message, or a model's).",
+            examples=["Add buy milk"],
+        ),
+    ]
+    summary: Annotated[
+        str | None,
+        Field(
+            description="A short summary, set when the topic ended.",
+            examples=["Add buy milk. Last exchange: …"],
+        ),
+    ]
+    started_at: Annotated[
+        str, Field(description="When the topic started (ISO-8601, UTC).", examples=[ISO_TIME])
+    ]
+    ended_at: Annotated[
+        str | None,
+        Field(description="When it ended (ISO-8601, UTC), or null while active.", examples=[None]),
+    ]
+    is_active: Annotated[
+        bool, Field(description="Whether it is the conversation's active topic.", examples=[True])
+    ]
+
+
+def topic_ref(topic: Topic | TopicRow | None) -> TopicRef | None:
+    """The topic (from state or from the topic table) as results show it: id and title."""
+    if topic is None:
+        return None
+    if isinstance(topic, TopicRow):
+        return {"id": topic.id, "title": topic.title}
+    return {"id": topic["id"], "title": topic["title"]}
+
+
+def topic_segment(row: TopicRow) -> TopicSegment:
+    """A row of the topic table as results show it."""
+    return {
+        "id": row.id,
+        "title": row.title,
+        "summary": row.summary,
+        "started_at": row.started_at.isoformat(),
+        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
+        "is_active": row.is_active,
+    }
 
 
 class Confirmation(BaseModel):
@@ -57,8 +124,7 @@ class TurnResult(BaseModel):
     """What one turn produced."""
 
     conversation_id: str = Field(
-        description="The conversation's id (UUID).",
-        examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"],
+        description="The conversation's id (UUID).", examples=[CONVERSATION_ID]
     )
     reply: str = Field(
         description="The text shown to the user.", examples=["Created task: buy milk"]
@@ -83,7 +149,7 @@ class TurnResult(BaseModel):
         description="The plan: id, items (id, description, tool, status), steps_completed.",
         examples=[{"id": "…", "items": [], "steps_completed": []}],
     )
-    topic: dict[str, Any] | None = Field(
+    topic: TopicRef | None = Field(
         default=None,
         description="The active topic: id and title.",
         examples=[{"id": "…", "title": "Add buy milk"}],
@@ -134,9 +200,9 @@ def _reply(values: dict[str, Any]) -> str:
     return "\n".join(part for part in (text, note) if part)
 
 
-def topic_of(topic: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The topic as the API shows it: id and title."""
-    return {"id": topic["id"], "title": topic["title"]} if topic else None
+def _complete(values: dict[str, Any], waiting: Confirmation | None) -> bool:
+    """The task ended complete (DONE marker, nothing open) and no confirmation is waiting."""
+    return bool(values.get("complete")) and waiting is None
 
 
 def turn_result(
@@ -154,11 +220,112 @@ def turn_result(
         agent_state=AgentState.TOOL_EXECUTION.value  # the node that asks waits inside
         if waiting
         else str(values.get("agent_state", AgentState.USER_INPUT.value)),
-        complete=bool(values.get("complete")) and waiting is None,
+        complete=_complete(values, waiting),
         awaiting_confirmation=waiting,
         mission=values.get("mission"),
         todolist=dict(todolist) if todolist else None,
-        topic=topic_of(values.get("topic")),
+        topic=topic_ref(values.get("topic")),
         events=[Event(**e) for e in events],
         tool_calls=[ToolCallRecord(**e["data"]) for e in events if e["type"] == "tool_call"],
     )
+
+
+class Snapshot(TypedDict):
+    """Where a conversation stands."""
+
+    conversation_id: Annotated[
+        str, Field(description="The conversation's id (UUID).", examples=[CONVERSATION_ID])
+    ]
+    agent_state: Annotated[
+        str,
+        Field(
+            description="user_input, assistant, tool_execution or response.", examples=["response"]
+        ),
+    ]
+    complete: Annotated[bool, Field(description="The last task ended complete.", examples=[True])]
+    mission: Annotated[
+        str | None,
+        Field(
+            description="What the user asked for in the current plan.", examples=["Add buy milk"]
+        ),
+    ]
+    todolist: Annotated[dict[str, Any] | None, Field(description="The plan.", examples=[None])]
+    topic: Annotated[TopicRef | None, Field(description="The active topic.", examples=[None])]
+    pending_confirmation: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="A destructive action waiting for yes/no: action, task_id and prompt.",
+            examples=[None],
+        ),
+    ]
+    stats: Annotated[
+        dict[str, Any],
+        Field(description="turns, tool_calls, total_resumes.", examples=[{"turns": 3}]),
+    ]
+    topics: NotRequired[
+        Annotated[
+            list[TopicSegment],
+            Field(
+                description="Every topic, oldest first (when the topics were read).",
+                examples=[[]],
+            ),
+        ]
+    ]
+
+
+def snapshot_of(
+    conversation_id: str, snap: StateSnapshot, topics: Sequence[TopicRow] | None = None
+) -> Snapshot:
+    """The conversation's snapshot from its state (and its topic rows, when read)."""
+    values = snap.values
+    waiting = pending_confirmation(snap)
+    result: Snapshot = {
+        "conversation_id": conversation_id,
+        "agent_state": agent_state_of(snap),
+        "complete": _complete(values, waiting),
+        "mission": values.get("mission"),
+        "todolist": values.get("todolist"),
+        "topic": topic_ref(values.get("topic")),
+        "pending_confirmation": waiting.model_dump() if waiting else None,
+        "stats": values.get("stats", {}),
+    }
+    if topics is not None:
+        result["topics"] = [topic_segment(row) for row in topics]
+    return result
+
+
+class ResetAnswer(TypedDict):
+    """The answer to a reset."""
+
+    success: Annotated[
+        bool, Field(description="Always true when the reset happened.", examples=[True])
+    ]
+    message: Annotated[
+        str,
+        Field(
+            description="What to tell the user.",
+            examples=["Conversation context has been reset. Starting fresh! …"],
+        ),
+    ]
+    new_topic_id: Annotated[
+        str, Field(description="The topic the conversation continues in.", examples=["0b6c5d1e-…"])
+    ]
+    previous_messages_preserved: Annotated[
+        bool, Field(description="The message log is kept (always true).", examples=[True])
+    ]
+
+
+class Reset(ResetAnswer):
+    """A reset's answer with the events it made (a topic change, a mission reset)."""
+
+    events: list[NodeEvent]
+
+
+def reset_answer(reset: Reset) -> ResetAnswer:
+    """The answer without the events, as the API gives it."""
+    return {
+        "success": reset["success"],
+        "message": reset["message"],
+        "new_topic_id": reset["new_topic_id"],
+        "previous_messages_preserved": reset["previous_messages_preserved"],
+    }

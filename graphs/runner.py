@@ -23,15 +23,10 @@ from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 from psycopg_pool import PoolTimeout
 
 from keel.checkpoints.retention import Retention, prune_thread
+from keel.checkpoints.topics import TopicRow
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import run_of
-from keel.graphs.result import (
-    TurnResult,
-    agent_state_of,
-    pending_confirmation,
-    topic_of,
-    turn_result,
-)
+from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
 from keel.nodes.agent_state import AgentState
 from keel.nodes.context import KeelContext
 from keel.nodes.previews import preview
@@ -228,18 +223,9 @@ async def run_turn(
         return result
 
 
-async def snapshot(graph: KeelGraph, conversation_id: str) -> dict[str, Any]:
+async def snapshot(
+    graph: KeelGraph, conversation_id: str, topics: Sequence[TopicRow] | None = None
+) -> Snapshot:
     """The conversation's current state: agent_state, mission, todolist, topic, confirmation."""
     snap = await graph.aget_state(thread_config(conversation_id))
-    values = snap.values
-    waiting = pending_confirmation(snap)
-    return {
-        "conversation_id": conversation_id,
-        "agent_state": agent_state_of(snap),
-        "complete": bool(values.get("complete")) and waiting is None,
-        "mission": values.get("mission"),
-        "todolist": values.get("todolist"),
-        "topic": topic_of(values.get("topic")),
-        "pending_confirmation": waiting.model_dump() if waiting else None,
-        "stats": values.get("stats", {}),
-    }
+    return snapshot_of(conversation_id, snap, topics)

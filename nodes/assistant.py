@@ -89,7 +89,7 @@ async def assistant(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, An
     """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
     ctx = runtime.context
     turn = (state.get("stats") or {}).get("turns", 0)
-    reply_id = f"{conversation_id()}:turn-{turn}:assistant-{state.get('loops', 0)}"
+    reply_id = f"{conversation_id(runtime)}:turn-{turn}:assistant-{state.get('loops', 0)}"
     model = without_done_lines(ctx.agent_model())
     try:
         reply = await model.ainvoke(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.config import get_config
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from keel.checkpoints.backups import BackupStore
@@ -47,9 +47,16 @@ class MissingStore(RuntimeError):
         super().__init__(f"KeelRun.{name} is not set; the run has no database")
 
 
-def conversation_id() -> str:
+class MissingThread(RuntimeError):
+    """The graph was run without a thread (no checkpointer, or no ``thread_id`` in the config)."""
+
+
+def conversation_id(runtime: Runtime[Any]) -> str:
     """The conversation (thread) the running graph serves."""
-    return str(get_config()["configurable"]["thread_id"])
+    info = runtime.execution_info
+    if info is None or info.thread_id is None:
+        raise MissingThread("keel's graph runs on a thread: give a checkpointer and a thread_id")
+    return info.thread_id
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.runtime import Runtime
 
 from keel.nodes.context import KeelRun, conversation_id
 from keel.nodes.markers import SYNTHETIC, strip_done
@@ -40,8 +41,9 @@ def log_row(message: AnyMessage, topic_id: str | None, done_marker: str) -> dict
     return row
 
 
-async def flush(state: KeelState, ctx: KeelRun) -> str:
+async def flush(state: KeelState, runtime: Runtime[KeelRun]) -> str:
     """Write the turn's window to the log (messages already there are skipped); return when."""
+    ctx = runtime.context
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
     rows = [
@@ -49,12 +51,15 @@ async def flush(state: KeelState, ctx: KeelRun) -> str:
         for m in state.get("window", [])
         if m.id and not m.additional_kwargs.get(SYNTHETIC)
     ]
-    await ctx.message_log().append(conversation_id(), ctx.user_id, rows)
+    await ctx.message_log().append(conversation_id(runtime), ctx.user_id, rows)
     return ctx.clock().isoformat()
 
 
-async def log_exchange(ctx: KeelRun, state: KeelState, key: str, role: str, text: str) -> None:
+async def log_exchange(
+    runtime: Runtime[KeelRun], state: KeelState, key: str, role: str, text: str
+) -> None:
     """Write one message that is not in the window (a confirmation question or its answer)."""
+    ctx = runtime.context
     topic = state.get("topic")
     row = {
         "message_key": key,
@@ -62,4 +67,4 @@ async def log_exchange(ctx: KeelRun, state: KeelState, key: str, role: str, text
         "content": text,
         "topic_id": topic["id"] if topic else None,
     }
-    await ctx.message_log().append(conversation_id(), ctx.user_id, [row])
+    await ctx.message_log().append(conversation_id(runtime), ctx.user_id, [row])

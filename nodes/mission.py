@@ -7,12 +7,13 @@ makes a new plan from the new message.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
+from langgraph.runtime import Runtime
 
-from keel.nodes.events import emit
+from keel.nodes.context import KeelRun
+from keel.nodes.events import mission_reset
 from keel.nodes.previews import preview
 from keel.nodes.state import KeelState, is_plan_complete
 
@@ -21,7 +22,7 @@ log = structlog.get_logger(__name__)
 REASON_COMPLETED = "completed_todolist_detected"
 
 
-def reset(state: KeelState) -> dict[str, Any]:
+def reset(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Clear a completed mission before a new query is planned."""
     if state.get("pending_question"):
         return {}
@@ -39,12 +40,7 @@ def reset(state: KeelState) -> dict[str, Any]:
         previous_todolist_id=previous_id,
         new_query_preview=preview(state.get("content")),
     )
-    data = {"mission_reset": True, "reason": REASON_COMPLETED, "previous_todolist_id": previous_id}
-    emit("state_updated", data)
+    event, entry = mission_reset(REASON_COMPLETED, previous_id, runtime.context.clock())
+    runtime.stream_writer(event)
     log.info("mission_reset_complete", previous_todolist_id=previous_id)
-    at = datetime.now(UTC).isoformat()
-    return {
-        "mission": None,
-        "todolist": None,
-        "audit": [{"at": at, "kind": "mission_reset", "reason": REASON_COMPLETED, "detail": data}],
-    }
+    return {"mission": None, "todolist": None, "audit": [entry]}

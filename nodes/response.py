@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from keel.nodes.context import KeelRun
-from keel.nodes.events import emit
+from keel.nodes.events import event
 from keel.nodes.message_log import flush
 from keel.nodes.models import said_done
 from keel.nodes.progress import close_open_steps
@@ -38,14 +38,15 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
 
 async def response(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
-    update = completion(state, runtime.context)
+    update = completion(state, runtime)
     if update.get("turn_over"):
-        update["last_message_at"] = await flush(state, runtime.context)
+        update["last_message_at"] = await flush(state, runtime)
     return update
 
 
-def completion(state: KeelState, ctx: KeelRun) -> dict[str, Any]:
+def completion(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """The completion decision as a state update."""
+    ctx = runtime.context
     window = state.get("window", [])
     last = window[-1] if window else None
     todolist = state.get("todolist")
@@ -62,7 +63,8 @@ def completion(state: KeelState, ctx: KeelRun) -> dict[str, Any]:
     exhausted = bool(state.get("context_exhausted"))
     if loops >= ctx.loop_limit:
         still_open = [i["description"] for i in open_items(todolist)]
-        emit("loop_limit", {"loops": loops, "limit": ctx.loop_limit, "open_items": still_open})
+        data = {"loops": loops, "limit": ctx.loop_limit, "open_items": still_open}
+        runtime.stream_writer(event("loop_limit", data))
         log.warning("loop_limit_reached", loops=loops, limit=ctx.loop_limit)
         note = f"I stopped after {loops} rounds without finishing this."
         return {"complete": False, "turn_over": True, "turn_note": note, "todolist": todolist}

@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.assistant import model_input
 from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.events import emit
+from keel.nodes.events import audit_entry, event
 from keel.nodes.markers import RESUME_KWARG, SYNTHETIC
 from keel.nodes.message_log import flush
 from keel.nodes.previews import preview
@@ -105,13 +105,14 @@ def carry(messages: Sequence[AnyMessage], budget: int, token_model: str | None) 
     return carried
 
 
-async def _backup(ctx: KeelRun, reason: str) -> str | None:
+async def _backup(runtime: Runtime[KeelRun], reason: str) -> str | None:
+    ctx = runtime.context
     if ctx.backups is None:
         log.warning("backup_skipped", reason="no backup store configured")
         return None
     try:
         running = get_config()["configurable"].get(CONFIG_KEY_CHECKPOINTER)
-        return await ctx.backups.backup(conversation_id(), reason, running)
+        return await ctx.backups.backup(conversation_id(runtime), reason, running)
     except Exception as exc:  # a failed backup never stops the resume
         log.warning("backup_failed", error=type(exc).__name__, detail=preview(exc))
         return None
@@ -121,8 +122,8 @@ async def resume(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Open a fresh window that picks up where the plan stands."""
     ctx = runtime.context
     reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
-    await flush(state, ctx)  # the old window's messages reach the log before it is dropped
-    backup_id = await _backup(ctx, reason)
+    await flush(state, runtime)  # the old window's messages reach the log before it is dropped
+    backup_id = await _backup(runtime, reason)
     todolist = state.get("todolist")
     from_step = max(todolist["steps_completed"], default=0) if todolist else 0
     step, description = continuation_step(state)
@@ -132,19 +133,13 @@ async def resume(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     if remaining:
         text += "\n\nSteps still open:\n" + "\n".join(f"- {r}" for r in remaining)
     message = HumanMessage(text, additional_kwargs={SYNTHETIC: True, RESUME_KWARG: remaining})
-    entry = {
-        "at": ctx.clock().isoformat(),
-        "kind": "resume",
-        "reason": reason,
-        "detail": {"from_step": from_step, "to_step": step, "backup_id": backup_id},
-    }
+    detail = {"from_step": from_step, "to_step": step, "backup_id": backup_id}
+    entry = audit_entry("resume", reason, detail, ctx.clock())
     log.info(
         f"Starting new session from step {step}", step=step, reason=reason, backup_id=backup_id
     )
-    emit(
-        "resumed",
-        {"step": step, "description": description, "reason": reason, "backup_id": backup_id},
-    )
+    data = {"step": step, "description": description, "reason": reason, "backup_id": backup_id}
+    runtime.stream_writer(event("resumed", data))
     carried = carry(current_turn(state["window"]), ctx.context_token_budget, ctx.token_model)
     return {
         "window": unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *carried]),

@@ -2,9 +2,9 @@
 
 With an OpenAI model configured, tiktoken counts the model input (the encoding files must be
 available to tiktoken: cached or downloadable). Otherwise, and whenever tiktoken cannot load its
-encoding, a documented estimate is used: one token per four characters of text, plus four tokens
-of framing per message. The estimate errs high for English text, so a budget trips early rather
-than late.
+encoding, LangChain's ``count_tokens_approximately`` estimates: one token per four characters of
+text (tool calls included), plus four tokens of framing per message. The estimate errs high for
+English text, so a budget trips early rather than late.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 from langchain_core.messages import BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
 
 log = structlog.get_logger(__name__)
 
@@ -29,8 +30,10 @@ def _text(message: BaseMessage) -> str:
 
 
 def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
-    """The rule-based estimate: len(text) / 4 + 4 per message."""
-    return sum(len(_text(m)) // CHARS_PER_TOKEN + FRAMING_TOKENS for m in messages)
+    """The estimate: characters / 4 + 4 per message."""
+    return count_tokens_approximately(
+        messages, chars_per_token=CHARS_PER_TOKEN, extra_tokens_per_message=FRAMING_TOKENS
+    )
 
 
 @lru_cache(maxsize=8)

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from keel.nodes.context import KeelRun
-from keel.nodes.events import emit
+from keel.nodes.events import event
 from keel.nodes.intents import confirms, is_yes
 from keel.nodes.message_log import flush, log_exchange
 from keel.nodes.previews import preview
@@ -78,14 +78,14 @@ class Ask(Exception):
 
 
 async def _confirmed(
-    call: ToolCall, state: KeelState, ctx: KeelRun, answers: dict[str, str]
+    call: ToolCall, state: KeelState, runtime: Runtime[KeelRun], answers: dict[str, str]
 ) -> ToolMessage | None:
     """None when the call may run; otherwise the ToolMessage that stands in for it.
 
     Raises:
         Ask: the question has not been put yet.
     """
-    call_id = call.get("id") or ""
+    ctx, call_id = runtime.context, call.get("id") or ""
     if call["name"] not in DESTRUCTIVE or confirms(_request(state)):
         return None
     if call_id not in answers:
@@ -105,7 +105,7 @@ async def _confirmed(
         if not waiting or waiting.get("tool_call_id") != call_id:
             raise Ask(request)
         answers[call_id] = str(interrupt(request))
-        await log_exchange(ctx, state, f"answer:{call_id}", "user", answers[call_id])
+        await log_exchange(runtime, state, f"answer:{call_id}", "user", answers[call_id])
     return None if is_yes(answers[call_id]) else _cancelled(call)
 
 
@@ -140,15 +140,15 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelRun]) -> dict[st
     if waiting and state.get("answer") is not None:  # answered by a new message
         answers[waiting.get("tool_call_id") or ""] = str(state["answer"])
         key = f"answer:{waiting.get('tool_call_id')}"
-        await log_exchange(ctx, state, key, "user", str(state["answer"]))
+        await log_exchange(runtime, state, key, "user", str(state["answer"]))
     stand_ins = {}
     try:
         for call in last.tool_calls:  # ask first ...
-            stand_ins[call.get("id")] = await _confirmed(call, state, ctx, answers)
+            stand_ins[call.get("id")] = await _confirmed(call, state, runtime, answers)
     except Ask as ask:
-        await flush(state, ctx)
+        await flush(state, runtime)
         await log_exchange(
-            ctx, state, f"ask:{ask.request['tool_call_id']}", "assistant", ask.request["prompt"]
+            runtime, state, f"ask:{ask.request['tool_call_id']}", "assistant", ask.request["prompt"]
         )
         log.info("confirmation_asked", tool=ask.request["action"], task_id=ask.request["task_id"])
         return {"awaiting": ask.request, "answer": None, "confirmations": answers}
@@ -172,7 +172,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelRun]) -> dict[st
             todolist, call["name"], status, str(result.content) if failed else None
         )
         payload = {"name": call["name"], "args": call["args"], "result": _result_for_event(result)}
-        emit("tool_call", payload)
+        runtime.stream_writer(event("tool_call", payload))
         log.info(
             "tool_executed",
             tool=call["name"],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.events import emit
+from keel.nodes.events import TopicReason, topic_changed
 from keel.nodes.history import load_history
 from keel.nodes.previews import preview
 from keel.nodes.state import KeelState, Topic
@@ -57,12 +57,11 @@ _PHRASE = re.compile(r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + 
 RESET_COMMAND = "/reset"
 TITLE_WORDS = 5
 TITLE_MAX_CHARS = 60
-Reason = Literal["phrase", "time_gap", "user_reset"]
 
 
 def detect_topic_change(
     message: str, last_message_at: datetime | None, now: datetime, gap_seconds: float
-) -> tuple[Reason, str | None] | None:
+) -> tuple[TopicReason, str | None] | None:
     """Why ``message`` starts a new topic (reason, phrase), or None when it does not."""
     if message.strip().lower() == RESET_COMMAND:
         return "user_reset", None
@@ -115,27 +114,14 @@ async def start_topic(
     conversation: str,
     title: str,
     previous: Topic | None,
-    reason: Reason,
-    phrase: str | None,
     topic_id: str | None = None,
 ) -> TopicRow:
-    """End ``previous`` (with a summary), start a new topic, and announce the change.
+    """End ``previous`` (with a summary) and start a new topic titled ``title``.
 
     ``topic_id`` names the topic; starting it again (a replayed turn) changes nothing.
     """
     summary = await summarize_topic(ctx.message_log(), conversation, previous) if previous else None
-    row = await ctx.topic_store().start(conversation, title, summary, topic_id)
-    if previous is not None:
-        data = {
-            "previous_topic_id": previous["id"],
-            "new_topic_id": row.id,
-            "reason": reason,
-            "phrase": phrase,
-            "title": row.title,
-        }
-        emit("topic_changed", data)
-        log.info("topic_changed", **data)
-    return row
+    return await ctx.topic_store().start(conversation, title, summary, topic_id)
 
 
 async def _last_message_at(state: KeelState, ctx: KeelRun, conversation: str) -> datetime | None:
@@ -147,7 +133,7 @@ async def _last_message_at(state: KeelState, ctx: KeelRun, conversation: str) ->
 async def topic_detect(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     """Keep or change the active topic, and load the history the model will see."""
     ctx = runtime.context
-    conversation, message, now = conversation_id(), state.get("content", ""), ctx.clock()
+    conversation, message, now = conversation_id(runtime), state.get("content", ""), ctx.clock()
     active = state.get("topic")
     if active is None and (row := await ctx.topic_store().active(conversation)):
         active = as_state_topic(row)
@@ -158,7 +144,11 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str,
         title = await title_for(message, ctx)
         turn = (state.get("stats") or {}).get("turns", 0)
         topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:turn-{turn}"))
-        row = await start_topic(ctx, conversation, title, active, reason, phrase, topic_id)
+        row = await start_topic(ctx, conversation, title, active, topic_id)
+        if active is not None:
+            event = topic_changed(active["id"], row.id, row.title, reason, phrase)
+            runtime.stream_writer(event)
+            log.info("topic_changed", **event["data"])
         active = as_state_topic(row)
     changed = change is not None
     history = await load_history(ctx.message_log(), conversation, active["id"], changed, now)

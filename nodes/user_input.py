@@ -42,7 +42,7 @@ def user_input(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
         "window": unstreamed(
             [
                 RemoveMessage(id=REMOVE_ALL_MESSAGES),
-                HumanMessage(content, id=f"{conversation_id()}:turn-{stats['turns']}:user"),
+                HumanMessage(content, id=f"{conversation_id(runtime)}:turn-{stats['turns']}:user"),
             ]
         ),
         "stats": stats,

@@ -19,12 +19,10 @@ from keel.api.schemas import (
     LoggedMessageOut,
     NewConversation,
     NewMessage,
-    ResetOut,
-    Snapshot,
 )
 from keel.api.turn_requests import check_size, start_turn, take_turn, turn_slot
 from keel.graphs.reset_command import reset_conversation
-from keel.graphs.result import TurnResult
+from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
@@ -81,11 +79,9 @@ async def post_message(
 
 
 @router.get("/{conversation_id}", response_model=Snapshot, responses=ERRORS)
-async def get_conversation(cid: ConversationDep, service: ServiceDep) -> dict[str, Any]:
+async def get_conversation(cid: ConversationDep, service: ServiceDep) -> Snapshot:
     """The conversation's state: agent_state, mission, todolist, topics, confirmation, stats."""
-    state = await snapshot(service.graph, cid)
-    state["topics"] = [t.as_dict() for t in await service.topics.list(cid)]
-    return state
+    return await snapshot(service.graph, cid, await service.topics.list(cid))
 
 
 @router.get("/{conversation_id}/messages", response_model=list[LoggedMessageOut], responses=ERRORS)
@@ -125,10 +121,9 @@ async def get_checkpoints(cid: ConversationDep, service: ServiceDep) -> list[dic
     return out
 
 
-@router.post("/{conversation_id}/reset", response_model=ResetOut, responses=ERRORS)
-async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> dict[str, Any]:
+@router.post("/{conversation_id}/reset", response_model=ResetAnswer, responses=ERRORS)
+async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> ResetAnswer:
     """Start afresh: a new topic, the mission cleared; the message history is kept."""
     async with turn_slot(service, cid):
         answer = await reset_conversation(service.graph, cid, service.turn_context(user))
-    answer.pop("events", None)
-    return answer
+    return reset_answer(answer)

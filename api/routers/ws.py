@@ -23,6 +23,7 @@ from keel.api.service import Service
 from keel.api.turn_requests import check_size, start_turn, turn_slot
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.reset_command import reset_conversation
+from keel.graphs.result import reset_answer
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 
@@ -71,8 +72,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     if message.get("action") == "reset":
         async with turn_slot(service, cid):
             answer = await reset_conversation(service.graph, cid, service.turn_context(user))
-        answer.pop("events", None)
-        await _send(ws, "reset", answer)
+        await _send(ws, "reset", dict(reset_answer(answer)))
         return
     content = message.get("content")
     if not isinstance(content, str) or not content.strip():
