@@ -5,15 +5,39 @@ The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+LegacyFlag = bool | int | Annotated[str, Field(max_length=100)] | None
+"""A flag as the older system stored it: a boolean, or a number or short text read as one."""
+
+
+class LegacySession(BaseModel):
+    """A session record of the older system; keel reads its two progress flags."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    completed: LegacyFlag = Field(
+        default=None, description="The session's task was complete.", examples=[True]
+    )
+    processing: LegacyFlag = Field(
+        default=None, description="The session was working on a task.", examples=[False]
+    )
+
 
 class NewConversation(BaseModel):
-    """The body of POST /v1/conversations (empty)."""
+    """The body of POST /v1/conversations: empty, or a legacy session to carry over."""
 
     model_config = ConfigDict(extra="forbid")
+
+    legacy_session: LegacySession | None = Field(
+        default=None,
+        description="A session of the older system: the conversation starts in the state its "
+        "flags map to (completed: response and complete; processing: assistant; neither: "
+        "user_input).",
+        examples=[{"completed": True, "processing": False}],
+    )
 
 
 class Conversation(BaseModel):

@@ -21,6 +21,7 @@ from keel.api.schemas import (
     NewMessage,
 )
 from keel.api.turn_requests import check_size, start_turn, take_turn, turn_slot
+from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
@@ -36,8 +37,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 async def create_conversation(
     service: ServiceDep, user: UserDep, body: Annotated[NewConversation | None, Body()] = None
 ) -> dict[str, str]:
-    """Start a conversation owned by the caller."""
-    return await service.conversations.create(user)
+    """Start a conversation owned by the caller (in a legacy session's state, if one is given)."""
+    created = await service.conversations.create(user)
+    if body is not None and body.legacy_session is not None:
+        legacy = body.legacy_session.model_dump(exclude_unset=True)
+        cid = created["conversation_id"]
+        await import_legacy_session(service.graph, cid, legacy, service.turn_context(user))
+    return created
 
 
 async def _sse(

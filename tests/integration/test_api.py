@@ -309,3 +309,20 @@ def test_every_schema_field_has_a_description_and_an_example(server_url):
         if not prop.get("description") or "examples" not in prop
     ]
     assert missing == [], missing
+
+
+def test_a_legacy_session_starts_the_conversation_in_its_mapped_state(server_url):
+    url = f"{server_url.url}/v1/conversations"
+    legacy = {"legacy_session": {"completed": False, "processing": True, "owner": "old-system"}}
+    created = httpx.post(url, json=legacy, headers=ANN)
+    assert created.status_code == 201, created.text
+    cid = created.json()["conversation_id"]
+    state = httpx.get(f"{url}/{cid}", headers=ANN).json()
+    assert state["agent_state"] == "assistant" and state["complete"] is False
+    assert say(server_url, cid, "Add buy milk").json()["complete"] is True
+    after = httpx.get(f"{url}/{cid}", headers=ANN).json()
+    assert after["agent_state"] == "response" and after["stats"]["turns"] == 1
+    for bad in ({"completed": [1]}, {"processing": "x" * 101}):
+        refused = httpx.post(url, json={"legacy_session": bad}, headers=ANN)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["code"] == "invalid_request"

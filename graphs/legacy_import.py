@@ -1,0 +1,44 @@
+"""Bringing a session of the older system into a conversation: its ``completed`` / ``processing``.
+
+The older system kept a session's progress as two booleans; keel keeps the state machine's
+position. ``import_legacy_session`` maps the booleans with ``keel.nodes.state.from_legacy``
+(completed -> RESPONSE and complete; else processing -> ASSISTANT; else USER_INPUT) and writes
+the result into the conversation's checkpoint as the end of a turn, so the next message starts
+a turn as usual and a reload reads the mapped state back. When the booleans disagree or are not
+booleans, the reason is kept in the state's audit, stamped with the run's clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from keel.graphs.builder import KeelGraph
+from keel.graphs.resources import run_of
+from keel.graphs.result import Snapshot
+from keel.graphs.runner import snapshot, thread_config
+from keel.nodes.context import KeelContext
+from keel.nodes.events import audit_entry
+from keel.nodes.state import from_legacy
+
+log = structlog.get_logger(__name__)
+
+LEGACY_FLAGS = ("completed", "processing")
+
+
+async def import_legacy_session(
+    graph: KeelGraph, conversation_id: str, legacy: Mapping[str, Any], context: KeelContext
+) -> Snapshot:
+    """Write the state a legacy session maps to into the conversation; return its snapshot."""
+    flags = {name: legacy[name] for name in LEGACY_FLAGS if name in legacy}
+    state, audit = from_legacy(flags)
+    update: dict[str, Any] = {**state, "turn_over": True}
+    if audit is not None:
+        at = (await run_of(context)).clock()
+        update["audit"] = [audit_entry(audit["kind"], audit["reason"], audit["detail"], at)]
+        log.warning("legacy_session_ambiguous", reason=audit["reason"])
+    await graph.aupdate_state(thread_config(conversation_id), update, as_node="response")
+    log.info("legacy_session_imported", agent_state=state["agent_state"], ambiguous=bool(audit))
+    return await snapshot(graph, conversation_id)
