@@ -1,0 +1,246 @@
+"""The one place that reaches into a LangGraph saver's private storage: pruning and listing threads.
+
+The open-source savers cannot drop old checkpoints or list their threads, so keel does it on their
+storage directly: ``InMemorySaver``'s dicts, ``AsyncSqliteSaver``'s tables and connection,
+``AsyncPostgresSaver``'s tables and connection pool. One class per saver kind, each naming the saver
+version it was written against; ``internals_of(saver)`` picks the one for a saver. An upgrade that
+changes that storage fails ``tests/unit/test_saver_internals.py``: fix the class, not the policy
+(``keel.checkpoints.retention``, which never touches a saver's attributes itself).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg_pool import AsyncConnectionPool
+
+from keel.checkpoints.database import Database
+
+
+class SaverInternals(Protocol):
+    """What retention needs of a saver beyond LangGraph's public API."""
+
+    async def prune(self, thread_id: str, keep: int) -> None:
+        """Delete all but the newest ``keep`` (at least 1) checkpoints of ``thread_id``."""
+        ...
+
+    async def thread_ids(self) -> list[str]:
+        """Every thread the saver holds checkpoints for."""
+        ...
+
+    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
+        """The thread's newest root checkpoint id; ``db``: keel's tables beside the saver's."""
+        ...
+
+
+_LATEST = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = :t AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1"
+)
+"""LangGraph's ``checkpoints`` table, read through keel's ``Database`` (one index lookup)."""
+
+
+async def _latest_in_checkpoints_table(db: Database, thread_id: str) -> str | None:
+    row = await db.fetchone(_LATEST, {"t": thread_id})
+    return str(row["checkpoint_id"]) if row else None
+
+
+_VERSIONS: weakref.WeakKeyDictionary[InMemorySaver, dict[str, set[tuple[str, Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Channel versions each in-memory checkpoint refers to, read once per checkpoint."""
+
+
+class MemoryInternals:
+    """``InMemorySaver`` of langgraph-checkpoint 4.x (written against 4.3.2).
+
+    Its dicts: ``storage[thread][ns][checkpoint_id] = (checkpoint, metadata, parent_id)`` with the
+    checkpoint serialised by ``serde`` (its ``channel_versions`` name the blobs it uses),
+    ``writes[(thread, ns, checkpoint_id)]`` and ``blobs[(thread, ns, channel, version)]``. A prune
+    drops the old checkpoints, their writes and the blobs no kept checkpoint refers to.
+    """
+
+    def __init__(self, saver: InMemorySaver) -> None:
+        """Work on ``saver``'s dicts."""
+        self.saver = saver
+
+    async def prune(self, thread_id: str, keep: int) -> None:
+        """Delete all but the newest ``keep`` checkpoints of ``thread_id`` in each namespace."""
+        saver = self.saver
+        known = _VERSIONS.setdefault(saver, {})
+        for ns, checkpoints in saver.storage.get(thread_id, {}).items():
+            ordered = sorted(checkpoints)
+            if len(ordered) <= keep:
+                continue
+            for checkpoint_id in ordered[:-keep]:
+                del checkpoints[checkpoint_id]
+                known.pop(checkpoint_id, None)
+                saver.writes.pop((thread_id, ns, checkpoint_id), None)
+            used: set[tuple[str, Any]] = set()
+            for checkpoint_id, (serialized, _meta, _parent) in checkpoints.items():
+                if checkpoint_id not in known:
+                    versions = saver.serde.loads_typed(serialized)["channel_versions"]
+                    known[checkpoint_id] = set(versions.items())
+                used |= known[checkpoint_id]
+            for key in [k for k in saver.blobs if k[0] == thread_id and k[1] == ns]:
+                if (key[2], key[3]) not in used:
+                    del saver.blobs[key]
+
+    async def thread_ids(self) -> list[str]:
+        """Every thread the saver holds checkpoints for."""
+        return list(self.saver.storage)
+
+    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
+        """The greatest checkpoint id of the root namespace (``db`` is not needed)."""
+        ids = self.saver.storage.get(thread_id, {}).get("", {})
+        return max(ids) if ids else None
+
+
+_SQLITE_PRUNE = (
+    "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < (SELECT checkpoint_id FROM "
+    "checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC "
+    "LIMIT 1 OFFSET ?)"
+)
+
+
+class SqliteInternals:
+    """``AsyncSqliteSaver`` of langgraph-checkpoint-sqlite 3.x (written against 3.1.2).
+
+    Its ``checkpoints`` and ``writes`` tables (keyed by ``thread_id``, ``checkpoint_ns``,
+    ``checkpoint_id``; channel values are inside the checkpoint, there is no blob table), its
+    aiosqlite connection ``conn`` and the ``lock`` every statement of the saver takes.
+    """
+
+    def __init__(self, saver: AsyncSqliteSaver) -> None:
+        """Work on ``saver``'s connection, under its lock."""
+        self.saver = saver
+
+    async def prune(self, thread_id: str, keep: int) -> None:
+        """Delete the writes and checkpoints older than the ``keep``-th newest root checkpoint."""
+        saver = self.saver
+        async with saver.lock:
+            for table in ("writes", "checkpoints"):
+                await saver.conn.execute(
+                    _SQLITE_PRUNE.format(table=table), (thread_id, thread_id, keep - 1)
+                )
+            await saver.conn.commit()
+
+    async def thread_ids(self) -> list[str]:
+        """Every thread the saver holds checkpoints for."""
+        async with (
+            self.saver.lock,
+            self.saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints") as cur,
+        ):
+            return [str(r[0]) for r in await cur.fetchall()]
+
+    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
+        """Read from the saver's ``checkpoints`` table through ``db`` (the same SQLite file)."""
+        return await _latest_in_checkpoints_table(db, thread_id)
+
+
+_POSTGRES_CUTOFF = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s"
+)
+_POSTGRES_PRUNE = (
+    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id < %s",
+    "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id < %s",
+)
+_POSTGRES_BLOBS = (
+    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND b.checkpoint_ns = '' "
+    "AND (b.channel, b.version) NOT IN (SELECT kv.key, kv.value FROM checkpoints c, "
+    "jsonb_each_text(c.checkpoint -> 'channel_versions') kv "
+    "WHERE c.thread_id = %s AND c.checkpoint_ns = '')"
+)
+"""Blobs no kept checkpoint refers to: the referenced (channel, version) pairs are collected once
+(a hashed set), not searched for per blob, so a prune costs a few milliseconds, not hundreds."""
+
+
+class PostgresInternals:
+    """``AsyncPostgresSaver`` of langgraph-checkpoint-postgres 3.x (written against 3.2.0).
+
+    Its ``checkpoints`` (channel versions in the ``checkpoint`` JSONB), ``checkpoint_writes`` and
+    ``checkpoint_blobs`` tables, its ``conn`` (a psycopg pool or one connection) and ``_cursor``,
+    the cursor it takes under its own lock.
+    """
+
+    def __init__(self, saver: AsyncPostgresSaver) -> None:
+        """Work on ``saver``'s pool (or connection)."""
+        self.saver = saver
+
+    async def prune(self, thread_id: str, keep: int) -> None:
+        """Delete the writes, checkpoints and then unreferenced blobs, in one transaction."""
+        async with self._cursor() as cur:
+            await cur.execute(_POSTGRES_CUTOFF, (thread_id, keep - 1))
+            row: Any = await cur.fetchone()
+            if row is None:
+                return
+            cutoff = row["checkpoint_id"]
+            for sql in _POSTGRES_PRUNE:
+                await cur.execute(sql, (thread_id, cutoff))
+            await cur.execute(_POSTGRES_BLOBS, (thread_id, thread_id))
+
+    async def thread_ids(self) -> list[str]:
+        """Every thread the saver holds checkpoints for."""
+        async with self.saver._cursor() as cur:
+            await cur.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            return [str(r["thread_id"]) for r in await cur.fetchall()]
+
+    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
+        """Read from the saver's ``checkpoints`` table through ``db`` (the same database)."""
+        return await _latest_in_checkpoints_table(db, thread_id)
+
+    @asynccontextmanager
+    async def _cursor(self) -> AsyncIterator[Any]:
+        """A cursor in a transaction of its own: from the pool when the saver has one.
+
+        Not the saver's own ``_cursor``, which holds the saver's lock (every checkpoint read and
+        write of the process waits behind it) for as long as the prune takes.
+        """
+        if isinstance(self.saver.conn, AsyncConnectionPool):
+            async with (
+                self.saver.conn.connection() as conn,
+                conn.transaction(),
+                conn.cursor() as cur,
+            ):
+                yield cur
+        else:
+            async with self.saver._cursor() as cur:
+                yield cur
+
+
+class OtherSaverInternals:
+    """Any other saver: keel knows nothing of its storage, so it prunes and lists nothing.
+
+    Its newest checkpoint is looked up in LangGraph's ``checkpoints`` table through ``db``, as for
+    the SQL savers (what keel has always done for a saver it does not know).
+    """
+
+    async def prune(self, thread_id: str, keep: int) -> None:
+        """Nothing to do."""
+
+    async def thread_ids(self) -> list[str]:
+        """No threads known."""
+        return []
+
+    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
+        """Read LangGraph's ``checkpoints`` table through ``db``."""
+        return await _latest_in_checkpoints_table(db, thread_id)
+
+
+def internals_of(saver: BaseCheckpointSaver) -> SaverInternals:
+    """The internals of ``saver``'s kind (``OtherSaverInternals`` for a saver keel doesn't know)."""
+    if isinstance(saver, AsyncSqliteSaver):
+        return SqliteInternals(saver)
+    if isinstance(saver, AsyncPostgresSaver):
+        return PostgresInternals(saver)
+    if isinstance(saver, InMemorySaver):
+        return MemoryInternals(saver)
+    return OtherSaverInternals()
