@@ -24,7 +24,7 @@ from keel.graphs.settings import Settings
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app (settings from the environment unless given)."""
-    settings = settings or Settings()
+    settings = (settings or Settings()).for_serving()
     configure_logging()
 
     mcp = build_mcp(lambda: app.state.service)

@@ -42,7 +42,7 @@ def serve_command(
         os.environ["KEEL_PORT"] = str(port)
     os.environ["KEEL_WORKERS"] = str(workers)  # each worker sizes its pool by it
     try:
-        settings = Settings()
+        settings = Settings().for_serving()
     except (UnsafeSettings, ValueError) as exc:
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None

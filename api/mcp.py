@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from keel.api.deps import user_for
+from keel.api.deps import user_for, user_of
 from keel.api.errors import APIError, error_body
 from keel.api.service import Service
 from keel.tools.todo import TODO_TOOLS, run_tool_call
@@ -34,7 +34,7 @@ ServiceGetter = Callable[[], Service]
 
 async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any]) -> Any:
     request = ctx.request_context.request
-    user = user_for(service, request.headers.get("authorization") if request else None)
+    user = await user_for(service, request) if request else user_of(service, None)
     call = {"name": name, "args": args, "id": f"mcp_{uuid.uuid4().hex}", "type": "tool_call"}
     result = await run_tool_call(call, user, service.run.task_store())  # type: ignore[arg-type]
     if result.status == "error":
@@ -87,7 +87,7 @@ class RequireKey:
         """Check the key, then pass the request on."""
         if scope["type"] == "http":
             try:
-                user_for(self.service(), Request(scope).headers.get("authorization"))
+                await user_for(self.service(), Request(scope))
             except APIError as exc:
                 await JSONResponse(error_body(exc.code, exc.message), exc.status)(
                     scope, receive, send

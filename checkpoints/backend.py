@@ -20,6 +20,7 @@ import asyncio
 import fcntl
 import os
 import sqlite3
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -27,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiosqlite
-import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -36,21 +36,17 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
-from keel.checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks
+from keel.checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks, take
 from keel.checkpoints.migrate import migration_engine, upgrade
 from keel.checkpoints.urls import DatabaseURL, parse_database_url
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_POOL_TIMEOUT_SECONDS = 5.0
 SQLITE_BUSY_TIMEOUT_MS = 10_000
-SQLITE_PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=NORMAL",
-    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
-)
+SQLITE_WAL = "PRAGMA journal_mode=WAL"
+SQLITE_SYNCHRONOUS = "PRAGMA synchronous=NORMAL"
 STARTUP_LOCK_ID = 0x6B65656D  # "keem": beside the migrations' own "keel"
 STARTUP_WAIT_SECONDS = 300
-_LOCK_FLAGS = os.O_RDWR | os.O_CREAT
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
 """keel prunes old checkpoints: vacuum those tables by dead rows, not by size."""
@@ -69,8 +65,8 @@ class Backend:
 def _sqlite_connect(target: str, uri: bool = False) -> sqlite3.Connection:
     """The app tables' connection: autocommit, busy timeout 0 (``SqliteDatabase`` waits it out)."""
     conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None)
-    for pragma in SQLITE_PRAGMAS[1:-1] if uri else SQLITE_PRAGMAS[:-1]:
-        conn.execute(pragma)
+    for pragma in (SQLITE_SYNCHRONOUS,) if uri else (SQLITE_WAL, SQLITE_SYNCHRONOUS):
+        conn.execute(pragma)  # an in-memory database has no WAL
     conn.execute("PRAGMA busy_timeout=0")
     return conn
 
@@ -90,7 +86,9 @@ async def _memory(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
 @asynccontextmanager
 async def _sqlite_startup_lock(path: Path) -> AsyncIterator[None]:
     """Workers starting together set the schema up one after the other (``flock``)."""
-    fd = await asyncio.to_thread(os.open, path.with_name(path.name + ".setup.lock"), _LOCK_FLAGS)
+    fd = await asyncio.to_thread(
+        os.open, path.with_name(path.name + ".setup.lock"), os.O_RDWR | os.O_CREAT
+    )
     try:
         await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
         yield
@@ -108,7 +106,8 @@ async def _sqlite(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
         saver = AsyncSqliteSaver(aconn)
         async with _sqlite_startup_lock(path):
             await upgrade(migration_engine(db))
-            for pragma in SQLITE_PRAGMAS:
+            busy = f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}"  # the saver waits in SQLite
+            for pragma in (SQLITE_WAL, SQLITE_SYNCHRONOUS, busy):
                 await aconn.execute(pragma)
             await saver.setup()
         conn = await asyncio.to_thread(_sqlite_connect, str(path))
@@ -119,24 +118,19 @@ async def _sqlite(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
 
 
 @asynccontextmanager
-async def _postgres_startup_lock(db: DatabaseURL) -> AsyncIterator[None]:
+async def _postgres_startup_lock(locks: AdvisoryLocks) -> AsyncIterator[None]:
     """Workers starting together set the schema up one after the other (advisory lock).
 
-    The lock is polled with ``pg_try_advisory_lock`` rather than waited for inside PostgreSQL: a
-    waiting statement counts as an open transaction, and the checkpointer's set-up builds indexes
-    ``CONCURRENTLY``, which waits for every open transaction; a blocked waiter would deadlock it.
+    The lock is polled (``take``) rather than waited for inside PostgreSQL: a waiting statement
+    counts as an open transaction, and the checkpointer's set-up builds indexes ``CONCURRENTLY``,
+    which waits for every open transaction; a blocked waiter would deadlock it.
     """
-    async with await psycopg.AsyncConnection.connect(db.conninfo, autocommit=True) as conn:
-        deadline = asyncio.get_running_loop().time() + STARTUP_WAIT_SECONDS
-        while True:
-            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (STARTUP_LOCK_ID,))
-            row = await cur.fetchone()
-            if row and row[0]:
-                break
-            if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError("another keel process has been setting the schema up too long")
-            await asyncio.sleep(0.1)
-        yield  # the lock ends with the session
+    if not await take(locks, STARTUP_LOCK_ID, time.monotonic() + STARTUP_WAIT_SECONDS):
+        raise TimeoutError("another keel process has been setting the schema up too long")
+    try:
+        yield
+    finally:
+        await locks.release(STARTUP_LOCK_ID)
 
 
 @asynccontextmanager
@@ -152,7 +146,7 @@ async def _postgres(db: DatabaseURL, pool_size: int, pool_timeout: float) -> Asy
     locks = AdvisoryLocks(db.conninfo)
     try:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
-        async with _postgres_startup_lock(db):
+        async with _postgres_startup_lock(locks):
             await upgrade(migration_engine(db))
             await pool.open(wait=True, timeout=pool_timeout)
             await saver.setup()

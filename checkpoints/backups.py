@@ -7,10 +7,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database
 
 DEFAULT_KEEP_BACKUPS = 10
@@ -24,10 +23,14 @@ class BackupStore:
     """Copy checkpoints aside and keep the newest few."""
 
     def __init__(
-        self, saver: BaseCheckpointSaver | None, db: Database, keep: int = DEFAULT_KEEP_BACKUPS
+        self,
+        saver: BaseCheckpointSaver | None,
+        db: Database,
+        keep: int = DEFAULT_KEEP_BACKUPS,
+        clock: Clock = utcnow,
     ) -> None:
         """Copy with ``saver`` (or the one given to ``backup``), record in ``db``'s app tables."""
-        self.saver, self.db, self.keep = saver, db, keep
+        self.saver, self.db, self.keep, self.clock = saver, db, keep, clock
 
     async def backup(
         self, conversation_id: str, reason: str, saver: BaseCheckpointSaver | None = None
@@ -60,7 +63,7 @@ class BackupStore:
                 "c": conversation_id,
                 "cp": checkpoint["id"],
                 "reason": reason,
-                "at": self.db.time(datetime.now(UTC)),
+                "at": self.db.time(self.clock()),
             },
         )
         await self._trim(saver, conversation_id)

@@ -157,10 +157,6 @@ async def _sqlite_call(
         await asyncio.sleep(SQLITE_BUSY_RETRY_SECONDS)
 
 
-def _sqlite_rollback(conn: sqlite3.Connection) -> None:
-    conn.rollback()
-
-
 class _SqliteTx(Session):
     def __init__(self, conn: sqlite3.Connection, offload: bool) -> None:
         self.conn, self.offload = conn, offload
@@ -212,7 +208,7 @@ class SqliteDatabase(Database):
                 await _sqlite_call(self.conn, self.offload, _sqlite_run, "COMMIT", None)
             except BaseException:
                 if self.conn.in_transaction:  # never leave the shared connection mid-transaction
-                    await _sqlite_call(self.conn, self.offload, _sqlite_rollback)
+                    await _sqlite_call(self.conn, self.offload, _sqlite_run, "ROLLBACK", None)
                 raise
 
     @override

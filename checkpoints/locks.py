@@ -128,14 +128,11 @@ class AdvisoryLocks:
     async def _connection(self) -> psycopg.AsyncConnection:
         if self.conn is None or self.conn.closed:
             self.conn = await psycopg.AsyncConnection.connect(
-                make_conninfo(  # TCP keepalives: the session idles between turns
+                make_conninfo(
                     self.conninfo,
                     connect_timeout=CONNECT_TIMEOUT_SECONDS,
                     options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
-                    keepalives=1,
-                    keepalives_idle=10,
-                    keepalives_interval=5,
-                    keepalives_count=3,
+                    **KEEPALIVES,
                 ),
                 autocommit=True,
             )
@@ -170,7 +167,9 @@ class AdvisoryLocks:
 
     def _give_back(self, attempt: asyncio.Future[bool], key: int) -> None:
         if not attempt.cancelled() and attempt.exception() is None and attempt.result():
-            self._orphans.add(asyncio.ensure_future(self.release(key)))
+            release = asyncio.ensure_future(self.release(key))
+            self._orphans.add(release)  # a reference until it is done, then none
+            release.add_done_callback(self._orphans.discard)
 
     async def release(self, key: int) -> None:  # noqa: D102
         try:
@@ -181,6 +180,19 @@ class AdvisoryLocks:
     async def close(self) -> None:  # noqa: D102
         if self.conn is not None:
             await self.conn.close()
+
+
+async def take(process_locks: ProcessLocks, key: int, deadline: float) -> bool:
+    """Poll for ``key`` until ``deadline`` (``time.monotonic``); False when it did not come.
+
+    Polled, never waited for inside the database: a waiting statement would hold a transaction
+    open for as long as it waits.
+    """
+    while not await process_locks.try_acquire(key):
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(POLL_SECONDS)
+    return True
 
 
 class TurnLocks:
@@ -224,10 +236,8 @@ class TurnLocks:
         deadline = time.monotonic() + wait
         key = lock_key(conversation_id)
         async with self._local_lock(conversation_id, deadline):
-            while not await self.process_locks.try_acquire(key):
-                if time.monotonic() >= deadline:
-                    raise ConversationLocked(conversation_id)
-                await asyncio.sleep(POLL_SECONDS)
+            if not await take(self.process_locks, key, deadline):
+                raise ConversationLocked(conversation_id)
             try:
                 yield
             finally:

@@ -80,30 +80,16 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
     return run_node
 
 
-def on_loop(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
-    """``fn`` as a coroutine function, so LangGraph calls it on the event loop.
-
-    LangGraph runs a plain function (a router) in a worker thread when the graph runs
-    asynchronously; for the few microseconds these take, the hop costs more than the work.
-    """
-    if inspect.iscoroutinefunction(fn):
-        return fn
-
-    async def run(*args: Any, **kwargs: Any) -> Any:
-        return fn(*args, **kwargs)
-
-    run.__name__ = run.__qualname__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    run.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
-    return run
+# The routers are coroutine functions: LangGraph runs a plain function in a worker thread when the
+# graph runs asynchronously, and for the microseconds these take the hop costs more than the work.
 
 
-def route_input(state: KeelState) -> Literal["topic_detect", AgentState.TOOL_EXECUTION]:
+async def route_input(state: KeelState) -> Literal["topic_detect", AgentState.TOOL_EXECUTION]:
     """After user_input: back to the waiting tool execution with an answer, else a new turn."""
     return AgentState.TOOL_EXECUTION if answers_confirmation(state) else "topic_detect"
 
 
-def route_tools(state: KeelState) -> Target:
+async def route_tools(state: KeelState) -> Target:
     """After tool_execution: wait there for the answer to the question it asked, else respond."""
     if waits_for_answer(state):
         return WAIT
@@ -111,7 +97,9 @@ def route_tools(state: KeelState) -> Target:
     return AgentState.RESPONSE
 
 
-def route_assistant(state: KeelState) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE]:
+async def route_assistant(
+    state: KeelState,
+) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE]:
     """After the assistant: run tools when it asked for any, else decide in RESPONSE."""
     last = state["window"][-1]
     if isinstance(last, AIMessage) and last.tool_calls:
@@ -160,7 +148,7 @@ def build_graph(
     g.add_edge(START, "user_input")
     g.add_conditional_edges(
         "user_input",
-        on_loop(route_input),
+        route_input,
         {"topic_detect": "topic_detect", AgentState.TOOL_EXECUTION: "tool_execution"},
     )
     g.add_edge("topic_detect", "reset")
@@ -168,10 +156,10 @@ def build_graph(
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}
     g.add_conditional_edges("plan", route_context, routes)
     g.add_edge("resume", "assistant")
-    g.add_conditional_edges("assistant", on_loop(route_assistant), path_map(AgentState.ASSISTANT))
+    g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
     g.add_conditional_edges(
         "tool_execution",
-        on_loop(route_tools),
+        route_tools,
         {**path_map(AgentState.TOOL_EXECUTION), WAIT: "tool_execution"},
     )
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})

@@ -15,8 +15,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import run_of
 from keel.graphs.result import Reset
-from keel.graphs.runner import thread_config
-from keel.nodes.agent_state import AgentState
+from keel.graphs.runner import ended_turn, thread_config
 from keel.nodes.context import KeelContext
 from keel.nodes.events import mission_reset, topic_changed
 from keel.nodes.previews import preview
@@ -58,13 +57,8 @@ async def reset_conversation(graph: KeelGraph, conversation_id: str, context: Ke
             "topic": as_state_topic(topic),
             "topic_changed": True,
             "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
-            "agent_state": AgentState.RESPONSE.value,
-            "complete": False,
-            "turn_over": True,
-            "turn_note": None,
-            "awaiting": None,
-            "answer": None,
             "audit": [entry],
+            **ended_turn(),
         },
         as_node="response",
     )

@@ -53,8 +53,8 @@ def open_run(
         "store": TaskStore(db),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
-        "backups": BackupStore(saver, db),
-        "model": without_done_lines(build_agent_model(AGENT_TOOLS, *openai)),
+        "backups": BackupStore(saver, db, clock=clock),
+        "model": build_agent_model(AGENT_TOOLS, *openai),
         "title_model": build_title_model(*openai),
         "done_marker": settings.done_marker,
         "loop_limit": settings.loop_limit,
@@ -66,7 +66,10 @@ def open_run(
         "pause_at": settings.pause_at,
         "clock": clock,
     }
-    return KeelRun(**{**values, **overrides})
+    run = KeelRun(**{**values, **overrides})
+    if run.model is not None:  # whichever model the run has, its DONE line is taken out here
+        run.model = without_done_lines(run.model)
+    return run
 
 
 class _Shared:

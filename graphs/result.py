@@ -22,7 +22,6 @@ from typing_extensions import TypedDict
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.agent_state import AgentState
 from keel.nodes.events import NodeEvent
-from keel.nodes.markers import strip_done
 from keel.nodes.state import Todolist, Topic
 
 ISO_TIME = "2026-11-22T10:00:00+00:00"
@@ -66,13 +65,9 @@ class TopicSegment(TypedDict):
     ]
 
 
-def topic_ref(topic: Topic | TopicRow | None) -> TopicRef | None:
-    """The topic (from state or from the topic table) as results show it: id and title."""
-    if topic is None:
-        return None
-    if isinstance(topic, TopicRow):
-        return {"id": topic.id, "title": topic.title}
-    return {"id": topic["id"], "title": topic["title"]}
+def topic_ref(topic: Topic | None) -> TopicRef | None:
+    """The topic in state as results show it: id and title."""
+    return {"id": topic["id"], "title": topic["title"]} if topic else None
 
 
 def topic_segment(row: TopicRow) -> TopicSegment:
@@ -195,7 +190,7 @@ def agent_state_of(snap: StateSnapshot) -> str:
 
 def _reply(values: dict[str, Any]) -> str:
     last = next((m for m in reversed(values.get("window", [])) if isinstance(m, AIMessage)), None)
-    text = strip_done(last.text).strip() if last is not None else ""
+    text = last.text.strip() if last is not None else ""
     note = values.get("turn_note")
     return "\n".join(part for part in (text, note) if part)
 

@@ -41,15 +41,31 @@ tool calls, with their ids, are stored before any tool changes anything: a proce
 that re-runs the same calls on the next call, and the tool-call ledger answers those that already
 ran. A process killed before it loses only the unanswered message, with nothing done."""
 MAX_RUNS = 50
-STREAM_MODES: list[StreamMode] = ["custom", "updates", "values", "messages"]
-"""Tokens ("messages") are streamed only to a caller that listens."""
-INTERRUPT = "__interrupt__"  # the key of interrupts in the "updates" stream
 """Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
+STREAM_MODES: list[StreamMode] = ["custom", "updates", "values"]
+TOKENS: StreamMode = "messages"
+"""Tokens are streamed only to a caller that listens."""
+INTERRUPT = "__interrupt__"  # the key of interrupts in the "updates" stream
 
 
 def thread_config(conversation_id: str) -> RunnableConfig:
     """The LangGraph config that addresses a conversation's thread."""
     return {"configurable": {"thread_id": conversation_id}}
+
+
+def ended_turn(note: str | None = None) -> dict[str, Any]:
+    """The update that ends a turn from outside the nodes: RESPONSE, nothing waiting, not complete.
+
+    Written ``as_node="response"``, the way the response node ends a turn.
+    """
+    return {
+        "agent_state": AgentState.RESPONSE.value,
+        "complete": False,
+        "turn_over": True,
+        "turn_note": note,
+        "awaiting": None,
+        "answer": None,
+    }
 
 
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
@@ -75,7 +91,7 @@ async def _stream(
             graph_input,
             config,
             context=context,
-            stream_mode=STREAM_MODES if sink is not None else STREAM_MODES[:3],
+            stream_mode=[*STREAM_MODES, TOKENS] if sink is not None else STREAM_MODES,
             durability=DURABILITY,
             interrupt_before=CHECKPOINT_BEFORE,
         )
@@ -124,21 +140,12 @@ async def recover_turn(
     A turn paused on a confirmation is not cut off; it waits for its answer.
     """
     snap = await graph.aget_state(thread_config(conversation_id))
-    return await _finish_cut_off(graph, snap, conversation_id, context)
+    return await _recover(graph, conversation_id, context) if _cut_off(snap) else None
 
 
 def _cut_off(snap: StateSnapshot) -> bool:
     """The checkpoint holds pending steps that are not a confirmation waiting for its answer."""
     return bool(snap.next) and pending_confirmation(snap) is None
-
-
-async def _finish_cut_off(
-    graph: KeelGraph, snap: StateSnapshot, conversation_id: str, context: KeelContext
-) -> TurnResult | None:
-    if not _cut_off(snap):
-        return None
-    log.warning("recovering_cut_off_turn", pending=list(snap.next))
-    return await _stream(graph, None, conversation_id, context)
 
 
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
@@ -165,18 +172,7 @@ async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext)
             raise
         note = ABANDONED.format(error=type(exc).__name__)
         log.error("cut_off_turn_abandoned", error=type(exc).__name__, detail=preview(exc))
-    await graph.aupdate_state(
-        thread_config(conversation_id),
-        {
-            "agent_state": AgentState.RESPONSE.value,
-            "complete": False,
-            "turn_over": True,
-            "turn_note": note,
-            "awaiting": None,
-            "answer": None,
-        },
-        as_node="response",
-    )
+    await graph.aupdate_state(thread_config(conversation_id), ended_turn(note), as_node="response")
     return TurnResult(
         conversation_id=conversation_id,
         reply=note,

@@ -4,15 +4,16 @@ Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``,
 graph itself when a LangGraph server runs it (``keel.graphs.resources``). The graph's tunables are
 the defaults of a run; a run's context may override them (``keel.nodes.context.KeelContext``).
 
-It refuses unsafe combinations: without API keys the server serves everyone as the user
+``for_serving`` refuses unsafe combinations: without API keys the server serves everyone as the user
 ``local``, so it must bind to 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from keel.checkpoints.retention import DEFAULT_KEEP
@@ -123,9 +124,9 @@ class Settings(BaseSettings):
         """Connections per process (one more, outside the pool, holds the turn locks)."""
         return self.db_pool_size or max(2, min(10, 80 // self.workers - 1))
 
-    @property
+    @cached_property
     def keys(self) -> dict[str, str]:
-        """API key -> user id."""
+        """API key -> user id (read once)."""
         pairs: dict[str, str] = {}
         for item in filter(None, (p.strip() for p in self.api_keys.split(","))):
             user, sep, key = (part.strip() for part in item.partition(":"))
@@ -141,8 +142,15 @@ class Settings(BaseSettings):
             pairs[key] = user
         return pairs
 
-    @model_validator(mode="after")
-    def _refuse_unsafe(self) -> Settings:
+    def for_serving(self) -> Settings:
+        """These settings, checked for serving: malformed keys, or no keys off loopback, refused.
+
+        Only the server checks them; the chat, ``keel db`` and the graph read the same settings
+        whatever host the server is told to bind.
+
+        Raises:
+            UnsafeSettings: what is wrong.
+        """
         if not self.keys and self.host != LOOPBACK:
             raise UnsafeSettings(
                 f"KEEL_API_KEYS is empty: keel serves everyone as {LOCAL_USER!r} and binds to "

@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from keel.nodes.context import KeelRun, conversation_id
 from keel.nodes.history import render_history
 from keel.nodes.markers import NUDGE_PREFIX
-from keel.nodes.models import SYSTEM_PROMPT, ContextLengthExceeded, without_done_lines
+from keel.nodes.models import SYSTEM_PROMPT, ContextLengthExceeded
 from keel.nodes.previews import preview
 from keel.nodes.state import KeelState, open_items
 from keel.tools.todo import storable
@@ -90,7 +90,7 @@ async def assistant(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, An
     ctx = runtime.context
     turn = (state.get("stats") or {}).get("turns", 0)
     reply_id = f"{conversation_id(runtime)}:turn-{turn}:assistant-{state.get('loops', 0)}"
-    model = without_done_lines(ctx.agent_model())
+    model = ctx.agent_model()  # the run wraps it: its DONE line never reaches the window
     try:
         reply = await model.ainvoke(
             model_input(state), message_id=reply_id, done_marker=ctx.done_marker

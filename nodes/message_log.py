@@ -2,8 +2,9 @@
 
 ``flush`` writes every message of the turn's window under its message id; a message already
 written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
-before they pause (tool_execution) and when a turn ends (response): once or twice a turn. The
-DONE line is stripped from assistant replies: the log holds what the user sees.
+before they pause (tool_execution) and when a turn ends (response): once or twice a turn. Replies
+enter the window without their DONE line (``keel.nodes.models.WithoutDoneLines``), so the log
+holds what the user sees.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.markers import SYNTHETIC, strip_done
+from keel.nodes.markers import SYNTHETIC
 from keel.nodes.state import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 
 
-def log_row(message: AnyMessage, topic_id: str | None, done_marker: str) -> dict[str, Any]:
+def log_row(message: AnyMessage, topic_id: str | None) -> dict[str, Any]:
     """The message-log row for one window message."""
     row: dict[str, Any] = {
         "message_key": message.id,
@@ -28,13 +29,10 @@ def log_row(message: AnyMessage, topic_id: str | None, done_marker: str) -> dict
         "content": message.text,
         "topic_id": topic_id,
     }
-    if isinstance(message, AIMessage):
-        row["content"] = strip_done(message.text, done_marker)
-        if message.tool_calls:
-            row["tool_calls"] = [
-                {"name": c["name"], "args": c["args"], "id": c.get("id")}
-                for c in message.tool_calls
-            ]
+    if isinstance(message, AIMessage) and message.tool_calls:
+        row["tool_calls"] = [
+            {"name": c["name"], "args": c["args"], "id": c.get("id")} for c in message.tool_calls
+        ]
     if isinstance(message, ToolMessage):
         row["tool_name"] = message.name
         row["tool_call_id"] = message.tool_call_id
@@ -47,7 +45,7 @@ async def flush(state: KeelState, runtime: Runtime[KeelRun]) -> str:
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
     rows = [
-        log_row(m, topic_id, ctx.done_marker)
+        log_row(m, topic_id)
         for m in state.get("window", [])
         if m.id and not m.additional_kwargs.get(SYNTHETIC)
     ]

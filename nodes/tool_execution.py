@@ -89,20 +89,16 @@ async def _confirmed(
     if call["name"] not in DESTRUCTIVE or confirms(_request(state)):
         return None
     if call_id not in answers:
-        probe = ToolCall(
-            name=GET,
-            args={"task_id": call["args"].get("task_id")},
-            id=call_id,
-            type="tool_call",
-        )
-        checked = await run_tool_call(probe, ctx.user_id, ctx.task_store())
-        if checked.status == "error":
-            return ToolMessage(
-                checked.content, tool_call_id=call_id, name=call["name"], status="error"
-            )
         request = confirmation_request(call)
         waiting = state.get("awaiting")
-        if not waiting or waiting.get("tool_call_id") != call_id:
+        if not waiting or waiting.get("tool_call_id") != call_id:  # not asked yet: ask, if the
+            task_id = call["args"].get("task_id")  # task is there (else the lookup's own error)
+            probe = ToolCall(name=GET, args={"task_id": task_id}, id=call_id, type="tool_call")
+            checked = await run_tool_call(probe, ctx.user_id, ctx.task_store())
+            if checked.status == "error":
+                return ToolMessage(
+                    checked.content, tool_call_id=call_id, name=call["name"], status="error"
+                )
             raise Ask(request)
         answers[call_id] = str(interrupt(request))
         await log_exchange(runtime, state, f"answer:{call_id}", "user", answers[call_id])

@@ -14,9 +14,10 @@ from typing import Any
 
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
-from keel.api.deps import user_for
+from keel.api.deps import bearer, user_of
 from keel.api.errors import APIError, is_database_down
 from keel.api.schemas import NewMessage
 from keel.api.service import Service
@@ -48,11 +49,13 @@ async def _send_if_open(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
 
 
 async def _authorize(ws: WebSocket, service: Service, conversation_id: str) -> str | None:
-    token = ws.query_params.get("token")
-    header = ws.headers.get("authorization") or (f"Bearer {token}" if token else None)
+    token = ws.query_params.get("token")  # browsers cannot set a WebSocket's headers
     try:
         uuid.UUID(conversation_id)
-        user = user_for(service, header)
+        credentials = await bearer(ws)
+        if credentials is None and token:
+            credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+        user = user_of(service, credentials)
         await service.conversations.require(conversation_id, user)
     except (APIError, ConversationNotFound, ValueError) as exc:
         await _send(ws, "error", {"code": "not_allowed", "message": str(exc)})

@@ -20,7 +20,7 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
-from tests.integration.server import free_port, keel_server, wait_until_ready
+from tests.integration.server import free_port, keel_server, stop, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -53,12 +53,7 @@ def langgraph_dev() -> Iterator[str]:
         wait_until_ready(process, f"{url}/ok", output, "langgraph dev", START_SECONDS)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         output.seek(0)
         log = output.read()
         output.close()

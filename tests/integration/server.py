@@ -48,6 +48,16 @@ def wait_until_ready(
         time.sleep(0.2)
 
 
+def stop(process: subprocess.Popen, seconds: float = 20) -> None:
+    """Ask the process to stop; kill it if it has not within ``seconds``."""
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def keel_server(database_url: str, **env: str) -> Iterator[Server]:
     port = free_port()
@@ -65,9 +75,5 @@ def keel_server(database_url: str, **env: str) -> Iterator[Server]:
         wait_until_ready(process, f"{url}/readyz", output, "keel serve")
         yield Server(url, process, database_url)
     finally:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         output.close()

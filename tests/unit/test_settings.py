@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from keel.graphs.resources import open_run
-from keel.graphs.settings import Settings
+from keel.graphs.settings import Settings, UnsafeSettings
 from keel.nodes.context import KeelContext
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,3 +70,14 @@ def test_a_context_keeps_plain_data_only():
     assert KeelContext.model_validate({"user_id": "bob", "model": object()}).user_id == "bob"
     with pytest.raises(ValueError):
         KeelContext(user_id="")
+
+
+def test_only_serving_refuses_a_public_host_without_keys(monkeypatch):
+    monkeypatch.setenv("KEEL_HOST", "0.0.0.0")
+    monkeypatch.delenv("KEEL_API_KEYS", raising=False)
+    settings = Settings()  # the chat, `keel db` and the graph read it as it is
+    assert settings.host == "0.0.0.0" and settings.keys == {}
+    with pytest.raises(UnsafeSettings, match="KEEL_API_KEYS is empty"):
+        settings.for_serving()
+    monkeypatch.setenv("KEEL_API_KEYS", "ann:k1")
+    assert Settings().for_serving().keys == {"k1": "ann"}
