@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.topics import TopicNotFound
 
 log = structlog.get_logger(__name__)
 
@@ -87,6 +88,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ConversationNotFound)
     async def not_found(_: Request, exc: ConversationNotFound) -> JSONResponse:
+        return _json(404, exc.code, str(exc))
+
+    @app.exception_handler(TopicNotFound)
+    async def topic_not_found(_: Request, exc: TopicNotFound) -> JSONResponse:
         return _json(404, exc.code, str(exc))
 
     @app.exception_handler(RequestValidationError)

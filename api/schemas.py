@@ -5,7 +5,7 @@ The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -89,6 +89,11 @@ class LoggedMessageOut(BaseModel):
         default=None,
         examples=["create_todo_task"],
     )
+    tool_calls: list[dict[str, Any]] | None = Field(
+        description="For an assistant message that called tools: each call's name, args and id.",
+        default=None,
+        examples=[[{"name": "create_todo_task", "args": {"title": "buy milk"}, "id": "call_1"}]],
+    )
 
 
 class CheckpointOut(BaseModel):
@@ -122,4 +127,59 @@ class ErrorOut(BaseModel):
     error: ErrorDetail = Field(
         description="The error's code and message.",
         examples=[{"code": "conversation_not_found", "message": "conversation … not found"}],
+    )
+
+
+class ConversationListed(BaseModel):
+    """One of the caller's conversations, as the list shows it."""
+
+    conversation_id: str = Field(
+        description="Its id.", examples=["6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"]
+    )
+    created_at: str = Field(description="ISO-8601 UTC.", examples=["2026-11-22T10:00:00+00:00"])
+    last_message_at: str | None = Field(
+        description="When its latest message was written (ISO-8601 UTC), null before any.",
+        examples=["2026-11-22T10:05:00+00:00"],
+    )
+    preview: str | None = Field(
+        description="The start of its latest message (at most 100 characters).",
+        examples=["Created task: buy milk"],
+    )
+
+
+class TaskOut(BaseModel):
+    """One of the caller's todo tasks."""
+
+    id: int = Field(description="The task's number (each user's count from 1).", examples=[1])
+    title: str = Field(description="What is to be done.", examples=["buy milk"])
+    completed: bool = Field(description="Whether it is done.", examples=[False])
+    created_at: str | None = Field(
+        description="When it was created (ISO-8601, UTC).", examples=["2026-11-22T10:00:00+00:00"]
+    )
+
+
+class ReopenAnswer(BaseModel):
+    """The answer to reopening an earlier topic."""
+
+    topic: dict[str, Any] = Field(
+        description="The topic now active: id, title, summary, started_at, ended_at, is_active.",
+        examples=[{"id": "0b6c5d1e-…", "title": "Add buy milk", "is_active": True}],
+    )
+    previous_topic_id: str | None = Field(
+        description="The topic that was active before (null when it already was this one).",
+        examples=["9a1f…"],
+    )
+    message: str = Field(
+        description="What to tell the user.", examples=["Back to the topic: Add buy milk"]
+    )
+
+
+class CancelAnswer(BaseModel):
+    """The answer to a request to stop the running turn."""
+
+    running: bool = Field(description="A turn runs on the conversation.", examples=[True])
+    cancel_requested: bool = Field(
+        description="The turn was asked to stop; it ends at its next safe point (before it runs "
+        "the next tool calls) and its result says it was stopped.",
+        examples=[True],
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from keel.checkpoints.backend import Backend, open_backend
+from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
@@ -51,6 +52,8 @@ class Service:
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     known: OrderedDict[str, str | None] = field(default_factory=OrderedDict)
     """Per conversation: the checkpoint this process's last turn ended on (not cut off)."""
+    stops: dict[str, asyncio.Event] = field(default_factory=dict)
+    """The turns running in this process, by conversation: setting the event stops the turn."""
 
     async def turn_start(self, conversation_id: str) -> TurnStart | None:
         """Where the conversation stands, if nothing changed it since this process's last turn.
@@ -80,6 +83,18 @@ class Service:
     def turn_context(self, user_id: str) -> KeelContext:
         """The run context of one turn for ``user_id``, on the service's run."""
         return self.run.context(user_id)
+
+    async def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a conversation: its checkpoints and backups, log, topics and the record itself.
+
+        The caller holds its turn lock. The user's tasks stay.
+        """
+        saver = self.backend.saver
+        for backup_id in await BackupStore(saver, self.db).list(conversation_id):
+            await saver.adelete_thread(backup_id)
+        await saver.adelete_thread(conversation_id)
+        await self.conversations.delete(conversation_id)
+        self.known.pop(conversation_id, None)
 
     def track(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run ``work`` in a task of the service's own, which outlives the request."""

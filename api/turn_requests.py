@@ -4,7 +4,7 @@ Used by the message endpoint (JSON and SSE) and the WebSocket. ``start_turn`` ta
 conversation's turn lock (409 when busy, or a bounded wait with ``KEEL_DOUBLE_TEXT=enqueue``) and
 runs the turn in a task of the service's own that releases the lock when the turn ends: a client
 that disconnects mid-turn (SSE, WebSocket, plain HTTP) neither cuts the turn short nor keeps the
-conversation locked after it.
+conversation locked after it. While it runs, ``service.stops`` holds the event that stops it.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ async def start_turn(
     stack = AsyncExitStack()
     await stack.enter_async_context(turn_slot(service, conversation_id))
 
+    stop = service.stops[conversation_id] = asyncio.Event()
+
     async def turn() -> TurnResult:
         async with stack:
             result = None
@@ -62,8 +64,10 @@ async def start_turn(
                     sink,
                     retention=service.retention,
                     start=await service.turn_start(conversation_id),
+                    stop=stop,
                 )
             finally:
+                service.stops.pop(conversation_id, None)
                 await service.remember(conversation_id, result)
             return result
 

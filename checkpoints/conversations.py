@@ -1,20 +1,38 @@
 """Who owns which conversation: the ``keel_conversations`` table.
 
-A conversation id is a UUIDv4 that belongs to exactly one user, for good: ownership never changes,
-so once read it is remembered in the process (a bounded cache) and later checks cost no query.
-Callers (the CLI, the API) create conversations here and check ownership before running a turn;
-another user's id reads as unknown.
+A conversation id is a UUIDv4 that belongs to exactly one user; ownership never moves to another
+user, so once read it is remembered in the process for a short while (a bounded cache) and most
+checks cost no query. Callers (the CLI, the API) create, list and delete conversations here and
+check ownership before running a turn; another user's id reads as unknown. Deleting removes
+keel's rows of the conversation (its log, topics and backup records) and the conversation itself;
+the checkpoints are the caller's to delete with its saver.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import OrderedDict
 from datetime import UTC, datetime
+from typing import Any
 
-from keel.checkpoints.database import Database
+from keel.checkpoints.database import Database, read_time
 
 OWNERS_CACHED = 10_000
+OWNER_SECONDS = 30.0
+"""How long a process trusts an owner it read: a deletion by another process shows by then."""
+PREVIEW_CHARS = 100
+LISTED = (
+    "SELECT * FROM (SELECT c.id, c.created_at, "
+    "(SELECT m.created_at FROM keel_messages m WHERE m.conversation_id = c.id "
+    "ORDER BY m.id DESC LIMIT 1) AS last_message_at, "
+    f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
+    "WHERE m.conversation_id = c.id AND m.role <> 'tool' ORDER BY m.id DESC LIMIT 1) AS preview "
+    "FROM keel_conversations c WHERE c.user_id = :user) AS listed "
+    "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit"
+)
+ERASED = ("keel_messages", "keel_topics", "keel_backups")
+"""keel's tables with rows of a conversation, deleted with it (the tasks are the user's)."""
 
 
 class ConversationNotFound(LookupError):
@@ -27,16 +45,26 @@ class ConversationNotFound(LookupError):
         super().__init__(f"conversation {conversation_id} not found")
 
 
+def _listed(row: Any) -> dict[str, Any]:
+    last = row["last_message_at"]
+    return {
+        "conversation_id": row["id"],
+        "created_at": read_time(row["created_at"]).isoformat(),
+        "last_message_at": read_time(last).isoformat() if last else None,
+        "preview": " ".join(row["preview"].split()) if row["preview"] else None,
+    }
+
+
 class ConversationStore:
-    """Create conversations and check who they belong to."""
+    """Create, list and delete conversations, and check who they belong to."""
 
     def __init__(self, db: Database) -> None:
         """Work on the app tables of ``db``."""
         self.db = db
-        self._owners: OrderedDict[str, str] = OrderedDict()
+        self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
 
     def _remember(self, conversation_id: str, user_id: str) -> None:
-        self._owners[conversation_id] = user_id
+        self._owners[conversation_id] = (user_id, time.monotonic() + OWNER_SECONDS)
         self._owners.move_to_end(conversation_id)
         if len(self._owners) > OWNERS_CACHED:
             self._owners.popitem(last=False)
@@ -52,14 +80,21 @@ class ConversationStore:
         self._remember(cid, user_id)
         return {"conversation_id": cid, "created_at": now.isoformat()}
 
+    async def list(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The user's conversations, the most recently active first, each with a preview."""
+        rows = await self.db.fetch(LISTED, {"user": user_id, "limit": limit})
+        return [_listed(r) for r in rows]
+
     async def owner(self, conversation_id: str) -> str | None:
         """The user who owns ``conversation_id``, or None when there is no such conversation."""
-        if (known := self._owners.get(conversation_id)) is not None:
-            return known
+        known = self._owners.get(conversation_id)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
         row = await self.db.fetchone(
             "SELECT user_id FROM keel_conversations WHERE id = :id", {"id": conversation_id}
         )
         if row is None:
+            self._owners.pop(conversation_id, None)
             return None
         self._remember(conversation_id, row["user_id"])
         return str(row["user_id"])
@@ -68,3 +103,12 @@ class ConversationStore:
         """Raise ConversationNotFound unless ``user_id`` owns ``conversation_id``."""
         if await self.owner(conversation_id) != user_id:
             raise ConversationNotFound(conversation_id)
+
+    async def delete(self, conversation_id: str) -> None:
+        """Delete the conversation and keel's rows of it, in one transaction."""
+        params = {"c": conversation_id}
+        async with self.db.transaction() as tx:
+            for table in ERASED:
+                await tx.execute(f"DELETE FROM {table} WHERE conversation_id = :c", params)
+            await tx.execute("DELETE FROM keel_conversations WHERE id = :c", params)
+        self._owners.pop(conversation_id, None)

@@ -209,6 +209,14 @@ class TurnLocks:
         lock = self._local.get(conversation_id)
         return lock is not None and lock.locked()
 
+    async def running(self, conversation_id: str) -> bool:
+        """A turn holds the conversation, in this process or in another one."""
+        try:
+            async with self.hold(conversation_id):
+                return False
+        except ConversationLocked:
+            return True
+
     @asynccontextmanager
     async def _local_lock(self, conversation_id: str, deadline: float) -> AsyncIterator[None]:
         lock = self._local.setdefault(conversation_id, asyncio.Lock())

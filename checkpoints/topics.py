@@ -1,9 +1,10 @@
 """Topic segments of a conversation: the ``keel_topics`` table.
 
 A conversation has at most one active topic (a partial unique index holds it to that). Starting a
-new topic ends the active one (ended_at, summary) in the same transaction. Starting a topic under
-an id that already exists changes nothing, so a turn replayed after a crash opens its topic once.
-Topics are never deleted. Used by the topic_detect node, the reset function and the API.
+new topic ends the active one (ended_at, summary) in the same transaction, and so does reopening
+an earlier one. Starting a topic under an id that already exists changes nothing, so a turn
+replayed after a crash opens its topic once. Topics are deleted only with their conversation. Used
+by the topic_detect node, the reset and reopen commands and the API.
 """
 
 from __future__ import annotations
@@ -23,6 +24,21 @@ INSERT = (
     "INSERT INTO keel_topics (id, conversation_id, title, started_at, is_active) "
     "VALUES (:id, :c, :title, :now, :true) ON CONFLICT (id) DO NOTHING"
 )
+
+REOPEN = (
+    "UPDATE keel_topics SET is_active = :true, ended_at = NULL "
+    "WHERE id = :id AND conversation_id = :c"
+)
+
+
+class TopicNotFound(LookupError):
+    """The conversation has no topic with this id."""
+
+    code = "topic_not_found"
+
+    def __init__(self, topic_id: str) -> None:
+        """Name the id that was asked for."""
+        super().__init__(f"topic {topic_id} not found in this conversation")
 
 
 @dataclass(frozen=True)
@@ -100,3 +116,30 @@ class TopicStore:
             {"c": conversation_id},
         )
         return [_from_row(r) for r in rows]
+
+    async def reopen(
+        self, conversation_id: str, topic_id: str, previous_summary: str | None = None
+    ) -> TopicRow:
+        """Make an earlier topic the active one again, ending the active one (with its summary).
+
+        Raises TopicNotFound when the conversation has no such topic.
+        """
+        params = {
+            "c": conversation_id,
+            "id": topic_id,
+            "now": self.db.time(self.clock()),
+            "summary": previous_summary,
+            "true": True,
+            "false": False,
+        }
+        async with self.db.transaction() as tx:
+            found = await tx.fetchone(
+                "SELECT id FROM keel_topics WHERE id = :id AND conversation_id = :c", params
+            )
+            if found is None:
+                raise TopicNotFound(topic_id)
+            await tx.execute(END_ACTIVE, params)
+            await tx.execute(REOPEN, params)
+            row = await tx.fetchone("SELECT * FROM keel_topics WHERE id = :id", params)
+        assert row is not None
+        return _from_row(row)

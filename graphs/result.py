@@ -266,6 +266,16 @@ class Snapshot(TypedDict):
             ),
         ]
     ]
+    turn_running: NotRequired[
+        Annotated[
+            bool,
+            Field(
+                description="A turn is running on the conversation now (the API tells; poll "
+                "until it is false, then read the messages).",
+                examples=[False],
+            ),
+        ]
+    ]
 
 
 def snapshot_of(

@@ -3,12 +3,14 @@
 ``run_turn`` is what the CLI and the API call with a user's message. The graph itself decides what
 the message is (the answer to a waiting confirmation, or a new turn); ``run_turn`` adds only what
 is the service's: it finishes a turn a crash cut off, stops before every tool execution so that
-the tool calls are stored first, collects the events and tokens, and prunes old checkpoints.
+the tool calls are stored first (and there honours a caller's request to stop the turn), collects
+the events and tokens, and prunes old checkpoints.
 ``snapshot`` reads a conversation's state for ``/state`` and the API.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from typing import Any
 
 import psycopg
 import structlog
-from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
@@ -68,6 +70,28 @@ def ended_turn(note: str | None = None) -> dict[str, Any]:
     }
 
 
+NOT_RUN = "Not run: the turn was stopped before this tool call."
+
+
+def stopped_before_tools(values: dict[str, Any]) -> dict[str, Any]:
+    """The update that stops a turn held before its tool execution: no pending call runs.
+
+    Written ``as_node="tool_execution"``: every pending call is answered "not run", and the
+    response node, seeing ``stop_requested``, ends the turn (logging what it said and did).
+    """
+    window = values.get("window", [])
+    last = next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
+    calls = last.tool_calls if last is not None else []
+    return {
+        "window": [
+            ToolMessage(NOT_RUN, tool_call_id=c.get("id") or "", name=c["name"], status="error")
+            for c in calls
+        ],
+        "stop_requested": True,
+        "agent_state": AgentState.TOOL_EXECUTION.value,
+    }
+
+
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 """Receives, as they happen, a turn's events ``{"type": ..., "data": ...}`` and model tokens
 ``{"type": "token", "data": {"text": ...}}``."""
@@ -79,14 +103,18 @@ async def _stream(
     conversation_id: str,
     context: KeelContext,
     sink: EventSink | None = None,
+    stop: asyncio.Event | None = None,
 ) -> TurnResult:
-    """Run the turn to its end; each stop before tool execution is checkpointed, then resumed."""
+    """Run the turn to its end; each stop before tool execution is checkpointed, then resumed.
+
+    When ``stop`` is set by then, the turn ends there instead: the pending tool calls do not run.
+    """
     config = thread_config(conversation_id)
     events: list[dict[str, Any]] = []
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()
     for _ in range(MAX_RUNS):
-        stopped_before_tools = False
+        held_before_tools = False
         stream: AsyncIterator[Any] = graph.astream(
             graph_input,
             config,
@@ -101,7 +129,7 @@ async def _stream(
             elif mode == "updates":
                 if INTERRUPT in chunk:
                     interrupts = chunk[INTERRUPT]
-                    stopped_before_tools = not interrupts
+                    held_before_tools = not interrupts
             elif mode == "custom":
                 events.append(chunk)
                 if sink is not None:
@@ -110,8 +138,11 @@ async def _stream(
                 message, _ = chunk  # only the assistant's text, its DONE line already out
                 if isinstance(message, AIMessageChunk) and message.text:
                     await sink({"type": "token", "data": {"text": message.text}})
-        if not stopped_before_tools:
+        if not held_before_tools:
             break
+        if stop is not None and stop.is_set():
+            stopped = stopped_before_tools(values)
+            await graph.aupdate_state(config, stopped, as_node="tool_execution")
         graph_input = None
     else:
         raise RuntimeError(f"the turn stopped before tool execution {MAX_RUNS} times")
@@ -189,13 +220,15 @@ async def run_turn(
     sink: EventSink | None = None,
     retention: Retention | None = None,
     start: TurnStart | None = None,
+    stop: asyncio.Event | None = None,
 ) -> TurnResult:
     """Run one turn for ``content`` (the graph takes it as the answer to a waiting confirmation).
 
     A turn left unfinished by a crash is finished first; its reply comes back as
     ``recovered_reply``. Old checkpoints are pruned by ``retention`` (the API's prunes in the
     background every few turns), else right after the turn. ``start`` is where the conversation
-    stands, when the caller knows it; otherwise it is read from the checkpoint.
+    stands, when the caller knows it; otherwise it is read from the checkpoint. Setting ``stop``
+    ends the turn at its next stop before tool execution, with what already ran kept.
     """
     config = thread_config(conversation_id)
     with structlog.contextvars.bound_contextvars(
@@ -207,7 +240,7 @@ async def run_turn(
         if start.cut_off:
             recovered = await _recover(graph, conversation_id, context)
         log.info("turn_received", message_preview=preview(content))
-        result = await _stream(graph, {"content": content}, conversation_id, context, sink)
+        result = await _stream(graph, {"content": content}, conversation_id, context, sink, stop)
         if recovered is not None:
             result.recovered_reply = recovered.reply
         if retention is not None:

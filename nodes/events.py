@@ -14,8 +14,9 @@ from typing import Any, Literal, TypedDict
 
 from keel.nodes.state import AuditEntry
 
-TopicReason = Literal["phrase", "time_gap", "user_reset"]
-"""Why a topic changed: a switch or correction phrase, a silence, or ``/reset``."""
+TopicReason = Literal["phrase", "time_gap", "user_reset", "returned"]
+"""Why a topic changed: a switch or correction phrase, a silence, ``/reset``, or a return to an
+earlier topic."""
 
 
 class NodeEvent(TypedDict):

@@ -4,8 +4,9 @@ The turn ends only when the last assistant message has a DONE line, no tool call
 its result and the todolist has no open step. Otherwise it loops back to the assistant (with a
 nudge when the assistant stopped short). Steps that the assistant still leaves open after a nudge
 are closed as skipped, so the todolist tells the truth. A per-turn loop limit ends a turn that does
-not converge, with ``complete`` false and a ``loop_limit`` event. When the turn ends, its
-messages are written to the message log.
+not converge, with ``complete`` false and a ``loop_limit`` event; a turn the caller stopped
+(``stop_requested``) ends at once, with a ``turn_stopped`` event. When the turn ends, its messages
+are written to the message log.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from keel.nodes.progress import close_open_steps
 from keel.nodes.state import KeelState, open_items
 
 log = structlog.get_logger(__name__)
+
+STOPPED = "Stopped at your request. What already ran is done and kept."
 
 
 def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
@@ -50,6 +53,10 @@ def completion(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     window = state.get("window", [])
     last = window[-1] if window else None
     todolist = state.get("todolist")
+    if state.get("stop_requested"):
+        runtime.stream_writer(event("turn_stopped", {"loops": state.get("loops", 0)}))
+        log.info("turn_stopped", loops=state.get("loops", 0))
+        return {"complete": False, "turn_over": True, "turn_note": STOPPED, "todolist": todolist}
     done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
     if done and not pending_tool_calls(window):
         if todolist:

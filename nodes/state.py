@@ -198,6 +198,8 @@ class KeelState(TypedDict, total=False):
     """The next message, when it answers ``awaiting`` (a plain new input on a paused thread)."""
     confirmations: dict[str, str]
     """Answers given in this turn, by tool call id."""
+    stop_requested: bool
+    """The caller stopped the turn (the API's cancel): the response node ends it at once."""
 
 
 class TurnOutput(TypedDict, total=False):

@@ -53,5 +53,6 @@ def user_input(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
         "turn_note": None,
         "answer": None,
         "confirmations": {},
+        "stop_requested": False,
         "agent_state": AgentState.USER_INPUT.value,
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -43,6 +44,8 @@ class StubOpenAI:
     def __init__(self) -> None:
         self.answers: list[tuple[int, dict[str, Any]]] = []
         self.requests: list[dict[str, Any]] = []
+        self.delays: dict[int, float] = {}
+        """Seconds to wait before answering the request of this number (0 is the first)."""
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,6 +53,7 @@ class StubOpenAI:
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length))
                 stub.requests.append(request)
+                time.sleep(stub.delays.get(len(stub.requests) - 1, 0.0))
                 status, body = stub.answers.pop(0) if stub.answers else (500, {"error": {}})
                 if request.get("stream") and status == 200:
                     self.send_response(200)

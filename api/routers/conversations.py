@@ -1,4 +1,8 @@
-"""/v1/conversations: create, talk (JSON or SSE), read state, log and checkpoints, reset."""
+"""/v1/conversations: a user's conversations and everything done with one.
+
+Create, list and delete; talk (JSON or SSE) and stop a running turn; read the state, the message
+log and the checkpoints; reset; go back to an earlier topic.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +11,25 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ServiceDep, UserDep
 from keel.api.errors import error_body
 from keel.api.schemas import (
+    CancelAnswer,
     CheckpointOut,
     Conversation,
+    ConversationListed,
     ErrorOut,
     LoggedMessageOut,
     NewConversation,
     NewMessage,
+    ReopenAnswer,
 )
 from keel.api.turn_requests import check_size, start_turn, take_turn, turn_slot
 from keel.graphs.legacy_import import import_legacy_session
+from keel.graphs.reopen_command import reopen_topic
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
@@ -44,6 +52,24 @@ async def create_conversation(
         cid = created["conversation_id"]
         await import_legacy_session(service.graph, cid, legacy, service.turn_context(user))
     return created
+
+
+@router.get("", response_model=list[ConversationListed], responses=ERRORS)
+async def list_conversations(
+    service: ServiceDep,
+    user: UserDep,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many.")] = 100,
+) -> list[dict[str, Any]]:
+    """The caller's conversations, the most recently active first, each with a preview."""
+    return await service.conversations.list(user, limit)
+
+
+@router.delete("/{conversation_id}", status_code=204, responses=ERRORS)
+async def delete_conversation(cid: ConversationDep, service: ServiceDep) -> Response:
+    """Delete a conversation: its checkpoints, message log, topics and backups (tasks stay)."""
+    async with turn_slot(service, cid):
+        await service.delete_conversation(cid)
+    return Response(status_code=204)
 
 
 async def _sse(
@@ -87,7 +113,9 @@ async def post_message(
 @router.get("/{conversation_id}", response_model=Snapshot, responses=ERRORS)
 async def get_conversation(cid: ConversationDep, service: ServiceDep) -> Snapshot:
     """The conversation's state: agent_state, mission, todolist, topics, confirmation, stats."""
-    return await snapshot(service.graph, cid, await service.topics.list(cid))
+    result = await snapshot(service.graph, cid, await service.topics.list(cid))
+    result["turn_running"] = await service.locks.running(cid)
+    return result
 
 
 @router.get("/{conversation_id}/messages", response_model=list[LoggedMessageOut], responses=ERRORS)
@@ -133,3 +161,28 @@ async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> Res
     async with turn_slot(service, cid):
         answer = await reset_conversation(service.graph, cid, service.turn_context(user))
     return reset_answer(answer)
+
+
+@router.post("/{conversation_id}/cancel", response_model=CancelAnswer, responses=ERRORS)
+async def cancel_turn(cid: ConversationDep, service: ServiceDep) -> dict[str, bool]:
+    """Stop the running turn at its next safe point; what already ran stays done and logged."""
+    stop = service.stops.get(cid)
+    if stop is None:
+        return {"running": await service.locks.running(cid), "cancel_requested": False}
+    stop.set()
+    return {"running": True, "cancel_requested": True}
+
+
+@router.post(
+    "/{conversation_id}/topics/{topic_id}/reopen", response_model=ReopenAnswer, responses=ERRORS
+)
+async def reopen(
+    cid: ConversationDep,
+    topic_id: Annotated[str, Path(max_length=36, description="An earlier topic's id.")],
+    service: ServiceDep,
+    user: UserDep,
+) -> dict[str, Any]:
+    """Go back to an earlier topic: it becomes the active one, the next turn's context."""
+    async with turn_slot(service, cid):
+        answer = await reopen_topic(service.graph, cid, topic_id, service.turn_context(user))
+    return {k: answer[k] for k in ("topic", "previous_topic_id", "message")}

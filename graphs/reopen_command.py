@@ -1,0 +1,76 @@
+"""Back to an earlier topic: the topic a user picks becomes the active one again.
+
+``reopen_topic`` is what the API's reopen operation (the chat page's "back to this topic") calls.
+The active topic is ended with its summary, the chosen one reopened, and the checkpoint records it
+as the end of a turn with the topic in state, a ``topic_changed`` event (reason ``returned``) and
+an audit entry; the next turn's context is that topic's history (the silence before the return
+does not count as a gap that opens another topic). Mission, todolist and the message
+log are untouched; a pending confirmation is dropped, as a change of subject leaves it unanswered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import structlog
+
+from keel.graphs.builder import KeelGraph
+from keel.graphs.resources import run_of
+from keel.graphs.result import TopicSegment, topic_segment
+from keel.graphs.runner import ended_turn, thread_config
+from keel.nodes.context import KeelContext
+from keel.nodes.events import NodeEvent, TopicReason, audit_entry, topic_changed
+from keel.nodes.topic import as_state_topic, summarize_topic
+
+log = structlog.get_logger(__name__)
+
+REASON: TopicReason = "returned"
+
+
+class Reopened(TypedDict):
+    """What reopening a topic did."""
+
+    topic: TopicSegment
+    previous_topic_id: str | None
+    message: str
+    events: list[NodeEvent]
+
+
+async def reopen_topic(
+    graph: KeelGraph, conversation_id: str, topic_id: str, context: KeelContext
+) -> Reopened:
+    """Make ``topic_id`` the conversation's active topic (TopicNotFound when it has none such)."""
+    run = await run_of(context)
+    topics = run.topic_store()
+    previous = await topics.active(conversation_id)
+    if previous is not None and previous.id == topic_id:
+        return {
+            "topic": topic_segment(previous),
+            "previous_topic_id": None,
+            "message": f"Already on the topic: {previous.title}",
+            "events": [],
+        }
+    summary = None
+    if previous is not None:
+        summary = await summarize_topic(
+            run.message_log(), conversation_id, as_state_topic(previous)
+        )
+    topic = await topics.reopen(conversation_id, topic_id, summary)
+    previous_id = previous.id if previous else None
+    changed = topic_changed(previous_id, topic.id, topic.title, REASON)
+    detail: dict[str, Any] = dict(changed["data"])
+    now = run.clock()
+    update = {
+        "topic": as_state_topic(topic),
+        "last_message_at": now.isoformat(),  # a silence before the return is not a new topic
+        "audit": [audit_entry("topic_reopened", REASON, detail, now)],
+        **ended_turn(),
+    }
+    await graph.aupdate_state(thread_config(conversation_id), update, as_node="response")
+    log.info("topic_reopened", conversation_id=conversation_id, **detail)
+    return {
+        "topic": topic_segment(topic),
+        "previous_topic_id": previous_id,
+        "message": f"Back to the topic: {topic.title}",
+        "events": [changed],
+    }
