@@ -3,7 +3,8 @@
 The graph is compiled inside the lifespan with the checkpointer from ``open_checkpointer``. The
 interactive API page is at /docs (Swagger UI) and /redoc, both served from the installed
 ``fastapi-offline`` package, so they work with no network; the schema is at /openapi.json. The
-todo tools are served over MCP at /mcp/.
+todo tools are served over MCP at /mcp/. The chat page (``keel.api.web``) is at /, its files under
+/web/: a client of the public API like any other.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from fastapi_offline import FastAPIOffline
 from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
 from keel.api.mcp import RequireKey, build_mcp
-from keel.api.routers import conversations, health, ws
+from keel.api.routers import conversations, health, tasks, web, ws
 from keel.api.service import open_service
 from keel.graphs.settings import Settings
 
@@ -42,7 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for router in (conversations.router, ws.router, health.router):
+    for router in (conversations.router, tasks.router, ws.router, health.router, web.router):
         app.include_router(router)
+    app.mount("/web", web.assets(), name="web")
     app.mount("/mcp", RequireKey(mcp.streamable_http_app(), lambda: app.state.service))
     return app

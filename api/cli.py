@@ -47,6 +47,13 @@ def serve_command(
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None
     configure_logging()
+    shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    shown = f"[{shown}]" if ":" in shown else shown
+    typer.echo(
+        f"keel: the chat page is at http://{shown}:{settings.port}/ "
+        "(the API under /v1, its reference at /docs)",
+        err=True,
+    )
     uvicorn.run(
         "keel.api.app:create_app",
         factory=True,

@@ -8,13 +8,17 @@ install's import hook there stays off). Everything then runs from an empty direc
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import sysconfig
 import zipfile
 from pathlib import Path
 
+import httpx
 import pytest
+
+from tests.integration.server import free_port, stop, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 TOP_LEVEL = ("api", "checkpoints", "graphs", "nodes", "tools")
@@ -70,6 +74,7 @@ def test_wheel_holds_only_the_keel_namespace(wheel: Path) -> None:
     assert "keel/__init__.py" not in names  # a namespace: nothing else may own ``keel``
     assert "keel/checkpoints/migrations/versions/0001_app_tables.py" in names
     assert "keel/api/routers/conversations.py" in names
+    assert {"keel/api/web/index.html", "keel/api/web/app.js", "keel/api/web/style.css"} <= names
 
 
 def test_installed_wheel_imports_keel_without_top_level_modules(
@@ -101,3 +106,38 @@ def test_console_script_migrates_a_database_from_the_installed_package(
     )
     assert "schema: empty -> 0005" in upgrade.stdout
     assert database.exists()
+
+
+def test_the_installed_package_serves_the_chat_page_and_every_file_it_loads(
+    fresh_python: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = {"KEEL_DATABASE_URL": "memory", "PATH": str(fresh_python.parent), "HOME": str(tmp_path)}
+    output = (tmp_path / "serve.log").open("w+")
+    process = subprocess.Popen(
+        [fresh_python.parent / "keel", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(process, f"{url}/readyz", output, "keel serve (wheel)")
+        page = httpx.get(f"{url}/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        linked = set(re.findall(r'(?:src|href)="([^"]+)"', page.text))
+        assert not [a for a in linked if "//" in a]  # nothing from another host
+        scripts = {a for a in linked if a.startswith("/")}
+        for module in list(scripts):  # and the modules those scripts import
+            if module.endswith(".js"):
+                text = httpx.get(f"{url}{module}").text
+                scripts |= {f"/web/{m}" for m in re.findall(r'from "\./([\w.]+)"', text)}
+        assert "/web/app.js" in scripts and "/web/style.css" in scripts
+        for asset in scripts:
+            assert asset.startswith("/web/"), asset
+            assert httpx.get(f"{url}{asset}").status_code == 200, asset
+    finally:
+        stop(process)
+        output.close()

@@ -1,0 +1,408 @@
+// keel's chat page: opens a conversation from ?c=<id>, sends messages and reads the turn as SSE,
+// and keeps the side panels (conversations, topics, mission and plan, tasks) in step.
+
+import { api, onKeyNeeded, streamMessage } from "./api.js";
+import { errorText } from "./format.js";
+import { askForKey } from "./keyprompt.js";
+import * as view from "./view.js";
+
+const $ = (id) => document.getElementById(id);
+const NOT_FOUND = "That conversation was not found";
+
+const state = {
+  cid: null, // the conversation shown
+  snapshot: null, // its last GET snapshot
+  viewTopic: null, // an earlier topic being viewed, or null for the whole conversation
+  turn: null, // {cid, controller} while a message is being answered
+  polling: null, // {cid} while waiting for a turn started elsewhere (or before a reload) to end
+  loads: 0, // counts conversation loads, so a slow one cannot overwrite a newer one
+};
+
+onKeyNeeded(askForKey);
+wireControls();
+boot();
+
+// ---- Start-up and navigation ---------------------------------------------------------------
+
+async function boot() {
+  const conversations = await refreshConversations();
+  const requested = new URLSearchParams(location.search).get("c");
+  if (requested) await openConversation(requested);
+  else if (conversations.length) {
+    await openConversation(conversations[0].conversation_id, "replace");
+  } else await newConversation("replace");
+  $("message").focus();
+}
+
+/** Show a conversation: its history, topics, plan, tasks; `address` is push, replace or keep. */
+async function openConversation(cid, address = "keep") {
+  const load = ++state.loads;
+  stopReadingTurn();
+  state.viewTopic = null;
+  view.showTopicBanner(null);
+  view.setStatus("");
+  let snapshot;
+  let messages;
+  try {
+    [snapshot, messages] = await Promise.all([api.snapshot(cid), api.messages(cid)]);
+  } catch (error) {
+    if (load !== state.loads) return;
+    if (error.status === 404 || error.status === 422) return showNotFound();
+    const again = retry(() => openConversation(cid, address));
+    return view.setStatus(errorText(error), { tone: "error", action: again });
+  }
+  if (load !== state.loads) return;
+  state.cid = cid;
+  setAddress(cid, address);
+  showSnapshot(snapshot);
+  const emptyText = "Say hello: try “Add buy milk”.";
+  view.renderHistory(messages, snapshot.topics || [], { emptyText });
+  refreshTasks();
+  refreshConversations();
+  if (snapshot.turn_running) waitForRunningTurn();
+}
+
+async function newConversation(address = "push") {
+  try {
+    const created = await api.createConversation();
+    await openConversation(created.conversation_id, address);
+  } catch (error) {
+    view.setStatus(errorText(error), { tone: "error" });
+  }
+}
+
+function showNotFound() {
+  state.cid = null;
+  state.snapshot = null;
+  view.setTitle("Conversation not found");
+  view.renderHistory([], [], {
+    emptyText: `${NOT_FOUND}. Pick one from the list, or start a new one.`,
+  });
+  view.renderTopics([], null, selectTopic);
+  view.renderPlan(null, null);
+  view.showConfirmation(null);
+  view.setStatus(NOT_FOUND, { tone: "error" });
+  refreshConversations();
+  refreshTasks();
+}
+
+function setAddress(cid, address) {
+  if (address === "keep") return;
+  const url = `${location.pathname}?c=${encodeURIComponent(cid)}`;
+  if (address === "push") history.pushState({ cid }, "", url);
+  else history.replaceState({ cid }, "", url);
+}
+
+// ---- Side panels ---------------------------------------------------------------------------
+
+function showSnapshot(snapshot) {
+  state.snapshot = snapshot;
+  const topics = snapshot.topics || [];
+  view.setTitle((snapshot.topic && snapshot.topic.title) || "New conversation");
+  view.renderTopics(topics, state.viewTopic && state.viewTopic.id, selectTopic);
+  view.renderPlan(snapshot.mission, snapshot.todolist);
+  view.showConfirmation(state.viewTopic ? null : snapshot.pending_confirmation);
+}
+
+async function refreshSnapshot() {
+  const cid = state.cid;
+  if (!cid) return;
+  try {
+    const snapshot = await api.snapshot(cid);
+    if (cid === state.cid) showSnapshot(snapshot);
+  } catch (error) {
+    view.setStatus(errorText(error), { tone: "error" });
+  }
+}
+
+async function refreshConversations() {
+  try {
+    const conversations = await api.listConversations();
+    view.renderConversations(conversations, state.cid, selectConversation);
+    return conversations;
+  } catch (error) {
+    view.renderConversations([], state.cid, selectConversation);
+    if (error.status !== 404 && error.status !== 405) {
+      view.setStatus(errorText(error), { tone: "error" });
+    }
+    return [];
+  }
+}
+
+async function refreshTasks() {
+  try {
+    view.renderTasks(await api.tasks());
+  } catch {
+    view.renderTasks(null);
+  }
+}
+
+function selectConversation(cid) {
+  closePanels();
+  if (cid !== state.cid) openConversation(cid, "push");
+}
+
+async function selectTopic(topic) {
+  closePanels();
+  if (topic.is_active) return showWholeConversation();
+  state.viewTopic = topic;
+  await showHistory();
+}
+
+async function showWholeConversation() {
+  state.viewTopic = null;
+  await showHistory();
+  $("message").focus();
+}
+
+/** Draw the log for the whole conversation, or for the earlier topic being viewed. */
+async function showHistory() {
+  const cid = state.cid;
+  const topic = state.viewTopic;
+  let messages;
+  try {
+    messages = await api.messages(cid);
+  } catch (error) {
+    return view.setStatus(errorText(error), { tone: "error" });
+  }
+  if (cid !== state.cid) return;
+  const shown = topic ? messages.filter((m) => m.topic_id === topic.id) : messages;
+  view.showTopicBanner(topic);
+  view.renderHistory(shown, (state.snapshot && state.snapshot.topics) || [], {
+    emptyText: topic ? "This topic has no messages." : "No messages yet.",
+  });
+  if (state.snapshot) showSnapshot(state.snapshot);
+}
+
+async function reopenTopic() {
+  const topic = state.viewTopic;
+  if (!topic || !state.cid) return;
+  if (isBusy()) return view.setStatus("Still answering the previous message.");
+  try {
+    const answer = await api.reopenTopic(state.cid, topic.id);
+    await openConversation(state.cid);
+    view.appendNotice(answer.message || `Back to the topic: ${topic.title}`, "notice");
+    $("message").focus();
+  } catch (error) {
+    view.setStatus(errorText(error), { tone: "error" });
+  }
+}
+
+// ---- Sending a message and reading the turn ------------------------------------------------
+
+function isBusy() {
+  return Boolean(state.turn) || Boolean(state.polling && state.polling.cid === state.cid);
+}
+
+function showBusy() {
+  view.setBusy(isBusy());
+}
+
+async function send(text) {
+  const content = text.trim();
+  if (!content) return;
+  if (isBusy()) return view.setStatus("Still answering the previous message.");
+  if (content === "/reset") {
+    $("message").value = "";
+    return resetConversation();
+  }
+  if (!state.cid) await newConversation();
+  if (!state.cid) return;
+  $("message").value = "";
+  await runTurn(content, crypto.randomUUID());
+}
+
+/** One turn: the user's bubble, then events and tokens as they stream, then the result. */
+async function runTurn(content, idempotencyKey) {
+  const cid = state.cid;
+  const controller = new AbortController();
+  state.turn = { cid, controller };
+  showBusy();
+  if (state.viewTopic) await showWholeConversation();
+  view.setStatus("");
+  view.showConfirmation(null);
+  view.appendUser(content);
+  const userBubble = $("messages").lastElementChild;
+  const reply = view.startReply();
+  let result = null;
+  let failure = null;
+  try {
+    await streamMessage(cid, content, idempotencyKey, controller.signal, (event, data) => {
+      if (event === "token") reply.append(data.data.text || "");
+      else if (event === "event") view.appendEvent(data.type, data.data, reply.node);
+      else if (event === "result") result = data;
+      else if (event === "error") failure = { ...data.error, status: 0 };
+    });
+  } catch (error) {
+    failure = error;
+  }
+  if (controller.signal.aborted) return; // another conversation was opened meanwhile
+  state.turn = null;
+  showBusy();
+  if (result) return finishTurn(result, reply, userBubble);
+  reply.remove();
+  if (failure) return turnFailed(failure, content, idempotencyKey, userBubble);
+  view.setStatus("The connection ended before the answer came; showing what was saved.");
+  await openConversation(cid);
+}
+
+function finishTurn(result, reply, userBubble) {
+  reply.finish(result.reply);
+  if (result.recovered_reply) {
+    const earlier = `Finished an earlier, interrupted answer: ${result.recovered_reply}`;
+    view.appendNotice(earlier, "notice", userBubble);
+  }
+  view.showConfirmation(result.awaiting_confirmation);
+  view.renderPlan(result.mission, result.todolist);
+  refreshSnapshot();
+  refreshTasks();
+  refreshConversations();
+}
+
+function turnFailed(error, content, idempotencyKey, userBubble) {
+  const startedOnServer = error.status === 0; // an error frame: the turn ran and failed
+  if (!startedOnServer) {
+    userBubble.remove();
+    if (!$("message").value) $("message").value = content;
+  }
+  if (error.status === 404) return showNotFound();
+  if (error.code === "conversation_busy" || error.status === 409) {
+    return waitForRunningTurn(errorText(error));
+  }
+  const canRetry = startedOnServer || error.status === 503 || error instanceof TypeError;
+  view.setStatus(errorText(error), {
+    tone: "error",
+    action: canRetry ? retry(() => retryTurn(content, idempotencyKey, userBubble)) : null,
+  });
+}
+
+/** Send the same message again, with the same Idempotency-Key. */
+function retryTurn(content, idempotencyKey, userBubble) {
+  if (isBusy()) return;
+  userBubble.remove();
+  if ($("message").value.trim() === content) $("message").value = "";
+  runTurn(content, idempotencyKey);
+}
+
+function retry(run) {
+  return { label: "Try again", run };
+}
+
+/** Leave a turn being read (when switching away); keel finishes it on its own. */
+function stopReadingTurn() {
+  if (state.turn) state.turn.controller.abort();
+  state.turn = null;
+  showBusy();
+}
+
+/** A turn is running that this page is not reading: poll until it ends, then show the log. */
+async function waitForRunningTurn(message = "Still answering…") {
+  const cid = state.cid;
+  if (state.polling && state.polling.cid === cid) return;
+  const polling = { cid };
+  state.polling = polling;
+  showBusy();
+  view.setStatus(message);
+  const pending = view.startReply();
+  while (cid === state.cid) {
+    await sleep(1000);
+    if (cid !== state.cid) break;
+    try {
+      const snapshot = await api.snapshot(cid);
+      if (!snapshot.turn_running) break;
+    } catch (error) {
+      if (error.status === 404) break;
+    }
+  }
+  pending.remove();
+  if (state.polling !== polling) return;
+  state.polling = null;
+  showBusy();
+  if (cid === state.cid) await openConversation(cid);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function stopTurn() {
+  const cid = state.cid;
+  if (!cid) return;
+  view.setStatus("Stopping…");
+  try {
+    const answer = await api.cancel(cid);
+    if (!answer.running) view.setStatus("");
+  } catch (error) {
+    view.setStatus(errorText(error), { tone: "error" });
+  }
+}
+
+async function resetConversation() {
+  if (!state.cid) return;
+  if (isBusy()) return view.setStatus("Still answering the previous message.");
+  try {
+    const answer = await api.reset(state.cid);
+    if (state.viewTopic) await showWholeConversation();
+    view.appendNotice(answer.message || "The conversation was reset.", "notice");
+    view.showConfirmation(null);
+    await refreshSnapshot();
+  } catch (error) {
+    view.setStatus(errorText(error), { tone: "error" });
+  }
+}
+
+// ---- Controls ------------------------------------------------------------------------------
+
+function wireControls() {
+  view.keepLogPinned();
+  $("composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    send($("message").value);
+  });
+  $("message").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      if (!isBusy()) send($("message").value);
+    }
+  });
+  $("stop").addEventListener("click", stopTurn);
+  $("reset").addEventListener("click", resetConversation);
+  $("new-conversation").addEventListener("click", () => {
+    closePanels();
+    newConversation("push");
+  });
+  $("confirm-yes").addEventListener("click", () => answerConfirmation("yes"));
+  $("confirm-no").addEventListener("click", () => answerConfirmation("no"));
+  $("reopen-topic").addEventListener("click", reopenTopic);
+  $("show-all").addEventListener("click", showWholeConversation);
+  $("toggle-sidebar").addEventListener("click", () => togglePanel("sidebar"));
+  $("toggle-details").addEventListener("click", () => togglePanel("details"));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") closePanels({ refocus: true });
+  });
+  window.addEventListener("popstate", () => {
+    const cid = new URLSearchParams(location.search).get("c");
+    if (cid && cid !== state.cid) openConversation(cid);
+  });
+}
+
+function answerConfirmation(answer) {
+  $("message").focus();
+  send(answer);
+}
+
+function togglePanel(id) {
+  const panel = $(id);
+  const open = !panel.classList.contains("open");
+  closePanels();
+  panel.classList.toggle("open", open);
+  $(`toggle-${id}`).setAttribute("aria-expanded", String(open));
+}
+
+/** Fold the side panels (phone width); `refocus` returns focus to the toggle of an open one. */
+function closePanels({ refocus = false } = {}) {
+  for (const id of ["sidebar", "details"]) {
+    const toggle = $(`toggle-${id}`);
+    if (refocus && $(id).classList.contains("open")) toggle.focus();
+    $(id).classList.remove("open");
+    toggle.setAttribute("aria-expanded", "false");
+  }
+}

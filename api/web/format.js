@@ -1,0 +1,77 @@
+// Plain-words formatting for the page: times, turn events, tool calls and API errors.
+
+const timeOnly = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dayAndTime = new Intl.DateTimeFormat(undefined, {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+});
+
+/** A short local time: "14:05" today, "Nov 22, 14:05" another day. */
+export function shortTime(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const today = new Date().toDateString() === date.toDateString();
+  return (today ? timeOnly : dayAndTime).format(date);
+}
+
+/** "just now", "5 min ago", "3 h ago", or the short time for anything older than a day. */
+export function relativeTime(iso) {
+  if (!iso) return "";
+  const seconds = (Date.now() - new Date(iso).getTime()) / 1000;
+  if (Number.isNaN(seconds)) return "";
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return shortTime(iso);
+}
+
+/** A tool call as one short line: create_todo_task(title: buy milk). */
+export function toolCallText(name, args) {
+  const parts = Object.entries(args || {}).map(([key, value]) => `${key}: ${plain(value)}`);
+  return `${name}(${parts.join(", ")})`;
+}
+
+function plain(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** The quiet line shown for a turn event, or null for events the page does not show. */
+export function eventText(type, data = {}) {
+  switch (type) {
+    case "topic_changed":
+      return `New topic: ${data.title || "untitled"}`;
+    case "state_updated":
+      return data.mission_reset ? "Starting new query (previous task completed)" : null;
+    case "resumed":
+      return `Resumed in a fresh context from step ${data.step ?? "?"}`;
+    case "loop_limit":
+      return "Stopped after the loop limit";
+    case "tool_call":
+      return toolCallText(data.name, data.args);
+    case "turn_stopped":
+      return "Stopped";
+    default:
+      return null;
+  }
+}
+
+const FRIENDLY = {
+  conversation_busy: "Still answering the previous message.",
+  message_too_large: "That message is too long.",
+  database_unavailable: "keel is busy; try again shortly.",
+  turn_failed: "The answer failed; nothing was lost, please send it again.",
+};
+
+/** An error in plain words for the status line. */
+export function errorText(error) {
+  if (error && FRIENDLY[error.code]) return FRIENDLY[error.code];
+  if (error && error.status === 503) return FRIENDLY.database_unavailable;
+  if (error instanceof TypeError) {
+    return "Could not reach keel. Check the connection and try again.";
+  }
+  if (error && error.code === "invalid_request") return error.message;
+  return (error && error.message) || "Something went wrong.";
+}

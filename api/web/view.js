@@ -1,0 +1,298 @@
+// Drawing the page: the side panels, the message log, the confirmation and the status line.
+// Only DOM work lives here; app.js decides what to show and passes callbacks for clicks.
+
+import { eventText, relativeTime, shortTime, toolCallText } from "./format.js";
+
+const $ = (id) => document.getElementById(id);
+
+/** An element with classes, text and attributes; `children` are appended in order. */
+export function el(tag, { cls, text, attrs } = {}, children = []) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = text;
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+const hiddenText = (text) => el("span", { cls: "visually-hidden", text });
+
+// ---- Conversations and topics -------------------------------------------------------------
+
+/** The caller's conversations, newest first; the one shown is marked aria-current. */
+export function renderConversations(conversations, currentId, onSelect) {
+  const list = $("conversations");
+  list.replaceChildren();
+  if (!conversations.length) {
+    list.append(el("li", { cls: "empty", text: "No conversations yet." }));
+    return;
+  }
+  for (const c of conversations) {
+    const attrs = { type: "button", "data-id": c.conversation_id };
+    if (c.conversation_id === currentId) attrs["aria-current"] = "true";
+    const button = el("button", { cls: "nav-item conversation", attrs }, [
+      el("span", { cls: "nav-title", text: c.preview || "New conversation" }),
+      el("span", { cls: "nav-meta", text: relativeTime(c.last_message_at || c.created_at) }),
+    ]);
+    button.addEventListener("click", () => onSelect(c.conversation_id));
+    list.append(el("li", {}, [button]));
+  }
+}
+
+/** The conversation's topics: title, start time, a dot on the active one, a closed one's summary. */
+export function renderTopics(topics, viewTopicId, onSelect) {
+  const list = $("topics");
+  list.replaceChildren();
+  if (!topics.length) {
+    list.append(el("li", { cls: "empty", text: "Topics appear once you start talking." }));
+    return;
+  }
+  for (const t of topics) {
+    const attrs = { type: "button", "data-id": t.id };
+    if (t.id === viewTopicId) attrs["aria-current"] = "true";
+    const button = el("button", { cls: "nav-item topic" + (t.is_active ? " active" : ""), attrs }, [
+      el("span", { cls: "nav-title" }, [
+        t.is_active ? el("span", { cls: "dot", attrs: { "aria-hidden": "true" } }) : null,
+        document.createTextNode(t.title || "Untitled"),
+        t.is_active ? hiddenText(" (active)") : null,
+      ]),
+      el("span", { cls: "nav-meta", text: shortTime(t.started_at) }),
+      t.summary && !t.is_active ? el("span", { cls: "nav-summary", text: t.summary }) : null,
+    ]);
+    button.addEventListener("click", () => onSelect(t));
+    list.append(el("li", {}, [button]));
+  }
+}
+
+/** The "viewing an earlier topic" banner, or none. */
+export function showTopicBanner(topic) {
+  $("topic-banner").hidden = !topic;
+  $("topic-banner-title").textContent = topic ? topic.title : "";
+}
+
+// ---- Mission, plan and tasks ---------------------------------------------------------------
+
+const STATUS_WORDS = {
+  pending: "to do",
+  in_progress: "in progress",
+  done: "done",
+  skipped: "skipped",
+};
+
+export function renderPlan(mission, todolist) {
+  const missionEl = $("mission");
+  missionEl.textContent = mission || "No mission yet.";
+  missionEl.classList.toggle("empty", !mission);
+  const plan = $("plan");
+  plan.replaceChildren();
+  const items = (todolist && todolist.items) || [];
+  if (!items.length) {
+    plan.append(el("li", { cls: "empty", text: "No plan yet." }));
+    return;
+  }
+  for (const item of items) {
+    const status = STATUS_WORDS[item.status] ? item.status : "pending";
+    plan.append(el("li", { cls: `plan-item ${status}`, attrs: { "data-status": status } }, [
+      el("span", { cls: "mark", attrs: { "aria-hidden": "true" } }),
+      el("span", { cls: "plan-text", text: item.description }),
+      hiddenText(` (${STATUS_WORDS[status]})`),
+    ]));
+  }
+}
+
+/** The user's tasks; null when they could not be read. */
+export function renderTasks(tasks) {
+  const list = $("tasks");
+  list.replaceChildren();
+  if (!tasks) {
+    list.append(el("li", { cls: "empty", text: "The tasks could not be loaded." }));
+    return;
+  }
+  if (!tasks.length) {
+    list.append(el("li", { cls: "empty", text: "No tasks. Try “Add buy milk”." }));
+    return;
+  }
+  for (const task of tasks) {
+    list.append(el("li", {
+      cls: "task" + (task.completed ? " completed" : ""),
+      attrs: { "data-id": String(task.id) },
+    }, [
+      el("span", { cls: "mark", attrs: { "aria-hidden": "true" } }),
+      el("span", { cls: "task-id", text: `${task.id}.` }),
+      el("span", { cls: "task-title", text: task.title }),
+      hiddenText(task.completed ? " (completed)" : " (open)"),
+    ]));
+  }
+}
+
+// ---- The message log -----------------------------------------------------------------------
+
+const log = () => $("messages");
+
+let pinned = true; // the log is scrolled to its end, and should stay there as it changes size
+
+export function scrollToBottom() {
+  const list = log();
+  list.scrollTop = list.scrollHeight;
+  pinned = true;
+}
+
+/** Keep the log at its end when the area below it (confirmation, status) grows or shrinks. */
+export function keepLogPinned() {
+  const list = log();
+  list.addEventListener("scroll", () => {
+    pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 48;
+  });
+  new ResizeObserver(() => {
+    if (pinned) list.scrollTop = list.scrollHeight;
+  }).observe(list);
+}
+
+function bubble(role, text) {
+  return el("li", { cls: `msg ${role}` }, [
+    hiddenText(role === "user" ? "You: " : "keel: "),
+    el("div", { cls: "text", text }),
+  ]);
+}
+
+function eventLine(text, kind = "") {
+  return el("li", { cls: `event ${kind}`.trim(), text });
+}
+
+/** Show the log afresh: user and assistant bubbles, tool calls as muted lines, topic dividers. */
+export function renderHistory(messages, topics, { emptyText } = {}) {
+  const titles = new Map(topics.map((t) => [t.id, t.title]));
+  const list = log();
+  list.replaceChildren();
+  let topicId;
+  let callsShown = false; // the assistant's tool calls were drawn: skip their result rows
+  for (const m of messages) {
+    if (topicId !== undefined && m.topic_id && m.topic_id !== topicId) {
+      list.append(eventLine(`New topic: ${titles.get(m.topic_id) || "untitled"}`, "divider"));
+    }
+    topicId = m.topic_id || topicId;
+    if (m.role === "tool") {
+      if (!callsShown) list.append(eventLine(toolResultText(m), "tool"));
+      continue;
+    }
+    const calls = (m.tool_calls || []).filter((call) => call && call.name);
+    callsShown = calls.length > 0;
+    for (const call of calls) list.append(eventLine(toolCallText(call.name, call.args), "tool"));
+    if (m.content && m.content.trim()) list.append(bubble(m.role, m.content));
+  }
+  if (!list.children.length) {
+    list.append(el("li", { cls: "empty", text: emptyText || "No messages yet." }));
+  }
+  scrollToBottom();
+}
+
+/** A logged tool result in a few words: its task's title, a count of tasks, or its text. */
+function toolResultText(m) {
+  let summary = shorten(m.content);
+  try {
+    const result = JSON.parse(m.content);
+    if (result && typeof result.title === "string") summary = result.title;
+    else if (result && Array.isArray(result.tasks)) summary = `${result.tasks.length} task(s)`;
+  } catch {
+    // Plain text (an error message): keep it shortened.
+  }
+  return `${m.tool_name || "tool"} → ${summary}`;
+}
+
+function shorten(text, max = 90) {
+  const flat = String(text || "").replace(/\s+/g, " ");
+  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
+}
+
+function dropEmptyNote() {
+  for (const node of log().querySelectorAll(":scope > .empty")) node.remove();
+}
+
+export function appendUser(text) {
+  dropEmptyNote();
+  log().append(bubble("user", text));
+  scrollToBottom();
+}
+
+/** A quiet line in the log (an event, a notice); `before` keeps it above a reply in progress. */
+export function appendNotice(text, kind = "", before = null) {
+  dropEmptyNote();
+  const line = eventLine(text, kind);
+  if (before && before.isConnected) log().insertBefore(line, before);
+  else log().append(line);
+  scrollToBottom();
+  return line;
+}
+
+export function appendEvent(type, data, before) {
+  const text = eventText(type, data);
+  if (text) appendNotice(text, type === "tool_call" ? "tool" : "", before);
+}
+
+/** A reply bubble that fills as tokens arrive; `finish` sets the final text. */
+export function startReply() {
+  dropEmptyNote();
+  const item = bubble("assistant", "");
+  item.classList.add("streaming");
+  item.setAttribute("aria-busy", "true");
+  const text = item.querySelector(".text");
+  const dot = () => el("span", { cls: "typing-dot", attrs: { "aria-hidden": "true" } });
+  text.append(el("span", { cls: "typing" }, [hiddenText("keel is typing"), dot(), dot(), dot()]));
+  log().append(item);
+  scrollToBottom();
+  let streamed = "";
+  return {
+    node: item,
+    append(piece) {
+      streamed += piece;
+      text.textContent = streamed;
+      scrollToBottom();
+    },
+    finish(reply) {
+      item.classList.remove("streaming");
+      item.removeAttribute("aria-busy");
+      const final = reply ?? streamed;
+      if (!final) item.remove();
+      else text.textContent = final;
+      scrollToBottom();
+    },
+    remove() {
+      item.remove();
+    },
+  };
+}
+
+// ---- Confirmation, status and busy state ----------------------------------------------------
+
+export function showConfirmation(confirmation) {
+  $("confirm").hidden = !confirmation;
+  $("confirm-prompt").textContent = confirmation ? confirmation.prompt : "";
+}
+
+let statusTimer = null;
+
+/** The polite status line; `action` adds one button ({label, run}); `quiet` clears it later. */
+export function setStatus(text, { action = null, tone = "info", quiet = false } = {}) {
+  clearTimeout(statusTimer);
+  const status = $("status");
+  status.textContent = text || "";
+  status.dataset.tone = tone;
+  const button = $("status-action");
+  button.hidden = !action;
+  button.textContent = action ? action.label : "";
+  button.onclick = action ? action.run : null;
+  if (quiet && text) statusTimer = setTimeout(() => setStatus(""), 4000);
+}
+
+export function setBusy(busy) {
+  $("send").disabled = busy;
+  $("stop").hidden = !busy;
+  $("reset").disabled = busy;
+  $("confirm-yes").disabled = busy;
+  $("confirm-no").disabled = busy;
+}
+
+export function setTitle(text) {
+  $("chat-title").textContent = text;
+  document.title = text ? `${text} · keel` : "keel";
+}

@@ -1,0 +1,56 @@
+"""A screenshot of the chat page after a short session, for the docs.
+
+    .venv/bin/python -m tests.e2e.screenshot docs/web-page.png [--dark]
+
+Starts `keel serve` on a throwaway SQLite database (the offline rule-based model), adds and lists
+tasks, deletes one with the Yes button, changes the topic, asks to delete another (so the Yes/No
+prompt shows), and saves a 1280x800 PNG.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from playwright.sync_api import expect, sync_playwright
+
+from tests.e2e.test_web_page import launch, say
+from tests.integration.server import keel_server
+
+
+def session(url: str, path: Path, scheme: Literal["light", "dark"] = "light") -> None:
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, color_scheme=scheme)
+        page.goto(url)
+        say(page, "Add buy milk")
+        say(page, "Add call the plumber")
+        say(page, "What's on my list?")
+        say(page, "Delete task 1")
+        page.locator("#confirm-yes").click()
+        expect(page.locator(".msg.assistant").last).to_contain_text("Deleted task 1")
+        expect(page.locator("#send")).to_be_enabled()
+        say(page, "Let's discuss the garden plans")
+        say(page, "Add order tomato seeds")
+        expect(page.locator("#tasks .task")).to_have_count(2)
+        say(page, "Delete task 2")
+        expect(page.locator("#confirm")).to_be_visible()
+        page.locator("#message").blur()
+        page.mouse.move(0, 0)  # no hover on the buttons
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path))
+        browser.close()
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) not in (1, 2) or argv[1:] not in ([], ["--dark"]):
+        sys.exit("usage: python -m tests.e2e.screenshot OUTPUT.png [--dark]")
+    with tempfile.TemporaryDirectory(prefix="keel-shot-") as tmp:
+        with keel_server(f"sqlite:///{Path(tmp) / 'keel.db'}") as server:
+            session(f"{server.url}/", Path(argv[0]), "dark" if argv[1:] else "light")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,356 @@
+"""The chat page at / in a real Chromium (Playwright) against a real `keel serve`.
+
+One whole session with the rule-based model (tasks, a confirmation answered with the buttons,
+topics, reset, reload, a second conversation), the API key prompt and another user's
+conversation, the folded panels at phone width, and, on a scripted slow model, the Stop button
+and a reload while a turn runs. Every request the page makes stays on keel's own origin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
+
+from tests.integration.server import Server, keel_server
+from tests.stub_openai import StubOpenAI
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+NOT_FOUND = "That conversation was not found"
+
+
+def launch(playwright) -> Browser:
+    """Debian's Chromium, headless, with nothing of its own going to the network."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: install it with `apt-get install -y chromium`")
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[Server]:
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        yield server
+
+
+def record_requests(page: Page) -> list[str]:
+    """The URL of every request the page makes, from now on."""
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    return urls
+
+
+def record_errors(page: Page) -> list[str]:
+    """Script errors and console errors (a CSP violation is one), from now on."""
+    errors: list[str] = []
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            errors.append(message.text)
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return errors
+
+
+def conversation_id(page: Page) -> str:
+    return parse_qs(urlparse(page.url).query)["c"][0]
+
+
+def say(page: Page, text: str) -> Locator:
+    """Type ``text`` and press Enter; wait until the answer is complete; the reply bubble."""
+    replies = page.locator(".msg.assistant")
+    before = replies.count()
+    page.locator("#message").fill(text)
+    page.locator("#message").press("Enter")
+    expect(replies).to_have_count(before + 1)
+    expect(replies.last).not_to_have_class(re.compile(r"\bstreaming\b"))
+    expect(page.locator("#send")).to_be_enabled()
+    return replies.last
+
+
+def task(page: Page, title: str) -> Locator:
+    return page.locator("#tasks .task", has_text=title)
+
+
+def topic(page: Page, title: str) -> Locator:
+    """The Topics panel's entry titled ``title`` (not one whose summary mentions it)."""
+    return page.locator("#topics .topic").filter(has=page.locator(".nav-title", has_text=title))
+
+
+def enter_key(page: Page, key: str) -> None:
+    expect(page.locator("#api-key")).to_be_visible()
+    page.get_by_label("API key", exact=True).fill(key)
+    page.locator("#api-key-submit").click()
+
+
+def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    requests = record_requests(page)
+    errors = record_errors(page)
+    page.goto(f"{server.url}/")
+
+    # A conversation is made and its id put in the address; no key is asked for.
+    expect(page).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+    first = conversation_id(page)
+    expect(page.locator("#api-key")).to_be_hidden()
+
+    expect(say(page, "Add buy milk")).to_have_text("keel: Created task: buy milk")
+    expect(task(page, "buy milk")).to_have_count(1)
+    expect(page.locator("#mission")).to_have_text("Add buy milk")
+    expect(page.locator("#plan .plan-item.done")).to_have_count(1)
+    expect(page.locator(".event", has_text="create_todo_task(title: buy milk)")).to_be_visible()
+
+    listed = say(page, "What's on my list?")
+    expect(listed.locator(".text")).to_have_text("Your tasks:\n  1. [ ] buy milk")
+
+    # A destructive step waits for a yes: the Yes button answers it.
+    say(page, "Delete task 1")
+    expect(page.locator("#confirm-prompt")).to_have_text(
+        "Are you sure you want to delete task 1? (yes/no)"
+    )
+    page.locator("#confirm-yes").click()
+    expect(page.locator(".msg.user").last).to_have_text("You: yes")
+    expect(page.locator(".msg.assistant").last).to_have_text("keel: Deleted task 1: buy milk")
+    expect(page.locator("#confirm")).to_be_hidden()
+    expect(task(page, "buy milk")).to_have_count(0)
+
+    # ... and No keeps the task.
+    say(page, "Add call the plumber")
+    plumber = task(page, "call the plumber")
+    expect(plumber).to_have_count(1)
+    number = plumber.get_attribute("data-id")
+    say(page, f"Delete task {number}")
+    expect(page.locator("#confirm")).to_be_visible()
+    page.locator("#confirm-no").click()
+    expect(page.locator(".msg.user").last).to_have_text("You: no")
+    expect(page.locator("#confirm")).to_be_hidden()
+    expect(page.locator("#send")).to_be_enabled()
+    expect(plumber).to_have_count(1)
+
+    # A new topic shows in the log and in the Topics panel.
+    say(page, "Let's discuss the garden plans")
+    expect(
+        page.locator(".event", has_text="New topic: Let's discuss the garden plans")
+    ).to_be_visible()
+    expect(page.locator("#topics .topic")).to_have_count(2)
+    expect(topic(page, "Let's discuss the garden plans")).to_have_class(re.compile(r"\bactive\b"))
+
+    # An earlier topic: its messages alone, a banner, and the way back to it.
+    topic(page, "Add buy milk").click()
+    expect(page.locator("#topic-banner")).to_be_visible()
+    expect(page.locator("#topic-banner-title")).to_have_text("Add buy milk")
+    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(".msg.user", has_text="garden")).to_have_count(0)
+    with page.expect_response(lambda r: r.url.endswith("/reopen")) as reopened:
+        page.locator("#reopen-topic").click()
+    assert reopened.value.status == 200
+    expect(page.locator("#topic-banner")).to_be_hidden()
+    expect(topic(page, "Add buy milk")).to_have_class(re.compile(r"\bactive\b"))
+    expect(topic(page, "garden")).not_to_have_class(re.compile(r"\bactive\b"))
+    expect(page.locator(".msg.user", has_text="garden")).to_have_count(1)  # the whole log again
+
+    # /reset typed in the box resets (it is not sent as a message) and starts a topic.
+    users_before = page.locator(".msg.user").count()
+    page.locator("#message").fill("/reset")
+    page.locator("#message").press("Enter")
+    expect(page.locator(".event.notice", has_text="reset")).to_be_visible()
+    expect(page.locator("#topics .topic")).to_have_count(3)
+    expect(page.locator(".msg.user")).to_have_count(users_before)
+
+    # A reload opens the same conversation with its history.
+    page.reload()
+    expect(page).to_have_url(re.compile(rf"\?c={first}$"))
+    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(".msg.assistant", has_text="Deleted task 1: buy milk")).to_have_count(1)
+    expect(page.locator("#topics .topic")).to_have_count(3)
+
+    # A second conversation, then back to the first from the list.
+    page.locator("#new-conversation").click()
+    expect(page).not_to_have_url(re.compile(rf"\?c={first}$"))
+    expect(page.locator("#conversations li")).to_have_count(2)
+    expect(page.locator(".msg")).to_have_count(0)
+    page.locator(f'#conversations [data-id="{first}"]').click()
+    expect(page).to_have_url(re.compile(rf"\?c={first}$"))
+    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(f'#conversations [data-id="{first}"]')).to_have_attribute(
+        "aria-current", "true"
+    )
+
+    assert requests
+    elsewhere = [url for url in requests if not url.startswith(server.url)]
+    assert not elsewhere, elsewhere
+    assert not errors, errors
+
+
+def test_api_keys_are_asked_for_and_conversations_stay_private(browser: Browser, tmp_path):
+    keys = "ann:key-ann,bob:key-bob"
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}", KEEL_API_KEYS=keys) as server:
+        ann = browser.new_context().new_page()
+        requests = record_requests(ann)
+        ann.goto(f"{server.url}/")
+        enter_key(ann, "not-a-key")
+        expect(ann.locator("#key-error")).to_contain_text("not accepted")
+        enter_key(ann, "key-ann")
+        expect(ann.locator("#api-key")).to_be_hidden()
+        expect(ann).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+        expect(say(ann, "Add ann's secret plan")).to_have_text(
+            "keel: Created task: ann's secret plan"
+        )
+        anns = conversation_id(ann)
+
+        # The key lasts for the tab: a reload does not ask again.
+        ann.reload()
+        expect(ann.locator(".msg.user")).to_have_text(["You: Add ann's secret plan"])
+        expect(ann.locator("#api-key")).to_be_hidden()
+
+        bob = browser.new_context().new_page()
+        requests += record_requests(bob)
+        bob.goto(f"{server.url}/?c={anns}")
+        enter_key(bob, "key-bob")
+        expect(bob.locator("#status")).to_have_text(NOT_FOUND)
+        expect(bob.locator("#messages")).to_contain_text(NOT_FOUND)
+        expect(bob.locator("#conversations")).to_contain_text("No conversations yet")
+        expect(bob.locator(".msg")).to_have_count(0)
+        assert "secret plan" not in bob.content()
+
+        # Bob can still start his own conversation from there.
+        bob.locator("#new-conversation").click()
+        expect(bob).not_to_have_url(re.compile(anns))
+        expect(bob).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+        expect(say(bob, "What's on my list?")).not_to_contain_text("secret")
+        expect(bob.locator("#tasks .task")).to_have_count(0)
+
+    elsewhere = [url for url in requests if not url.startswith(server.url)]
+    assert not elsewhere, elsewhere
+
+
+def test_a_bad_id_and_a_refused_message_are_told_in_plain_words(browser: Browser, tmp_path):
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}", KEEL_MAX_MESSAGE_CHARS="40") as server:
+        page = browser.new_page()
+        page.goto(f"{server.url}/?c=not-a-conversation")
+        expect(page.locator("#status")).to_have_text(NOT_FOUND)
+        # Typing still works: it starts a fresh conversation.
+        expect(say(page, "Add buy bread")).to_have_text("keel: Created task: buy bread")
+        expect(page).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+
+        too_long = "Add " + " and ".join(["a very long task"] * 5)
+        page.locator("#message").fill(too_long)
+        page.locator("#message").press("Enter")
+        expect(page.locator("#status")).to_have_text("That message is too long.")
+        expect(page.locator("#message")).to_have_value(too_long)  # kept, to be shortened
+        expect(page.locator(".msg.user")).to_have_count(1)
+        expect(page.locator("#send")).to_be_enabled()
+
+
+def test_at_phone_width_the_panels_fold_behind_toggles(browser: Browser, server: Server):
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    expect(page.locator("#sidebar")).to_be_hidden()
+    expect(page.locator("#details")).to_be_hidden()
+    say(page, "Add buy milk")
+
+    page.locator("#toggle-details").click()
+    expect(page.locator("#toggle-details")).to_have_attribute("aria-expanded", "true")
+    expect(task(page, "buy milk")).to_be_visible()
+    page.locator("#toggle-details").click()
+    expect(page.locator("#details")).to_be_hidden()
+
+    page.locator("#toggle-sidebar").click()
+    expect(page.locator("#topics .topic")).to_have_count(1)
+    page.locator("#new-conversation").click()  # picking closes the panel
+    expect(page.locator("#sidebar")).to_be_hidden()
+    expect(page.locator(".msg")).to_have_count(0)
+    expect(page.locator("#message")).to_be_visible()
+
+
+@pytest.fixture
+def model_server(tmp_path) -> Iterator[tuple[Server, StubOpenAI]]:
+    """keel on a scripted OpenAI-compatible model, whose answers can be made slow."""
+    with (
+        StubOpenAI() as stub,
+        keel_server(
+            f"sqlite:///{tmp_path / 'keel.db'}",
+            KEEL_OPENAI_API_KEY="test-key",
+            KEEL_OPENAI_BASE_URL=stub.base_url,
+        ) as server,
+    ):
+        yield server, stub
+
+
+def wait_for_model_requests(stub: StubOpenAI, count: int, page: Page) -> None:
+    """Until the model has been asked ``count`` times (polling through the page's own waits)."""
+    for _ in range(600):
+        if len(stub.requests) >= count:
+            return
+        page.wait_for_timeout(50)
+    pytest.fail(f"the model was asked {len(stub.requests)} times, not {count}")
+
+
+def test_the_stop_button_ends_a_running_turn(browser: Browser, model_server):
+    server, stub = model_server
+    stub.reply("Chores")  # the topic's title
+    stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "sweep the porch"}}])
+    stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "wash the car"}}])
+    stub.delays[2] = 4.0  # the model is slow to ask for the second task
+    page = browser.new_page()
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    page.locator("#message").fill("Two chores")
+    page.locator("#message").press("Enter")
+    expect(page.locator("#stop")).to_be_visible()
+    expect(page.locator("#send")).to_be_disabled()
+    expect(
+        page.locator(".event", has_text="create_todo_task(title: sweep the porch)")
+    ).to_be_visible()
+    wait_for_model_requests(stub, 3, page)
+    with page.expect_response(lambda r: r.url.endswith("/cancel")) as cancelled:
+        page.locator("#stop").click()
+    assert cancelled.value.json() == {"running": True, "cancel_requested": True}
+    expect(page.locator(".msg.assistant").last).to_contain_text("Stopped at your request")
+    expect(page.locator(".event", has_text="Stopped")).to_have_count(1)
+    expect(page.locator("#stop")).to_be_hidden()
+    expect(page.locator("#send")).to_be_enabled()
+    expect(page.locator("#tasks .task")).to_have_count(1)
+    expect(task(page, "sweep the porch")).to_have_count(1)
+
+
+def test_a_reload_during_a_turn_waits_for_its_answer(browser: Browser, model_server):
+    server, stub = model_server
+    stub.reply("Groceries")  # the topic's title
+    stub.reply("Milk is on the list.\nDONE: noted")
+    stub.delays[1] = 4.0  # slow enough to reload the page meanwhile
+    page = browser.new_page()
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    page.locator("#message").fill("Remember the milk")
+    page.locator("#message").press("Enter")
+    wait_for_model_requests(stub, 2, page)
+    page.reload()
+    expect(page.locator("#status")).to_have_text("Still answering…")
+    expect(page.locator("#send")).to_be_disabled()
+    expect(page.locator(".msg.user")).to_have_text(["You: Remember the milk"])
+    expect(page.locator(".msg.assistant")).to_have_text(["keel: Milk is on the list."])
+    expect(page.locator("#status")).to_have_text("")
+    expect(page.locator("#send")).to_be_enabled()
