@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 LINT_VIEW := build/lint
 PACKAGES := api checkpoints graphs nodes tools
 
-.PHONY: run chat studio notebooks test lint typecheck venv dev clean lint-view
+.PHONY: run chat studio notebooks test lint typecheck venv dev clean lint-view system screenshot
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,8 +48,16 @@ lint: dev lint-view
 typecheck: dev lint-view
 	$(BIN)/mypy
 
-test: lint typecheck
+# PostgreSQL, Graphviz and Chromium for the suite (apt-get, only what is missing).
+system:
+	bash tests/system_packages.sh
+
+test: system lint typecheck
 	$(BIN)/pytest
+
+# The chat page's picture in the README, taken from a real session in Chromium.
+screenshot: dev system
+	$(BIN)/python -m tests.e2e.screenshot docs/web-page.png
 
 clean:
 	rm -rf $(VENV) build .keel .langgraph_api .pytest_cache .mypy_cache .ruff_cache
