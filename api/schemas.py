@@ -141,6 +141,10 @@ class ConversationListed(BaseModel):
         description="When its latest message was written (ISO-8601 UTC), null before any.",
         examples=["2026-11-22T10:05:00+00:00"],
     )
+    title: str | None = Field(
+        description="The start of its first user message (at most 100 characters).",
+        examples=["Add buy milk"],
+    )
     preview: str | None = Field(
         description="The start of its latest message (at most 100 characters).",
         examples=["Created task: buy milk"],
@@ -179,7 +183,8 @@ class CancelAnswer(BaseModel):
 
     running: bool = Field(description="A turn runs on the conversation.", examples=[True])
     cancel_requested: bool = Field(
-        description="The turn was asked to stop; it ends at its next safe point (before it runs "
-        "the next tool calls) and its result says it was stopped.",
+        description="The turn was asked to stop: if it reaches another safe point (before it "
+        "runs more tool calls) it ends there and its result says it was stopped; a turn that "
+        "calls no more tools, or that asks for a confirmation, ends as it would have.",
         examples=[True],
     )

@@ -27,6 +27,8 @@ LISTED = (
     "(SELECT m.created_at FROM keel_messages m WHERE m.conversation_id = c.id "
     "ORDER BY m.id DESC LIMIT 1) AS last_message_at, "
     f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
+    "WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1) AS title, "
+    f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
     "WHERE m.conversation_id = c.id AND m.role <> 'tool' ORDER BY m.id DESC LIMIT 1) AS preview "
     "FROM keel_conversations c WHERE c.user_id = :user) AS listed "
     "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit"
@@ -45,13 +47,18 @@ class ConversationNotFound(LookupError):
         super().__init__(f"conversation {conversation_id} not found")
 
 
+def _one_line(text: str | None) -> str | None:
+    return " ".join(text.split()) if text else None
+
+
 def _listed(row: Any) -> dict[str, Any]:
     last = row["last_message_at"]
     return {
         "conversation_id": row["id"],
         "created_at": read_time(row["created_at"]).isoformat(),
         "last_message_at": read_time(last).isoformat() if last else None,
-        "preview": " ".join(row["preview"].split()) if row["preview"] else None,
+        "title": _one_line(row["title"]),
+        "preview": _one_line(row["preview"]),
     }
 
 
@@ -81,7 +88,7 @@ class ConversationStore:
         return {"conversation_id": cid, "created_at": now.isoformat()}
 
     async def list(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The user's conversations, the most recently active first, each with a preview."""
+        """The user's conversations, the most recently active first, with title and preview."""
         rows = await self.db.fetch(LISTED, {"user": user_id, "limit": limit})
         return [_listed(r) for r in rows]
 

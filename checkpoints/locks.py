@@ -19,6 +19,7 @@ import asyncio
 import fcntl
 import hashlib
 import os
+import struct
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -64,6 +65,10 @@ class ProcessLocks(Protocol):
         """Give ``key`` back."""
         ...
 
+    async def held(self, key: int) -> bool:
+        """Another process holds ``key`` (a look that takes nothing)."""
+        ...
+
     async def close(self) -> None:
         """Release everything and close."""
         ...
@@ -78,8 +83,15 @@ class NoProcessLocks:
     async def release(self, key: int) -> None:  # noqa: D102
         return None
 
+    async def held(self, key: int) -> bool:  # noqa: D102
+        return False
+
     async def close(self) -> None:  # noqa: D102
         return None
+
+
+FLOCK = "@hhqqi4x"
+"""``struct flock`` on 64-bit Linux: type, whence, start, len, pid (F_GETLK fills it in)."""
 
 
 class FileLocks:
@@ -107,8 +119,20 @@ class FileLocks:
     async def release(self, key: int) -> None:  # noqa: D102
         fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, self._offset(key))
 
+    async def held(self, key: int) -> bool:  # noqa: D102
+        probe = struct.pack(FLOCK, fcntl.F_WRLCK, os.SEEK_SET, self._offset(key), 1, 0)
+        answer = fcntl.fcntl(self.fd, fcntl.F_GETLK, probe)  # the lock in the way, if any
+        return struct.unpack(FLOCK, answer)[0] != fcntl.F_UNLCK
+
     async def close(self) -> None:  # noqa: D102
         os.close(self.fd)
+
+
+HELD = (
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "
+    "AND granted AND ((classid::bigint << 32) | objid::bigint) = %s::bigint)"
+)
+"""Whether a session holds the advisory lock of a bigint key (its high and low halves)."""
 
 
 class AdvisoryLocks:
@@ -177,6 +201,9 @@ class AdvisoryLocks:
         except psycopg.OperationalError:
             pass  # the session is gone, and the lock with it
 
+    async def held(self, key: int) -> bool:  # noqa: D102
+        return await self._scalar(HELD, key, retry=True)
+
     async def close(self) -> None:  # noqa: D102
         if self.conn is not None:
             await self.conn.close()
@@ -210,12 +237,10 @@ class TurnLocks:
         return lock is not None and lock.locked()
 
     async def running(self, conversation_id: str) -> bool:
-        """A turn holds the conversation, in this process or in another one."""
-        try:
-            async with self.hold(conversation_id):
-                return False
-        except ConversationLocked:
+        """A turn holds the conversation, in this process or in another one (takes nothing)."""
+        if self.busy(conversation_id):
             return True
+        return await self.process_locks.held(lock_key(conversation_id))
 
     @asynccontextmanager
     async def _local_lock(self, conversation_id: str, deadline: float) -> AsyncIterator[None]:

@@ -83,6 +83,7 @@ messages = sa.Table(
     sa.Column("tool_calls", sa.JSON, nullable=True),
     sa.UniqueConstraint("conversation_id", "message_key", name="ux_keel_messages_key"),
     sa.Index("ix_keel_messages_topic", "conversation_id", "topic_id", "id"),
+    sa.Index("ix_keel_messages_conversation", "conversation_id", "id"),
     sqlite_autoincrement=True,
 )
 

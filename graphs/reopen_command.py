@@ -25,6 +25,7 @@ from keel.nodes.topic import as_state_topic, summarize_topic
 log = structlog.get_logger(__name__)
 
 REASON: TopicReason = "returned"
+DROPPED = "The question waiting for your yes or no was dropped; ask again to do it."
 
 
 class Reopened(TypedDict):
@@ -66,11 +67,14 @@ async def reopen_topic(
         "audit": [audit_entry("topic_reopened", REASON, detail, now)],
         **ended_turn(),
     }
-    await graph.aupdate_state(thread_config(conversation_id), update, as_node="response")
+    config = thread_config(conversation_id)
+    dropped = bool((await graph.aget_state(config)).values.get("awaiting"))
+    await graph.aupdate_state(config, update, as_node="response")
     log.info("topic_reopened", conversation_id=conversation_id, **detail)
+    message = f"Back to the topic: {topic.title}"
     return {
         "topic": topic_segment(topic),
         "previous_topic_id": previous_id,
-        "message": f"Back to the topic: {topic.title}",
+        "message": f"{message}. {DROPPED}" if dropped else message,
         "events": [changed],
     }

@@ -32,6 +32,7 @@ from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snaps
 from keel.nodes.agent_state import AgentState
 from keel.nodes.context import KeelContext
 from keel.nodes.previews import preview
+from keel.nodes.response import pending_tool_calls
 
 log = structlog.get_logger(__name__)
 
@@ -76,18 +77,23 @@ NOT_RUN = "Not run: the turn was stopped before this tool call."
 def stopped_before_tools(values: dict[str, Any]) -> dict[str, Any]:
     """The update that stops a turn held before its tool execution: no pending call runs.
 
-    Written ``as_node="tool_execution"``: every pending call is answered "not run", and the
-    response node, seeing ``stop_requested``, ends the turn (logging what it said and did).
+    Written ``as_node="tool_execution"``: every call still without a result is answered "not
+    run", a confirmation asked or answered is dropped with it, and the response node, seeing
+    ``stop_requested``, ends the turn (logging what it said and did).
     """
     window = values.get("window", [])
     last = next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
-    calls = last.tool_calls if last is not None else []
+    pending = set(pending_tool_calls(window))
+    calls = [c for c in (last.tool_calls if last is not None else []) if c.get("id") in pending]
     return {
         "window": [
             ToolMessage(NOT_RUN, tool_call_id=c.get("id") or "", name=c["name"], status="error")
             for c in calls
         ],
         "stop_requested": True,
+        "awaiting": None,
+        "answer": None,
+        "confirmations": {},
         "agent_state": AgentState.TOOL_EXECUTION.value,
     }
 

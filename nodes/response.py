@@ -56,7 +56,15 @@ def completion(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     if state.get("stop_requested"):
         runtime.stream_writer(event("turn_stopped", {"loops": state.get("loops", 0)}))
         log.info("turn_stopped", loops=state.get("loops", 0))
-        return {"complete": False, "turn_over": True, "turn_note": STOPPED, "todolist": todolist}
+        if todolist:
+            todolist = close_open_steps(todolist, "*", "skipped", "the turn was stopped")
+        return {
+            "complete": False,
+            "turn_over": True,
+            "turn_note": STOPPED,
+            "todolist": todolist,
+            "stop_requested": False,
+        }
     done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
     if done and not pending_tool_calls(window):
         if todolist:

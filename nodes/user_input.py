@@ -35,7 +35,7 @@ def user_input(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
     content = state.get("content", "")
     if state.get("awaiting"):
         log.info("confirmation_answered", message_preview=preview(content))
-        return {"answer": content}
+        return {"answer": content, "stop_requested": False}
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     return {

@@ -31,6 +31,7 @@ def test_the_conversation_list_is_the_callers_newest_first_with_a_preview(server
     ids = [c["conversation_id"] for c in listed]
     assert ids.index(newer) < ids.index(older)
     first = listed[ids.index(older)]
+    assert first["title"] == "Add water the ferns"
     assert first["preview"] == "Created task: water the ferns"
     assert first["last_message_at"] >= first["created_at"]
     assert older not in [
@@ -83,6 +84,29 @@ def test_going_back_to_an_earlier_topic_makes_it_active_for_the_next_turn(server
     ]
     missing = post(server_url, f"/v1/conversations/{cid}/topics/{uuid.uuid4()}/reopen")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "topic_not_found"
+
+
+def test_going_back_drops_a_question_waiting_for_yes_or_no_and_says_so(server_url):
+    cid = new_conversation(server_url)
+    say(server_url, cid, "Add dust the shelves")
+    say(server_url, cid, "Let's discuss the trip")
+    first = get(server_url, f"/v1/conversations/{cid}").json()["topics"][0]
+    task = get(server_url, "/v1/tasks").json()[-1]
+    assert say(server_url, cid, f"Delete task {task['id']}").json()["awaiting_confirmation"]
+    reopened = post(server_url, f"/v1/conversations/{cid}/topics/{first['id']}/reopen").json()
+    assert reopened["message"].endswith("was dropped; ask again to do it.")
+    assert get(server_url, f"/v1/conversations/{cid}").json()["pending_confirmation"] is None
+    assert say(server_url, cid, "yes").json()["awaiting_confirmation"] is None
+    assert task in get(server_url, "/v1/tasks").json()
+
+
+def test_the_chat_page_and_its_files_may_not_be_framed_or_load_from_elsewhere(server_url):
+    for path in ("/", "/web/app.js", "/web/style.css", "/web/index.html"):
+        answer = httpx.get(f"{server_url.url}{path}")
+        assert answer.status_code == 200, path
+        policy = answer.headers["content-security-policy"]
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy, path
+        assert answer.headers["cache-control"] == "no-cache", path
 
 
 def test_deleting_a_conversation_removes_it_and_keeps_the_tasks(server_url):
