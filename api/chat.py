@@ -9,6 +9,7 @@ asked again on the next start.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -18,14 +19,19 @@ from rich.markup import escape
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
-from keel.graphs.builder import build_graph
+from keel.checkpoints.requests import RequestStore
+from keel.graphs.builder import KeelGraph, build_graph
+from keel.graphs.requests import run_once
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.resources import open_run
 from keel.graphs.result import Snapshot, TurnResult
-from keel.graphs.runner import recover_turn, run_turn, snapshot
+from keel.graphs.runner import is_transient, recover_turn, run_turn, snapshot
 from keel.graphs.settings import Settings
+from keel.nodes.context import KeelContext
 
 CHAT_WAIT_SECONDS = 30
+ATTEMPTS = 3
+"""Tries of one message while the database is away, with the same idempotency key."""
 BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"
 
 
@@ -142,12 +148,38 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                     f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
                 )
                 continue
-            try:
-                async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
-                    result = await run_turn(graph, cid, text, context)
-            except ConversationLocked:
-                console.print(BUSY)
-                continue
-            _print_result(console, result, verbose)
+            result = await _say(graph, cid, text, context, locks, RequestStore(db), console)
+            if result is not None:
+                _print_result(console, result, verbose)
     console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)
     return 0
+
+
+async def _say(
+    graph: KeelGraph,
+    cid: str,
+    text: str,
+    context: KeelContext,
+    locks: TurnLocks,
+    requests: RequestStore,
+    console: Console,
+) -> TurnResult | None:
+    """Run one line as a turn, retried with one idempotency key while the database is away."""
+    key = str(uuid.uuid4())
+
+    async def run(request_key: str) -> TurnResult:
+        return await run_turn(graph, cid, text, context, request_key=request_key)
+
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
+                return await run_once(graph, cid, text, context, key, requests, run)
+        except ConversationLocked:
+            console.print(BUSY)
+            return None
+        except Exception as exc:
+            if not is_transient(exc) or attempt == ATTEMPTS:
+                raise
+            console.print("[dim]· the database is unavailable; trying the message again[/dim]")
+            await asyncio.sleep(attempt)
+    return None

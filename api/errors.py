@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.topics import TopicNotFound
+from keel.graphs.requests import KeyReused
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +63,14 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 RETRY_AFTER_SECONDS = 1
+DATABASE_DOWN = (
+    "the database is unavailable; retry soon. A message may have run: retry it with the same "
+    "Idempotency-Key to have it run at most once"
+)
+TURN_FAILED = (
+    "the turn failed and may have run in part; retry it with the same Idempotency-Key to have "
+    "it run at most once"
+)
 UNPARSABLE_BODY = "There was an error parsing the body"
 """FastAPI's 400 for a body its JSON reader gave up on (anything but a plain syntax error)."""
 SQLITE_BUSY = ("database is locked", "database is busy", "unable to open database")
@@ -90,6 +99,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def not_found(_: Request, exc: ConversationNotFound) -> JSONResponse:
         return _json(404, exc.code, str(exc))
 
+    @app.exception_handler(KeyReused)
+    async def key_reused(_: Request, exc: KeyReused) -> JSONResponse:
+        return _json(422, exc.code, str(exc))
+
     @app.exception_handler(TopicNotFound)
     async def topic_not_found(_: Request, exc: TopicNotFound) -> JSONResponse:
         return _json(404, exc.code, str(exc))
@@ -110,6 +123,6 @@ def install_error_handlers(app: FastAPI) -> None:
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         if is_database_down(exc):
             log.warning("database_unavailable", error=type(exc).__name__)
-            return _json(503, "database_unavailable", "the database is unavailable; retry soon")
+            return _json(503, "database_unavailable", DATABASE_DOWN)
         log.exception("unhandled_error", error=type(exc).__name__)
         return _json(500, "internal_error", "an internal error occurred")

@@ -21,6 +21,7 @@ from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.requests import RequestStore
 from keel.checkpoints.retention import Retention, latest_checkpoint_id
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, build_graph
@@ -45,6 +46,7 @@ class Service:
     conversations: ConversationStore
     messages: MessageLog
     topics: TopicStore
+    requests: RequestStore
     locks: TurnLocks
     retention: Retention
     run: KeelRun
@@ -131,6 +133,7 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             conversations=ConversationStore(db),
             messages=MessageLog(db),
             topics=TopicStore(db),
+            requests=RequestStore(db),
             locks=locks,
             retention=Retention(saver, run.checkpoint_keep),
             run=run,

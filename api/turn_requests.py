@@ -16,8 +16,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from keel.api.errors import APIError, ConversationBusy
 from keel.api.service import Service
 from keel.checkpoints.locks import ConversationLocked
+from keel.graphs.requests import run_once
 from keel.graphs.result import TurnResult
 from keel.graphs.runner import EventSink, run_turn
+
+KEY_PATTERN = r"^[\x21-\x7e]+$"
+"""An idempotency key: 1 to 200 visible ASCII characters."""
 
 
 def check_size(service: Service, content: str) -> None:
@@ -44,9 +48,17 @@ async def turn_slot(service: Service, conversation_id: str) -> AsyncIterator[Non
 
 
 async def start_turn(
-    service: Service, conversation_id: str, user: str, content: str, sink: EventSink | None = None
+    service: Service,
+    conversation_id: str,
+    user: str,
+    content: str,
+    sink: EventSink | None = None,
+    key: str | None = None,
 ) -> asyncio.Task[TurnResult]:
-    """Take the turn slot (or raise ConversationBusy) and start the turn in its own task."""
+    """Take the turn slot (or raise ConversationBusy) and start the turn in its own task.
+
+    A message with an idempotency ``key`` runs at most once (``keel.graphs.requests``).
+    """
     stack = AsyncExitStack()
     await stack.enter_async_context(turn_slot(service, conversation_id))
 
@@ -56,16 +68,28 @@ async def start_turn(
         async with stack:
             result = None
             try:
-                result = await run_turn(
-                    service.graph,
-                    conversation_id,
-                    content,
-                    service.turn_context(user),
-                    sink,
-                    retention=service.retention,
-                    start=await service.turn_start(conversation_id),
-                    stop=stop,
-                )
+                context = service.turn_context(user)
+                start = await service.turn_start(conversation_id)
+
+                async def run(request_key: str | None = None) -> TurnResult:
+                    return await run_turn(
+                        service.graph,
+                        conversation_id,
+                        content,
+                        context,
+                        sink,
+                        retention=service.retention,
+                        start=start,
+                        stop=stop,
+                        request_key=request_key,
+                    )
+
+                if key is None:
+                    result = await run()
+                else:
+                    result = await run_once(
+                        service.graph, conversation_id, content, context, key, service.requests, run
+                    )
             finally:
                 service.stops.pop(conversation_id, None)
                 await service.remember(conversation_id, result)
@@ -75,8 +99,8 @@ async def start_turn(
 
 
 async def take_turn(
-    service: Service, conversation_id: str, user: str, content: str, sink: EventSink | None = None
+    service: Service, conversation_id: str, user: str, content: str, key: str | None = None
 ) -> TurnResult:
     """Run one turn to its end and return its result (the turn goes on if the caller leaves)."""
-    task = await start_turn(service, conversation_id, user, content, sink)
+    task = await start_turn(service, conversation_id, user, content, key=key)
     return await asyncio.shield(task)

@@ -4,7 +4,9 @@
 
 - PostgreSQL: one psycopg ``AsyncConnectionPool`` shared by LangGraph's ``AsyncPostgresSaver`` and
   keel's tables; waiting for a connection is bounded by ``pool_timeout`` (then ``PoolTimeout``,
-  which the API answers with 503). Turn locks take one more connection, outside the pool.
+  which the API answers with 503); a connection idle for a second is tried before it is lent, so
+  one that died meanwhile is replaced, not handed to a request. Turn locks take one more
+  connection, outside the pool.
 - SQLite: LangGraph's ``AsyncSqliteSaver`` and keel's tables on two connections to one file,
   serialised by the saver's lock. WAL with ``synchronous=NORMAL``: a commit is durable against a
   crash of the process (the WAL is in the OS's hands), not against a power cut of the machine.
@@ -22,10 +24,12 @@ import os
 import sqlite3
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -42,6 +46,7 @@ from keel.checkpoints.urls import DatabaseURL, parse_database_url
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_POOL_TIMEOUT_SECONDS = 5.0
+IDLE_CHECK_SECONDS = 1.0
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 SQLITE_WAL = "PRAGMA journal_mode=WAL"
 SQLITE_SYNCHRONOUS = "PRAGMA synchronous=NORMAL"
@@ -133,19 +138,46 @@ async def _postgres_startup_lock(locks: AdvisoryLocks) -> AsyncIterator[None]:
         await locks.release(STARTUP_LOCK_ID)
 
 
+class IdleCheck:
+    """The pool's check before lending a connection: one that sat idle is tried first.
+
+    A connection that died while idle (the server restarted, a network cut) is found and
+    replaced before a request gets it, instead of failing that request. One that was in use a
+    moment ago is lent as it is: under load, lending costs no extra round trip.
+    """
+
+    def __init__(self, idle_seconds: float = IDLE_CHECK_SECONDS) -> None:
+        """Try connections idle for longer than ``idle_seconds``."""
+        self.idle_seconds = idle_seconds
+        self.returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    async def reset(self, conn: Any) -> None:
+        """Note when the connection came back to the pool."""
+        self.returned[conn] = time.monotonic()
+
+    async def check(self, conn: Any) -> None:
+        """Raise if the connection no longer works (the pool then replaces it)."""
+        since = self.returned.get(conn)
+        if since is None or time.monotonic() - since > self.idle_seconds:
+            await AsyncConnectionPool.check_connection(conn)
+
+
 @asynccontextmanager
 async def _postgres(db: DatabaseURL, pool_size: int, pool_timeout: float) -> AsyncIterator[Backend]:
+    idle = IdleCheck()
     pool = AsyncConnectionPool(
         db.conninfo,
         min_size=min(2, pool_size),
         max_size=pool_size,
         timeout=pool_timeout,
         kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
+        check=idle.check,
+        reset=idle.reset,
         open=False,
     )
     locks = AdvisoryLocks(db.conninfo)
     try:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool)
         async with _postgres_startup_lock(locks):
             await upgrade(migration_engine(db))
             await pool.open(wait=True, timeout=pool_timeout)

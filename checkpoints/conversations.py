@@ -33,7 +33,7 @@ LISTED = (
     "FROM keel_conversations c WHERE c.user_id = :user) AS listed "
     "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit"
 )
-ERASED = ("keel_messages", "keel_topics", "keel_backups")
+ERASED = ("keel_messages", "keel_topics", "keel_backups", "keel_requests")
 """keel's tables with rows of a conversation, deleted with it (the tasks are the user's)."""
 
 

@@ -98,6 +98,18 @@ tool_results = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
 
+requests = sa.Table(
+    "keel_requests",
+    metadata,
+    sa.Column("conversation_id", sa.String(36), primary_key=True),
+    sa.Column("request_key", sa.String(200), primary_key=True),
+    sa.Column("content_sha256", sa.String(64), nullable=False),
+    sa.Column("result", sa.Text, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_keel_requests_created", "conversation_id", "created_at"),
+)
+"""Messages sent with an idempotency key: the content's digest, and the turn result once known."""
+
 backups = sa.Table(
     "keel_backups",
     metadata,

@@ -165,6 +165,12 @@ class TurnResult(BaseModel):
         "finished before this message was handled.",
         examples=[None],
     )
+    replayed: bool = Field(
+        default=False,
+        description="This is the answer to an earlier request with the same Idempotency-Key: "
+        "the message was not run again.",
+        examples=[False],
+    )
 
 
 def confirmation_in(interrupts: Sequence[Interrupt]) -> Confirmation | None:

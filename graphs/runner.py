@@ -188,8 +188,8 @@ def _cut_off(snap: StateSnapshot) -> bool:
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
 
 
-def _transient(exc: Exception) -> bool:
-    """The database is away or busy: the cut-off turn may well finish on a later call."""
+def is_transient(exc: Exception) -> bool:
+    """The database is away or busy: the same work may well succeed on a later try."""
     return isinstance(
         exc, OSError | psycopg.OperationalError | PoolTimeout | sqlite3.OperationalError
     )
@@ -205,7 +205,7 @@ async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext)
     try:
         return await _stream(graph, None, conversation_id, context)
     except Exception as exc:
-        if _transient(exc):
+        if is_transient(exc):
             raise
         note = ABANDONED.format(error=type(exc).__name__)
         log.error("cut_off_turn_abandoned", error=type(exc).__name__, detail=preview(exc))
@@ -227,6 +227,7 @@ async def run_turn(
     retention: Retention | None = None,
     start: TurnStart | None = None,
     stop: asyncio.Event | None = None,
+    request_key: str | None = None,
 ) -> TurnResult:
     """Run one turn for ``content`` (the graph takes it as the answer to a waiting confirmation).
 
@@ -235,6 +236,7 @@ async def run_turn(
     background every few turns), else right after the turn. ``start`` is where the conversation
     stands, when the caller knows it; otherwise it is read from the checkpoint. Setting ``stop``
     ends the turn at its next stop before tool execution, with what already ran kept.
+    ``request_key`` (the message's idempotency key) is kept in the state with the message.
     """
     config = thread_config(conversation_id)
     with structlog.contextvars.bound_contextvars(
@@ -246,7 +248,8 @@ async def run_turn(
         if start.cut_off:
             recovered = await _recover(graph, conversation_id, context)
         log.info("turn_received", message_preview=preview(content))
-        result = await _stream(graph, {"content": content}, conversation_id, context, sink, stop)
+        turn_input = {"content": content, "request_key": request_key}
+        result = await _stream(graph, turn_input, conversation_id, context, sink, stop)
         if recovered is not None:
             result.recovered_reply = recovered.reply
         if retention is not None:

@@ -147,6 +147,9 @@ class TurnInput(TypedDict):
 
     content: str
     """The user's message."""
+    request_key: NotRequired[str | None]
+    """The idempotency key the message was sent with, if any (kept in state: a retry of a message
+    whose turn reached a checkpoint is answered from it, never run again)."""
 
 
 class KeelState(TypedDict, total=False):
@@ -154,6 +157,8 @@ class KeelState(TypedDict, total=False):
 
     content: str
     """The user message of the current turn."""
+    request_key: str | None
+    """The idempotency key of the latest message, as keel's service gives it."""
     agent_state: str
     """An ``AgentState`` value: where the turn is."""
     complete: bool

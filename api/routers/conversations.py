@@ -11,11 +11,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ServiceDep, UserDep
-from keel.api.errors import error_body
+from keel.api.errors import TURN_FAILED, error_body
 from keel.api.schemas import (
     CancelAnswer,
     CheckpointOut,
@@ -27,7 +27,7 @@ from keel.api.schemas import (
     NewMessage,
     ReopenAnswer,
 )
-from keel.api.turn_requests import check_size, start_turn, take_turn, turn_slot
+from keel.api.turn_requests import KEY_PATTERN, check_size, start_turn, take_turn, turn_slot
 from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.reopen_command import reopen_topic
 from keel.graphs.reset_command import reset_conversation
@@ -35,6 +35,19 @@ from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        pattern=KEY_PATTERN,
+        description="A key of the client's own (a UUID is fine) that makes the message run at "
+        "most once: send the same key again only to retry the same message.",
+        examples=["9b2f6c1e-3d4a-4f1b-8c2d-5e6f7a8b9c0d"],
+    ),
+]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (401, 404, 409, 413, 422, 503)
@@ -82,7 +95,7 @@ async def _sse(
     try:
         result = await asyncio.shield(task)
     except Exception:
-        body = error_body("turn_failed", "the turn failed; nothing was lost, retry it")
+        body = error_body("turn_failed", TURN_FAILED)
         yield {"event": "error", "data": json.dumps(body)}
         return
     yield {"event": "result", "data": result.model_dump_json()}
@@ -99,13 +112,18 @@ async def post_message(
     cid: ConversationDep,
     service: ServiceDep,
     user: UserDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> Any:
-    """Send a message; the answer is the turn result, or an SSE stream of it."""
+    """Send a message; the answer is the turn result, or an SSE stream of it.
+
+    With an ``Idempotency-Key`` the message runs at most once: a retry with the same key gets the
+    first answer (``replayed: true``), even when the first attempt was cut off.
+    """
     check_size(service, message.content)
     if "text/event-stream" not in request.headers.get("accept", ""):
-        return await take_turn(service, cid, user, message.content)
+        return await take_turn(service, cid, user, message.content, idempotency_key)
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    task = await start_turn(service, cid, user, message.content, queue.put)
+    task = await start_turn(service, cid, user, message.content, queue.put, idempotency_key)
     task.add_done_callback(lambda _: queue.put_nowait(None))
     return EventSourceResponse(_sse(task, queue))
 

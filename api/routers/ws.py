@@ -1,6 +1,7 @@
 """WS /v1/conversations/{id}/ws: the chat over a WebSocket.
 
-In: ``{"content": "..."}`` or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset"
+In: ``{"content": "...", "idempotency_key": "..."}`` (the key optional: with it, the message runs
+at most once) or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset"
 | "event" | "error", "data": {...}}``. Authenticate with ``Authorization: Bearer <key>`` or, for
 browsers that cannot set headers, ``?token=<key>``.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from typing import Any
 
@@ -18,10 +20,10 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
-from keel.api.errors import APIError, is_database_down
+from keel.api.errors import DATABASE_DOWN, TURN_FAILED, APIError, is_database_down
 from keel.api.schemas import NewMessage
 from keel.api.service import Service
-from keel.api.turn_requests import check_size, start_turn, turn_slot
+from keel.api.turn_requests import KEY_PATTERN, check_size, start_turn, turn_slot
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import reset_answer
@@ -29,6 +31,7 @@ from keel.graphs.result import reset_answer
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 
 CLOSE_POLICY_VIOLATION = 1008
+BAD_KEY = "idempotency_key must be 1 to 200 visible ASCII characters"
 BINARY_FRAME = {"code": "invalid_frame", "message": "send text frames holding JSON objects"}
 log = structlog.get_logger(__name__)
 
@@ -89,11 +92,15 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
         await _send(ws, "error", {"code": "invalid_request", "message": _first_error(exc)})
         return
     check_size(service, content)
+    key = message.get("idempotency_key")
+    if key is not None and not (isinstance(key, str) and re.fullmatch(KEY_PATTERN, key)):
+        await _send(ws, "error", {"code": "invalid_request", "message": BAD_KEY})
+        return
 
     async def sink(event: dict[str, Any]) -> None:
         await _send_if_open(ws, "event", event)
 
-    task = await start_turn(service, cid, user, content, sink)  # runs even if the client leaves
+    task = await start_turn(service, cid, user, content, sink, key)  # runs if the client leaves
     await _send_if_open(ws, "status", {"status": "thinking"})
     result = await asyncio.shield(task)
     await _send_if_open(ws, "chat", result.model_dump(mode="json"))
@@ -129,6 +136,6 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
 def _failure(exc: Exception) -> dict[str, str]:
     if is_database_down(exc):
         log.warning("database_unavailable", error=type(exc).__name__)
-        return {"code": "database_unavailable", "message": "the database is unavailable; retry"}
+        return {"code": "database_unavailable", "message": DATABASE_DOWN}
     log.exception("websocket_turn_failed", error=type(exc).__name__)
-    return {"code": "turn_failed", "message": "the turn failed; nothing was lost, retry it"}
+    return {"code": "turn_failed", "message": TURN_FAILED}
