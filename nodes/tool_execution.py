@@ -10,6 +10,7 @@ before anything is changed: no tool runs twice.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -77,8 +78,27 @@ class Ask(Exception):
         self.request = request
 
 
+def call_key(message: AIMessage, call_id: str | None) -> str:
+    """A tool call's key in the ledger and the log: its id within the assistant message.
+
+    The message's id names the conversation, the turn and the round, so only a replay of the very
+    same call matches; a provider's ids alone (``functions.create_todo_task:0``) repeat.
+    """
+    key = f"{message.id}:{call_id}" if message.id else call_id or ""
+    if len(key) > KEY_MAX_CHARS:  # the ledger's and the log's key columns hold 200
+        key = "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return key
+
+
+KEY_MAX_CHARS = 180
+
+
 async def _confirmed(
-    call: ToolCall, state: KeelState, runtime: Runtime[KeelRun], answers: dict[str, str]
+    call: ToolCall,
+    state: KeelState,
+    runtime: Runtime[KeelRun],
+    answers: dict[str, str],
+    key: str,
 ) -> ToolMessage | None:
     """None when the call may run; otherwise the ToolMessage that stands in for it.
 
@@ -101,7 +121,7 @@ async def _confirmed(
                 )
             raise Ask(request)
         answers[call_id] = str(interrupt(request))
-        await log_exchange(runtime, state, f"answer:{call_id}", "user", answers[call_id])
+        await log_exchange(runtime, state, f"answer:{key}", "user", answers[call_id])
     return None if is_yes(answers[call_id]) else _cancelled(call)
 
 
@@ -135,32 +155,33 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelRun]) -> dict[st
     waiting = state.get("awaiting")
     if waiting and state.get("answer") is not None:  # answered by a new message
         answers[waiting.get("tool_call_id") or ""] = str(state["answer"])
-        key = f"answer:{waiting.get('tool_call_id')}"
+        key = f"answer:{call_key(last, waiting.get('tool_call_id'))}"
         await log_exchange(runtime, state, key, "user", str(state["answer"]))
     stand_ins = {}
     try:
         for call in last.tool_calls:  # ask first ...
-            stand_ins[call.get("id")] = await _confirmed(call, state, runtime, answers)
+            key = call_key(last, call.get("id"))
+            stand_ins[call.get("id")] = await _confirmed(call, state, runtime, answers, key)
     except Ask as ask:
         await flush(state, runtime)
-        await log_exchange(
-            runtime, state, f"ask:{ask.request['tool_call_id']}", "assistant", ask.request["prompt"]
-        )
+        key = call_key(last, ask.request["tool_call_id"])
+        await log_exchange(runtime, state, f"ask:{key}", "assistant", ask.request["prompt"])
         log.info("confirmation_asked", tool=ask.request["action"], task_id=ask.request["task_id"])
         return {"awaiting": ask.request, "answer": None, "confirmations": answers}
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
     update: dict[str, Any] = {"awaiting": None, "answer": None, "confirmations": {}}
     for call in last.tool_calls:  # ... act after
+        key = call_key(last, call.get("id"))
         if call["name"] == NEXT_STEP_TOOL:
             message, update["next_step"] = record_note(call)
-            message.id = f"{call.get('id')}:result"
+            message.id = f"{key}:result"
             results.append(message)
             continue
         result = stand_ins[call.get("id")] or await run_tool_call(
-            call, ctx.user_id, ctx.task_store(), ctx.pause_at
+            call, ctx.user_id, ctx.task_store(), ctx.pause_at, key
         )
-        result.id = f"{call.get('id')}:result"  # a re-run after a crash logs it once
+        result.id = f"{key}:result"  # a re-run after a crash logs it once
         results.append(result)
         failed = result.status == "error" or bool(result.additional_kwargs.get("cancelled"))
         status: ItemStatus = "skipped" if failed else "done"

@@ -145,27 +145,32 @@ async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStor
 
 
 async def run_tool_call(
-    call: ToolCall, user_id: str, store: TaskStore, pause_at: str | None = None
+    call: ToolCall,
+    user_id: str,
+    store: TaskStore,
+    pause_at: str | None = None,
+    key: str | None = None,
 ) -> ToolMessage:
     """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
 
-    A mutating call with an id runs at most once: its result is recorded in the transaction that
-    changes the task, and a call with a recorded id returns that result again. ``pause_at`` is for
-    crash tests (``keel.tools.crash_points``).
+    A mutating call with a ``key`` (else its id) runs at most once: its result is recorded under
+    the key in the transaction that changes the task, and a call with a recorded key returns that
+    result again. ``pause_at`` is for crash tests (``keel.tools.crash_points``).
     """
     name, call_id = call["name"], call.get("id") or ""
+    key = key or call_id
     tool_ = TOOLS_BY_NAME.get(name)
     if tool_ is None:
         content = f"Error: unknown tool {name!r}."
         return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
-    if name not in MUTATIONS or not call_id:
+    if name not in MUTATIONS or not key:
         return await _invoke(tool_, call, user_id, store)
     async with store.db.transaction() as tx:
-        if recorded := await recall(tx, user_id, call_id):
+        if recorded := await recall(tx, user_id, key):
             return ToolMessage(
                 recorded.content, tool_call_id=call_id, name=name, status=recorded.status
             )
         message = await _invoke(tool_, call, user_id, store.within(tx))
-        await record(store.db, tx, user_id, call_id, name, message.status, str(message.content))
+        await record(store.db, tx, user_id, key, name, message.status, str(message.content))
     pause_point("after_tool_commit", pause_at)
     return message
