@@ -87,9 +87,21 @@ export const api = {
 };
 
 /**
+ * Reading a turn's stream failed after keel had answered 200 and the stream began: the turn
+ * was accepted and may still be running, so it must not be sent again.
+ */
+export class StreamBroken extends Error {
+  constructor(cause) {
+    super("The connection ended before the answer came", { cause });
+  }
+}
+
+/**
  * Send a message and read the turn as server-sent events.
  * Calls `onFrame(event, data)` for each frame; rejects with an ApiError if the turn
- * could not start (409, 413, 422, 503, 404 ...). `signal` stops reading (the turn goes on).
+ * could not start (409, 413, 422, 503, 404 ...), with a TypeError if the request did not reach
+ * keel, and with a StreamBroken once the stream had begun. `signal` stops reading (the turn
+ * goes on).
  */
 export async function streamMessage(id, content, idempotencyKey, signal, onFrame) {
   const response = await authorizedFetch(`${conv(id)}/messages`, {
@@ -103,14 +115,19 @@ export async function streamMessage(id, content, idempotencyKey, signal, onFrame
     body: JSON.stringify({ content }),
   });
   if (!response.ok) throw await errorOf(response);
-  for await (const frame of sseFrames(response.body)) {
-    let data = null;
-    try {
-      data = JSON.parse(frame.data);
-    } catch {
-      continue; // a keep-alive or comment: nothing to show
+  try {
+    for await (const frame of sseFrames(response.body)) {
+      let data = null;
+      try {
+        data = JSON.parse(frame.data);
+      } catch {
+        continue; // a keep-alive or comment: nothing to show
+      }
+      onFrame(frame.event, data);
     }
-    onFrame(frame.event, data);
+  } catch (error) {
+    if (signal && signal.aborted) throw error;
+    throw new StreamBroken(error);
   }
 }
 

@@ -1,7 +1,7 @@
 // keel's chat page: opens a conversation from ?c=<id>, sends messages and reads the turn as SSE,
 // and keeps the side panels (conversations, topics, mission and plan, tasks) in step.
 
-import { api, onKeyNeeded, streamMessage } from "./api.js";
+import { StreamBroken, api, onKeyNeeded, streamMessage } from "./api.js";
 import { errorText } from "./format.js";
 import { askForKey } from "./keyprompt.js";
 import * as view from "./view.js";
@@ -15,6 +15,7 @@ const state = {
   viewTopic: null, // an earlier topic being viewed, or null for the whole conversation
   turn: null, // {cid, controller} while a message is being answered
   polling: null, // {cid} while waiting for a turn started elsewhere (or before a reload) to end
+  stopNotice: null, // the conversation whose "Stopping…" (or "could not stop") notice shows
   loads: 0, // counts conversation loads, so a slow one cannot overwrite a newer one
 };
 
@@ -34,12 +35,16 @@ async function boot() {
   $("message").focus();
 }
 
-/** Show a conversation: its history, topics, plan, tasks; `address` is push, replace or keep. */
+/**
+ * Show a conversation: its history, topics, plan, tasks; `address` is push, replace or keep.
+ * True when it was shown with no turn running on it.
+ */
 async function openConversation(cid, address = "keep") {
   const load = ++state.loads;
   stopReadingTurn();
   state.viewTopic = null;
   view.showTopicBanner(null);
+  state.stopNotice = null;
   view.setStatus("");
   let snapshot;
   let messages;
@@ -60,6 +65,7 @@ async function openConversation(cid, address = "keep") {
   refreshTasks();
   refreshConversations();
   if (snapshot.turn_running) waitForRunningTurn();
+  return !snapshot.turn_running;
 }
 
 async function newConversation(address = "push") {
@@ -138,21 +144,23 @@ async function refreshTasks() {
 }
 
 function selectConversation(cid) {
-  closePanels();
+  closePanels({ refocus: true });
   if (cid !== state.cid) openConversation(cid, "push");
 }
 
 async function selectTopic(topic) {
-  closePanels();
-  if (topic.is_active) return showWholeConversation();
+  closePanels({ refocus: true });
+  if (topic.is_active) return showWholeConversation({ focus: false });
   state.viewTopic = topic;
   await showHistory();
 }
 
-async function showWholeConversation() {
+/** Leave an earlier topic for the whole conversation; `focus` moves to the message box. */
+async function showWholeConversation({ focus = true } = {}) {
   state.viewTopic = null;
+  view.showTopicBanner(null);
   await showHistory();
-  $("message").focus();
+  if (focus) $("message").focus();
 }
 
 /** Draw the log for the whole conversation, or for the earlier topic being viewed. */
@@ -212,41 +220,52 @@ async function send(text) {
   await runTurn(content, crypto.randomUUID());
 }
 
-/** One turn: the user's bubble, then events and tokens as they stream, then the result. */
+/**
+ * One turn: the user's bubble, then events and tokens as they stream, then the result.
+ * Once keel has answered 200 and the stream began, the turn is keel's: whatever goes wrong
+ * after that (the connection drops, an error frame), the page waits for it to end and shows
+ * what was saved, and never sends the message again.
+ */
 async function runTurn(content, idempotencyKey) {
   const cid = state.cid;
   const controller = new AbortController();
   state.turn = { cid, controller };
   showBusy();
-  if (state.viewTopic) await showWholeConversation();
+  // The message goes to the active topic: show the whole conversation, where it will appear.
+  if (state.viewTopic) await showWholeConversation({ focus: false });
   view.setStatus("");
   view.showConfirmation(null);
   view.appendUser(content);
   const userBubble = $("messages").lastElementChild;
   const reply = view.startReply();
   let result = null;
-  let failure = null;
+  let refused = null; // the turn did not start: keel refused it or was not reached
+  let turnError = null; // an error frame: the turn started and failed
   try {
     await streamMessage(cid, content, idempotencyKey, controller.signal, (event, data) => {
       if (event === "token") reply.append(data.data.text || "");
       else if (event === "event") view.appendEvent(data.type, data.data, reply.node);
       else if (event === "result") result = data;
-      else if (event === "error") failure = { ...data.error, status: 0 };
+      else if (event === "error") turnError = data.error || {};
     });
   } catch (error) {
-    failure = error;
+    if (!(error instanceof StreamBroken)) refused = error;
   }
   if (controller.signal.aborted) return; // another conversation was opened meanwhile
   state.turn = null;
   showBusy();
   if (result) return finishTurn(result, reply, userBubble);
   reply.remove();
-  if (failure) return turnFailed(failure, content, idempotencyKey, userBubble);
-  view.setStatus("The connection ended before the answer came; showing what was saved.");
-  await openConversation(cid);
+  if (refused) return turnFailed(refused, content, idempotencyKey, userBubble);
+  // keel took the message: wait for its turn to end and show what was saved. An error frame
+  // (the turn failed) is told once the log is back; nothing is offered to send again, since
+  // what the turn did before failing is in the log for the user to judge.
+  const reloaded = await waitForRunningTurn();
+  if (reloaded && turnError) view.setStatus(errorText(turnError), { tone: "error" });
 }
 
 function finishTurn(result, reply, userBubble) {
+  clearStopNotice(); // the turn ended, stopped (a turn_stopped event) or not
   reply.finish(result.reply);
   if (result.recovered_reply) {
     const earlier = `Finished an earlier, interrupted answer: ${result.recovered_reply}`;
@@ -259,17 +278,17 @@ function finishTurn(result, reply, userBubble) {
   refreshConversations();
 }
 
+/** The turn did not start (no answer came, or keel refused it): the message is not kept. */
 function turnFailed(error, content, idempotencyKey, userBubble) {
-  const startedOnServer = error.status === 0; // an error frame: the turn ran and failed
-  if (!startedOnServer) {
-    userBubble.remove();
-    if (!$("message").value) $("message").value = content;
-  }
+  clearStopNotice();
+  userBubble.remove();
+  if (!$("message").value) $("message").value = content;
   if (error.status === 404) return showNotFound();
   if (error.code === "conversation_busy" || error.status === 409) {
     return waitForRunningTurn(errorText(error));
   }
-  const canRetry = startedOnServer || error.status === 503 || error instanceof TypeError;
+  // Sent again only when keel surely did not take it: unreachable (a TypeError), or busy (503).
+  const canRetry = error.status === 503 || error instanceof TypeError;
   view.setStatus(errorText(error), {
     tone: "error",
     action: canRetry ? retry(() => retryTurn(content, idempotencyKey, userBubble)) : null,
@@ -295,10 +314,13 @@ function stopReadingTurn() {
   showBusy();
 }
 
-/** A turn is running that this page is not reading: poll until it ends, then show the log. */
+/**
+ * A turn is running that this page is not reading: poll until it ends, then show the log.
+ * True when it reloaded the conversation still shown.
+ */
 async function waitForRunningTurn(message = "Still answering…") {
   const cid = state.cid;
-  if (state.polling && state.polling.cid === cid) return;
+  if (state.polling && state.polling.cid === cid) return false;
   const polling = { cid };
   state.polling = polling;
   showBusy();
@@ -315,24 +337,43 @@ async function waitForRunningTurn(message = "Still answering…") {
     }
   }
   pending.remove();
-  if (state.polling !== polling) return;
+  if (state.polling !== polling) return false;
   state.polling = null;
   showBusy();
-  if (cid === state.cid) await openConversation(cid);
+  if (cid !== state.cid) return false;
+  const load = state.loads + 1;
+  const shown = await openConversation(cid);
+  return shown === true && state.loads === load;
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Ask keel to stop the running turn; the notice lasts until the turn ends. */
 async function stopTurn() {
   const cid = state.cid;
-  if (!cid) return;
+  if (!cid || !isBusy()) return;
+  state.stopNotice = cid;
   view.setStatus("Stopping…");
+  let answer;
   try {
-    const answer = await api.cancel(cid);
-    if (!answer.running) view.setStatus("");
+    answer = await api.cancel(cid);
   } catch (error) {
-    view.setStatus(errorText(error), { tone: "error" });
+    if (state.stopNotice !== cid) return;
+    state.stopNotice = null;
+    return view.setStatus(errorText(error), { tone: "error" });
   }
+  if (state.stopNotice !== cid) return; // the turn ended meanwhile, and took the notice with it
+  if (!answer.running) clearStopNotice();
+  else if (!answer.cancel_requested) {
+    // The turn runs in another worker process, which this request did not reach.
+    view.setStatus("Could not stop it from here; it will finish on its own.");
+  }
+}
+
+function clearStopNotice() {
+  if (!state.stopNotice) return;
+  state.stopNotice = null;
+  view.setStatus("");
 }
 
 async function resetConversation() {
@@ -382,6 +423,11 @@ function wireControls() {
     const cid = new URLSearchParams(location.search).get("c");
     if (cid && cid !== state.cid) openConversation(cid);
   });
+  // The panels overlay the chat only at phone width (style.css): going wider folds them.
+  const phone = matchMedia("(max-width: 700px)");
+  phone.addEventListener("change", () => {
+    if (!phone.matches) closePanels();
+  });
 }
 
 function answerConfirmation(answer) {
@@ -389,12 +435,14 @@ function answerConfirmation(answer) {
   send(answer);
 }
 
+/** Open or fold a side panel (phone width); the chat behind an open one is inert. */
 function togglePanel(id) {
   const panel = $(id);
   const open = !panel.classList.contains("open");
   closePanels();
   panel.classList.toggle("open", open);
   $(`toggle-${id}`).setAttribute("aria-expanded", String(open));
+  $("chat").inert = open;
 }
 
 /** Fold the side panels (phone width); `refocus` returns focus to the toggle of an open one. */
@@ -405,4 +453,5 @@ function closePanels({ refocus = false } = {}) {
     $(id).classList.remove("open");
     toggle.setAttribute("aria-expanded", "false");
   }
+  $("chat").inert = false;
 }

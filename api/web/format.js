@@ -62,7 +62,7 @@ const FRIENDLY = {
   conversation_busy: "Still answering the previous message.",
   message_too_large: "That message is too long.",
   database_unavailable: "keel is busy; try again shortly.",
-  turn_failed: "The answer failed; nothing was lost, please send it again.",
+  turn_failed: "The answer failed; what was saved is shown. Send it again if it is still needed.",
 };
 
 /** An error in plain words for the status line. */

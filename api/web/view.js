@@ -19,29 +19,60 @@ const hiddenText = (text) => el("span", { cls: "visually-hidden", text });
 
 // ---- Conversations and topics -------------------------------------------------------------
 
-/** The caller's conversations, newest first; the one shown is marked aria-current. */
+/** The data-id of the entry of `list` that has the keyboard focus, if one has it. */
+function focusedEntry(list) {
+  const active = document.activeElement;
+  return active && active !== list && list.contains(active) ? active.dataset.id : undefined;
+}
+
+/** After `list` is redrawn, give the focus back to the entry with the same data-id. */
+function restoreFocus(list, id) {
+  if (id === undefined) return;
+  const entry = [...list.querySelectorAll("[data-id]")].find((node) => node.dataset.id === id);
+  if (entry) entry.focus();
+}
+
+/**
+ * The caller's conversations, newest first: each one's title (its first message), the latest
+ * message below it and the time; the one shown is marked aria-current.
+ */
 export function renderConversations(conversations, currentId, onSelect) {
   const list = $("conversations");
+  const focused = focusedEntry(list);
   list.replaceChildren();
   if (!conversations.length) {
     list.append(el("li", { cls: "empty", text: "No conversations yet." }));
     return;
   }
-  for (const c of conversations) {
-    const attrs = { type: "button", "data-id": c.conversation_id };
+  conversations.forEach((c, index) => {
+    const title = c.title || "New conversation";
+    const time = relativeTime(c.last_message_at || c.created_at);
+    const preview = c.preview && c.preview !== c.title ? c.preview : "";
+    const previewId = `conversation-preview-${index}`;
+    const attrs = {
+      type: "button",
+      "data-id": c.conversation_id,
+      "aria-label": time ? `${title}, ${time}` : title,
+    };
+    if (preview) attrs["aria-describedby"] = previewId;
     if (c.conversation_id === currentId) attrs["aria-current"] = "true";
     const button = el("button", { cls: "nav-item conversation", attrs }, [
-      el("span", { cls: "nav-title", text: c.preview || "New conversation" }),
-      el("span", { cls: "nav-meta", text: relativeTime(c.last_message_at || c.created_at) }),
+      el("span", { cls: "nav-title", text: title }),
+      el("span", { cls: "nav-meta", text: time }),
+      preview
+        ? el("span", { cls: "nav-preview", text: preview, attrs: { id: previewId } })
+        : null,
     ]);
     button.addEventListener("click", () => onSelect(c.conversation_id));
     list.append(el("li", {}, [button]));
-  }
+  });
+  restoreFocus(list, focused);
 }
 
 /** The conversation's topics: title, start time, a dot on the active one, a closed one's summary. */
 export function renderTopics(topics, viewTopicId, onSelect) {
   const list = $("topics");
+  const focused = focusedEntry(list);
   list.replaceChildren();
   if (!topics.length) {
     list.append(el("li", { cls: "empty", text: "Topics appear once you start talking." }));
@@ -62,6 +93,7 @@ export function renderTopics(topics, viewTopicId, onSelect) {
     button.addEventListener("click", () => onSelect(t));
     list.append(el("li", {}, [button]));
   }
+  restoreFocus(list, focused);
 }
 
 /** The "viewing an earlier topic" banner, or none. */
@@ -100,7 +132,7 @@ export function renderPlan(mission, todolist) {
   }
 }
 
-/** The user's tasks; null when they could not be read. */
+/** The user's tasks, drawn as marks that do nothing (✓ done, ○ open); null if unreadable. */
 export function renderTasks(tasks) {
   const list = $("tasks");
   list.replaceChildren();
@@ -120,7 +152,7 @@ export function renderTasks(tasks) {
       el("span", { cls: "mark", attrs: { "aria-hidden": "true" } }),
       el("span", { cls: "task-id", text: `${task.id}.` }),
       el("span", { cls: "task-title", text: task.title }),
-      hiddenText(task.completed ? " (completed)" : " (open)"),
+      hiddenText(task.completed ? " (done)" : " (open)"),
     ]));
   }
 }
@@ -137,15 +169,25 @@ export function scrollToBottom() {
   pinned = true;
 }
 
-/** Keep the log at its end when the area below it (confirmation, status) grows or shrinks. */
+/**
+ * Keep the log at its end when the area below it (confirmation, status) grows or shrinks.
+ * Only a scroll at the log's last observed height says where the reader is: one that comes
+ * after the log changed size (the box below appeared, and the scroll event is dispatched
+ * before the resize observer runs) is left for the observer, which keeps a pinned log pinned.
+ */
 export function keepLogPinned() {
   const list = log();
+  let height = list.clientHeight; // as the observer last saw it
   list.addEventListener("scroll", () => {
+    if (list.clientHeight !== height) return;
     pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 48;
   });
-  new ResizeObserver(() => {
+  const observer = new ResizeObserver(() => {
+    height = list.clientHeight;
     if (pinned) list.scrollTop = list.scrollHeight;
-  }).observe(list);
+  });
+  observer.observe(list);
+  observer.observe(list.parentElement.querySelector(".composer-area"));
 }
 
 function bubble(role, text) {

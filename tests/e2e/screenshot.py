@@ -1,10 +1,10 @@
 """A screenshot of the chat page after a short session, for the docs.
 
-    .venv/bin/python -m tests.e2e.screenshot docs/web-page.png [--dark]
+    .venv/bin/python -m tests.e2e.screenshot docs/web-page.png [--dark] [--phone]
 
 Starts `keel serve` on a throwaway SQLite database (the offline rule-based model), adds and lists
 tasks, deletes one with the Yes button, changes the topic, asks to delete another (so the Yes/No
-prompt shows), and saves a 1280x800 PNG.
+prompt shows), and saves a 1280x800 PNG (390x844 with --phone).
 """
 
 from __future__ import annotations
@@ -19,11 +19,19 @@ from playwright.sync_api import expect, sync_playwright
 from tests.e2e.test_web_page import launch, say
 from tests.integration.server import keel_server
 
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 
-def session(url: str, path: Path, scheme: Literal["light", "dark"] = "light") -> None:
+
+def session(
+    url: str,
+    path: Path,
+    scheme: Literal["light", "dark"] = "light",
+    viewport: dict[str, int] = DESKTOP,
+) -> None:
     with sync_playwright() as playwright:
         browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 800}, color_scheme=scheme)
+        page = browser.new_page(viewport=viewport, color_scheme=scheme)
         page.goto(url)
         say(page, "Add buy milk")
         say(page, "Add call the plumber")
@@ -45,11 +53,14 @@ def session(url: str, path: Path, scheme: Literal["light", "dark"] = "light") ->
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) not in (1, 2) or argv[1:] not in ([], ["--dark"]):
-        sys.exit("usage: python -m tests.e2e.screenshot OUTPUT.png [--dark]")
+    options = set(argv[1:])
+    if not argv or len(options) != len(argv) - 1 or not options <= {"--dark", "--phone"}:
+        sys.exit("usage: python -m tests.e2e.screenshot OUTPUT.png [--dark] [--phone]")
+    scheme = "dark" if "--dark" in options else "light"
+    viewport = PHONE if "--phone" in options else DESKTOP
     with tempfile.TemporaryDirectory(prefix="keel-shot-") as tmp:
         with keel_server(f"sqlite:///{Path(tmp) / 'keel.db'}") as server:
-            session(f"{server.url}/", Path(argv[0]), "dark" if argv[1:] else "light")
+            session(f"{server.url}/", Path(argv[0]), scheme, viewport)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,32 @@
 """The chat page at / in a real Chromium (Playwright) against a real `keel serve`.
 
 One whole session with the rule-based model (tasks, a confirmation answered with the buttons,
-topics, reset, reload, a second conversation), the API key prompt and another user's
-conversation, the folded panels at phone width, and, on a scripted slow model, the Stop button
-and a reload while a turn runs. Every request the page makes stays on keel's own origin.
+topics, reset, reload, a second conversation, the lists used by keyboard), the API key prompt and
+another user's conversation, a message keel was too busy to take sent again, the folded panels
+and a confirmation at phone width, and, on a scripted slow model, the Stop button, a stop that
+cannot reach the turn, a reload and a dropped connection while a turn runs. Every request the
+page makes stays on keel's own origin.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Locator,
+    Page,
+    Request,
+    Route,
+    expect,
+    sync_playwright,
+)
 
 from tests.integration.server import Server, keel_server
 from tests.stub_openai import StubOpenAI
@@ -98,6 +110,16 @@ def topic(page: Page, title: str) -> Locator:
     return page.locator("#topics .topic").filter(has=page.locator(".nav-title", has_text=title))
 
 
+def focus_and_enter(entry: Locator) -> None:
+    """Choose a list entry with the keyboard."""
+    entry.focus()
+    entry.press("Enter")
+
+
+def is_message_post(request: Request) -> bool:
+    return request.method == "POST" and request.url.endswith("/messages")
+
+
 def enter_key(page: Page, key: str) -> None:
     expect(page.locator("#api-key")).to_be_visible()
     page.get_by_label("API key", exact=True).fill(key)
@@ -117,6 +139,9 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
 
     expect(say(page, "Add buy milk")).to_have_text("keel: Created task: buy milk")
     expect(task(page, "buy milk")).to_have_count(1)
+    # A task is a mark, not a control: nothing to tick; its state is words for screen readers.
+    expect(page.locator("#tasks input, #tasks [role=checkbox]")).to_have_count(0)
+    expect(task(page, "buy milk").locator(".visually-hidden")).to_have_text("(open)")
     expect(page.locator("#mission")).to_have_text("Add buy milk")
     expect(page.locator("#plan .plan-item.done")).to_have_count(1)
     expect(page.locator(".event", has_text="create_todo_task(title: buy milk)")).to_be_visible()
@@ -147,6 +172,9 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator("#confirm")).to_be_hidden()
     expect(page.locator("#send")).to_be_enabled()
     expect(plumber).to_have_count(1)
+    say(page, f"Complete task {number}")
+    expect(plumber).to_have_class(re.compile(r"\bcompleted\b"))
+    expect(plumber.locator(".visually-hidden")).to_have_text("(done)")
 
     # A new topic shows in the log and in the Topics panel.
     say(page, "Let's discuss the garden plans")
@@ -155,20 +183,43 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     ).to_be_visible()
     expect(page.locator("#topics .topic")).to_have_count(2)
     expect(topic(page, "Let's discuss the garden plans")).to_have_class(re.compile(r"\bactive\b"))
+    say(page, f"Delete task {number}")  # a question left waiting in this topic
+    expect(page.locator("#confirm")).to_be_visible()
 
-    # An earlier topic: its messages alone, a banner, and the way back to it.
-    topic(page, "Add buy milk").click()
+    # An earlier topic, chosen with Enter: its messages alone, a banner, and the way back to it;
+    # the redrawn list keeps the keyboard focus on the entry.
+    focus_and_enter(topic(page, "Add buy milk"))
     expect(page.locator("#topic-banner")).to_be_visible()
     expect(page.locator("#topic-banner-title")).to_have_text("Add buy milk")
+    expect(topic(page, "Add buy milk")).to_have_attribute("aria-current", "true")
+    expect(topic(page, "Add buy milk")).to_be_focused()
+    expect(page.locator("#confirm")).to_be_hidden()
     expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
     expect(page.locator(".msg.user", has_text="garden")).to_have_count(0)
     with page.expect_response(lambda r: r.url.endswith("/reopen")) as reopened:
         page.locator("#reopen-topic").click()
     assert reopened.value.status == 200
+    back = reopened.value.json()["message"]
+    assert "dropped" in back  # the question waiting in the other topic
+    expect(page.locator(".event.notice").last).to_have_text(back)
+    expect(page.locator("#confirm")).to_be_hidden()
     expect(page.locator("#topic-banner")).to_be_hidden()
     expect(topic(page, "Add buy milk")).to_have_class(re.compile(r"\bactive\b"))
     expect(topic(page, "garden")).not_to_have_class(re.compile(r"\bactive\b"))
     expect(page.locator(".msg.user", has_text="garden")).to_have_count(1)  # the whole log again
+
+    # Sending while an earlier topic is shown goes to the active topic: the page shows the whole
+    # conversation first, where the message lands.
+    topic(page, "garden").click()
+    expect(page.locator("#topic-banner-title")).to_have_text("Let's discuss the garden plans")
+    page.locator("#message").fill("What's on my list?")
+    page.locator("#message").press("Enter")
+    expect(page.locator("#topic-banner")).to_be_hidden()
+    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(".msg.user").last).to_have_text("You: What's on my list?")
+    expect(page.locator(".msg.assistant").last).to_contain_text("call the plumber")
+    expect(page.locator("#send")).to_be_enabled()
+    expect(topic(page, "Add buy milk")).to_have_class(re.compile(r"\bactive\b"))
 
     # /reset typed in the box resets (it is not sent as a message) and starts a topic.
     users_before = page.locator(".msg.user").count()
@@ -185,17 +236,29 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator(".msg.assistant", has_text="Deleted task 1: buy milk")).to_have_count(1)
     expect(page.locator("#topics .topic")).to_have_count(3)
 
-    # A second conversation, then back to the first from the list.
+    # A second conversation, then back to the first from the list (with Enter). Each entry is
+    # titled by its first message and shows its latest below; a new one is "New conversation".
     page.locator("#new-conversation").click()
     expect(page).not_to_have_url(re.compile(rf"\?c={first}$"))
     expect(page.locator("#conversations li")).to_have_count(2)
     expect(page.locator(".msg")).to_have_count(0)
-    page.locator(f'#conversations [data-id="{first}"]').click()
+    entries = page.locator("#conversations .conversation")
+    expect(entries.first.locator(".nav-title")).to_have_text("New conversation")
+    entry = page.locator(f'#conversations [data-id="{first}"]')
+    listed = {
+        c["conversation_id"]: c for c in page.request.get(f"{server.url}/v1/conversations").json()
+    }
+    assert listed[first]["title"] == "Add buy milk"
+    expect(entry.locator(".nav-title")).to_have_text("Add buy milk")
+    expect(entry.locator(".nav-preview")).to_have_text(listed[first]["preview"])
+    expect(page.locator("#conversations").get_by_role("button", name="Add buy milk")).to_have_count(
+        1
+    )
+    focus_and_enter(entry)
     expect(page).to_have_url(re.compile(rf"\?c={first}$"))
     expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
-    expect(page.locator(f'#conversations [data-id="{first}"]')).to_have_attribute(
-        "aria-current", "true"
-    )
+    expect(entry).to_have_attribute("aria-current", "true")
+    expect(entry).to_be_focused()
 
     assert requests
     elsewhere = [url for url in requests if not url.startswith(server.url)]
@@ -263,26 +326,110 @@ def test_a_bad_id_and_a_refused_message_are_told_in_plain_words(browser: Browser
         expect(page.locator("#send")).to_be_enabled()
 
 
+LOG_AT_ITS_END = """() => {
+    const log = document.getElementById("messages");
+    return log.scrollHeight > log.clientHeight
+        && log.scrollHeight - log.scrollTop - log.clientHeight < 2;
+}"""
+"""The message log overflows and is scrolled to its end."""
+
+
 def test_at_phone_width_the_panels_fold_behind_toggles(browser: Browser, server: Server):
-    page = browser.new_page(viewport={"width": 390, "height": 800})
+    page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(f"{server.url}/")
     expect(page).to_have_url(re.compile(r"\?c="))
     expect(page.locator("#sidebar")).to_be_hidden()
     expect(page.locator("#details")).to_be_hidden()
-    say(page, "Add buy milk")
+    for text in ["Add buy milk", "Add call the plumber", "Add water the plants", "List"]:
+        say(page, text)
 
+    # The Yes/No box takes room from the log, which stays at its end: the question in view.
+    say(page, "Delete task 1")
+    expect(page.locator("#confirm")).to_be_visible()
+    page.wait_for_function(LOG_AT_ITS_END, timeout=5000)
+    expect(page.locator(".msg.assistant").last).to_have_text(
+        "keel: Are you sure you want to delete task 1? (yes/no)"
+    )
+    expect(page.locator(".msg.assistant").last).to_be_in_viewport()
+
+    # An open panel covers the chat, which is inert meanwhile (Tab cannot reach it).
     page.locator("#toggle-details").click()
     expect(page.locator("#toggle-details")).to_have_attribute("aria-expanded", "true")
     expect(task(page, "buy milk")).to_be_visible()
+    expect(page.locator("#chat")).to_have_js_property("inert", True)
+    page.locator("#message").focus()
+    expect(page.locator("#message")).not_to_be_focused()
     page.locator("#toggle-details").click()
     expect(page.locator("#details")).to_be_hidden()
+    expect(page.locator("#chat")).to_have_js_property("inert", False)
+
+    page.locator("#toggle-sidebar").click()
+    expect(page.locator("#chat")).to_have_js_property("inert", True)
+    page.keyboard.press("Escape")
+    expect(page.locator("#sidebar")).to_be_hidden()
+    expect(page.locator("#toggle-sidebar")).to_be_focused()
+    expect(page.locator("#chat")).to_have_js_property("inert", False)
 
     page.locator("#toggle-sidebar").click()
     expect(page.locator("#topics .topic")).to_have_count(1)
     page.locator("#new-conversation").click()  # picking closes the panel
     expect(page.locator("#sidebar")).to_be_hidden()
+    expect(page.locator("#chat")).to_have_js_property("inert", False)
     expect(page.locator(".msg")).to_have_count(0)
     expect(page.locator("#message")).to_be_visible()
+
+
+def test_a_message_is_offered_again_only_when_keel_did_not_take_it(
+    browser: Browser, server: Server
+):
+    page = browser.new_page()
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    refused: list[Request] = []
+
+    def busy_once(route: Route) -> None:
+        if route.request.method != "POST" or refused:
+            return route.continue_()
+        refused.append(route.request)
+        body = {"error": {"code": "database_unavailable", "message": "the database is busy"}}
+        route.fulfill(status=503, json=body, headers={"Retry-After": "1"})
+
+    page.route(lambda url: url.endswith("/messages"), busy_once)
+    page.locator("#message").fill("Add buy milk")
+    page.locator("#message").press("Enter")
+    expect(page.locator("#status")).to_have_text("keel is busy; try again shortly.")
+    expect(page.locator("#message")).to_have_value("Add buy milk")  # not taken: given back
+    expect(page.locator(".msg.user")).to_have_count(0)
+    with page.expect_request(is_message_post) as again:
+        page.locator("#status-action", has_text="Try again").click()
+    assert again.value.headers["idempotency-key"] == refused[0].headers["idempotency-key"]
+    expect(page.locator(".msg.assistant")).to_have_text(["keel: Created task: buy milk"])
+    expect(page.locator("#message")).to_have_value("")
+    expect(page.locator("#status")).to_have_text("")
+
+    # A turn keel took and that failed (an error frame after a 200): the page waits until no turn
+    # runs, shows what was saved and the failure, and offers nothing to send again.
+    failed = {"error": {"code": "turn_failed", "message": "the turn failed; nothing was lost"}}
+    page.unroute_all()
+    page.route(
+        lambda url: url.endswith("/messages"),
+        lambda route: (
+            route.fulfill(
+                status=200,
+                content_type="text/event-stream",
+                body=f"event: error\ndata: {json.dumps(failed)}\n\n",
+            )
+            if route.request.method == "POST"
+            else route.continue_()
+        ),
+    )
+    page.locator("#message").fill("Add buy bread")
+    page.locator("#message").press("Enter")
+    expect(page.locator("#status")).to_have_text(re.compile(r"^The answer failed"))
+    expect(page.locator("#status-action")).to_be_hidden()
+    expect(page.locator("#message")).to_have_value("")
+    expect(page.locator(".msg.user")).to_have_text(["You: Add buy milk"])  # the saved log
+    expect(page.locator("#send")).to_be_enabled()
 
 
 @pytest.fixture
@@ -331,9 +478,96 @@ def test_the_stop_button_ends_a_running_turn(browser: Browser, model_server):
     expect(page.locator(".msg.assistant").last).to_contain_text("Stopped at your request")
     expect(page.locator(".event", has_text="Stopped")).to_have_count(1)
     expect(page.locator("#stop")).to_be_hidden()
+    expect(page.locator("#status")).to_have_text("")  # no "Stopping…" left behind
     expect(page.locator("#send")).to_be_enabled()
     expect(page.locator("#tasks .task")).to_have_count(1)
     expect(task(page, "sweep the porch")).to_have_count(1)
+
+
+def slow_porch_turn(stub: StubOpenAI) -> None:
+    """A turn that adds a task, then is slow to say so: time to act while it runs."""
+    stub.reply("Chores")  # the topic's title
+    stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "sweep the porch"}}])
+    stub.reply("The porch is on the list.\nDONE: noted")
+    stub.delays[2] = 3.0
+
+
+def test_a_stop_that_cannot_reach_the_turn_says_so(browser: Browser, model_server):
+    server, stub = model_server
+    slow_porch_turn(stub)
+    page = browser.new_page()
+    # The turn runs in another worker process: the cancel does not reach it.
+    elsewhere = {"running": True, "cancel_requested": False}
+    page.route(lambda url: url.endswith("/cancel"), lambda route: route.fulfill(json=elsewhere))
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    page.locator("#message").fill("Sweep the porch")
+    page.locator("#message").press("Enter")
+    expect(
+        page.locator(".event", has_text="create_todo_task(title: sweep the porch)")
+    ).to_be_visible()
+    page.locator("#stop").click()
+    expect(page.locator("#status")).to_have_text(
+        "Could not stop it from here; it will finish on its own."
+    )
+    expect(page.locator(".msg.assistant")).to_have_text(["keel: The porch is on the list."])
+    expect(page.locator("#status")).to_have_text("")
+    expect(page.locator("#stop")).to_be_hidden()
+
+
+BREAK_THE_STREAM = """
+// The connection of each message's stream drops once its first bytes are read.
+const realFetch = window.fetch;
+window.fetch = async (input, init) => {
+    const response = await realFetch(input, init);
+    const post = init && init.method === "POST" && String(input).endsWith("/messages");
+    if (!post || !response.ok) return response;
+    const reader = response.body.getReader();
+    let read = false;
+    const body = new ReadableStream({
+        async pull(controller) {
+            if (read) {
+                await reader.cancel();
+                return controller.error(new TypeError("network error"));
+            }
+            const { value, done } = await reader.read();
+            if (done) return controller.close();
+            read = true;
+            controller.enqueue(value);
+        },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+};
+"""
+
+
+def test_a_connection_dropped_mid_turn_waits_for_the_turn_and_never_sends_twice(
+    browser: Browser, model_server
+):
+    server, stub = model_server
+    slow_porch_turn(stub)
+    page = browser.new_page()
+    page.add_init_script(BREAK_THE_STREAM)
+    posts: list[Request] = []
+    page.on("request", lambda request: posts.append(request) if is_message_post(request) else None)
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    page.locator("#message").fill("Sweep the porch")
+    page.locator("#message").press("Enter")
+    # keel took the message: the page waits for the turn instead of offering to send it again.
+    expect(page.locator("#status")).to_have_text("Still answering…")
+    expect(page.locator("#status-action")).to_be_hidden()
+    expect(page.locator("#send")).to_be_disabled()
+    expect(page.locator("#message")).to_have_value("")
+    expect(page.locator(".msg.user")).to_have_text(["You: Sweep the porch"])
+    # Once it ends, what was saved is shown.
+    expect(page.locator(".msg.assistant")).to_have_text(["keel: The porch is on the list."])
+    expect(page.locator("#status")).to_have_text("")
+    expect(page.locator("#status-action")).to_be_hidden()
+    expect(page.locator("#send")).to_be_enabled()
+    expect(task(page, "sweep the porch")).to_have_count(1)
+    assert len(posts) == 1
+    assert len(stub.requests) == 3  # the turn ran once
 
 
 def test_a_reload_during_a_turn_waits_for_its_answer(browser: Browser, model_server):
