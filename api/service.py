@@ -130,7 +130,7 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             settings=settings,
             backend=backend,
             graph=build_graph(checkpointer=saver),
-            conversations=ConversationStore(db),
+            conversations=run.conversation_store(),  # one owner cache for the API and the graph
             messages=MessageLog(db),
             topics=TopicStore(db),
             requests=RequestStore(db),

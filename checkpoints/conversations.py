@@ -106,6 +106,23 @@ class ConversationStore:
         self._remember(conversation_id, row["user_id"])
         return str(row["user_id"])
 
+    async def claim(self, conversation_id: str, user_id: str) -> None:
+        """Check that ``user_id`` owns the conversation, making it theirs when nobody does.
+
+        A thread that a LangGraph client started (Studio, the SDK) becomes the acting user's
+        conversation on its first run; another user's raises ConversationNotFound.
+        """
+        owner = await self.owner(conversation_id)
+        if owner is None:
+            await self.db.execute(
+                "INSERT INTO keel_conversations (id, user_id, created_at) VALUES (:id, :user, :at) "
+                "ON CONFLICT (id) DO NOTHING",
+                {"id": conversation_id, "user": user_id, "at": self.db.time(datetime.now(UTC))},
+            )
+            owner = await self.owner(conversation_id)
+        if owner != user_id:
+            raise ConversationNotFound(conversation_id)
+
     async def require(self, conversation_id: str, user_id: str) -> None:
         """Raise ConversationNotFound unless ``user_id`` owns ``conversation_id``."""
         if await self.owner(conversation_id) != user_id:

@@ -78,8 +78,8 @@ class Session(ABC):
         """Run ``sql``; the row count."""
 
     @abstractmethod
-    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Run ``sql`` once per parameter set."""
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Run ``sql`` once per parameter set; return how many rows it changed in all."""
 
 
 class Database(Session):
@@ -92,10 +92,10 @@ class Database(Session):
         """``async with db.transaction() as tx``: statements on ``tx`` commit together."""
 
     @override
-    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Run ``sql`` once per parameter set, all in one transaction."""
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Run ``sql`` once per parameter set, all in one transaction; the rows changed."""
         async with self.transaction() as tx:
-            await tx.executemany(sql, rows)
+            return await tx.executemany(sql, rows)
 
     @abstractmethod
     def time(self, value: datetime) -> Any:
@@ -129,8 +129,11 @@ def _sqlite_run(conn: sqlite3.Connection, sql: str, params: Params) -> int:
         cur.close()
 
 
-def _sqlite_many(conn: sqlite3.Connection, sql: str, rows: list[dict[str, Any]]) -> None:
-    conn.executemany(sql, rows).close()
+def _sqlite_many(conn: sqlite3.Connection, sql: str, rows: list[dict[str, Any]]) -> int:
+    cursor = conn.executemany(sql, rows)
+    count = cursor.rowcount
+    cursor.close()
+    return count
 
 
 async def _sqlite_call(
@@ -170,8 +173,10 @@ class _SqliteTx(Session):
         return await _sqlite_call(self.conn, self.offload, _sqlite_run, sql, params)
 
     @override
-    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        await _sqlite_call(self.conn, self.offload, _sqlite_many, sql, [dict(r) for r in rows])
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        return await _sqlite_call(
+            self.conn, self.offload, _sqlite_many, sql, [dict(r) for r in rows]
+        )
 
 
 class SqliteDatabase(Database):
@@ -238,9 +243,10 @@ class _PostgresSession(Session):
         return int(cur.rowcount)
 
     @override
-    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> None:
+    async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
         async with self.conn.cursor() as cur:
             await cur.executemany(_pyformat(sql), list(rows))
+            return cur.rowcount
 
 
 class PostgresDatabase(Database):

@@ -1,7 +1,8 @@
 """The message log: every user message, assistant reply and tool result, written once.
 
 ``keel_messages`` is append-only. Each row has a ``message_key`` unique within its conversation, so
-writing the same message again (a node re-run after a crash, a retried flush) changes nothing.
+writing the same message again (a node re-run after a crash, a retried flush) changes nothing; a
+key that already holds another user's message is an error (``LogKeyTaken``), never skipped.
 Reads are bounded by an index on (conversation_id, topic_id, id): a turn's reads cost the same at
 turn 1000 as at turn 10. Written by the graph's nodes and the turn runner; read by the context
 builder, topic detection and the API.
@@ -25,6 +26,14 @@ INSERT = (
     ":role, :content, :topic_id, :created_at, :tool_name, :tool_call_id, :tool_calls) "
     "ON CONFLICT (conversation_id, message_key) DO NOTHING"
 )
+
+
+class LogKeyTaken(RuntimeError):
+    """A message key of the conversation already holds another user's message."""
+
+    def __init__(self, conversation_id: str, key: str) -> None:
+        """Name the conversation and the key."""
+        super().__init__(f"message key {key!r} of conversation {conversation_id} is another user's")
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,20 @@ class MessageLog:
             }
             for row in rows
         ]
-        await self.db.executemany(INSERT, full)
+        if await self.db.executemany(INSERT, full) < len(full):
+            await self._check_keys(conversation_id, user_id, [r["message_key"] for r in full])
+
+    async def _check_keys(self, conversation_id: str, user_id: str, keys: list[str]) -> None:
+        """Raise LogKeyTaken when a key already written is another user's, not a re-run's."""
+        marks = ", ".join(f":k{n}" for n in range(len(keys)))
+        params = {"c": conversation_id, "u": user_id, **{f"k{n}": k for n, k in enumerate(keys)}}
+        row = await self.db.fetchone(
+            "SELECT message_key FROM keel_messages WHERE conversation_id = :c AND user_id <> :u "
+            f"AND message_key IN ({marks}) LIMIT 1",
+            params,
+        )
+        if row is not None:
+            raise LogKeyTaken(conversation_id, row["message_key"])
 
     async def last_message_at(self, conversation_id: str) -> datetime | None:
         """When the conversation's latest logged message was written."""

@@ -35,7 +35,7 @@ from langgraph.store.base import BaseStore
 from keel.graphs.resources import run_of
 from keel.nodes.agent_state import WAIT, AgentState, Target, path_map, validate_transition
 from keel.nodes.assistant import assistant
-from keel.nodes.context import KeelContext, KeelRun
+from keel.nodes.context import KeelContext, KeelRun, conversation_id
 from keel.nodes.mission import reset
 from keel.nodes.plan import plan
 from keel.nodes.response import response
@@ -63,6 +63,7 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
 
     async def run_node(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         run = await run_of(runtime.context)
+        await run.conversation_store().claim(conversation_id(runtime), run.user_id)
         source = current_state(state)
         if enters is not None:
             validate_transition(source, enters)  # staying (a resumed wait) is no transition

@@ -17,14 +17,17 @@ from __future__ import annotations
 import asyncio
 import weakref
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from typing import Any
 
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
@@ -51,6 +54,7 @@ def open_run(
     openai = (settings.openai_api_key, settings.openai_model, settings.openai_base_url)
     values: dict[str, Any] = {
         "store": TaskStore(db),
+        "conversations": ConversationStore(db),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),
@@ -106,9 +110,29 @@ async def shared_run() -> KeelRun:
 
 
 async def run_of(context: KeelContext | dict[str, Any] | None) -> KeelRun:
-    """The run a node works with: ``context`` over its own run, or over the shared one."""
+    """The run a node works with: ``context`` over its own run, or over the shared one.
+
+    Under a LangGraph server with authentication, the acting user is the server's authenticated
+    identity, whatever the context says.
+    """
     if context is None:
-        return await shared_run()
-    if not isinstance(context, KeelContext):
-        context = KeelContext.model_validate(context)
-    return context.resolve(context.base or await shared_run())
+        run = await shared_run()
+    else:
+        if not isinstance(context, KeelContext):
+            context = KeelContext.model_validate(context)
+        run = context.resolve(context.base or await shared_run())
+    identity = authenticated_user()
+    return replace(run, user_id=identity) if identity and identity != run.user_id else run
+
+
+def authenticated_user() -> str | None:
+    """The identity a LangGraph server authenticated for this run, if it did."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a run
+        return None
+    user = configurable.get("langgraph_auth_user")
+    if user is None:  # no authentication configured: the server is a local development tool
+        return None
+    identity = getattr(user, "identity", None) or configurable.get("langgraph_auth_user_id")
+    return str(identity) if identity else None

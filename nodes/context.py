@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
+from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
@@ -67,6 +68,8 @@ class KeelRun:
     """The acting user: every tool call is scoped to this user."""
     store: TaskStore | None = None
     """The todo task store."""
+    conversations: ConversationStore | None = None
+    """Who owns which conversation."""
     messages: MessageLog | None = None
     """The conversation message log."""
     topics: TopicStore | None = None
@@ -105,6 +108,12 @@ class KeelRun:
         if self.store is None:
             raise MissingStore("store")
         return self.store
+
+    def conversation_store(self) -> ConversationStore:
+        """The conversation store, or MissingStore."""
+        if self.conversations is None:
+            raise MissingStore("conversations")
+        return self.conversations
 
     def message_log(self) -> MessageLog:
         """The message log, or MissingStore."""

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -30,18 +31,29 @@ START_SECONDS = 90
 @pytest.fixture(scope="module")
 def langgraph_dev() -> Iterator[str]:
     """``langgraph dev`` serving keel's graph; yields its URL."""
-    port = free_port()
     workdir = Path(tempfile.mkdtemp(prefix="keel-lg-"))
+    with langgraph_server(f"sqlite:///{workdir / 'keel.db'}", workdir) as url:
+        yield url
+
+
+@contextmanager
+def langgraph_server(
+    database_url: str, workdir: Path, config: str = "langgraph.json", **extra: str
+) -> Iterator[str]:
+    """``langgraph dev`` with ``config`` on ``database_url``; yields its URL."""
+    port = free_port()
     env = {
         **os.environ,
-        "KEEL_DATABASE_URL": f"sqlite:///{workdir / 'keel.db'}",
+        "KEEL_DATABASE_URL": database_url,
         "KEEL_LOG_LEVEL": "warning",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        **extra,
     }
     env.pop("OPENAI_API_KEY", None)
     output = (workdir / "server.log").open("w+")
     process = subprocess.Popen(
-        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"],
+        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
+        + ["--config", config],
         cwd=ROOT,
         env=env,
         stdout=output,

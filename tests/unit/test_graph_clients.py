@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.builder import build_graph
 from keel.graphs.runner import thread_config
 from keel.nodes.context import AGENT_TOOLS
@@ -119,8 +120,11 @@ async def test_a_run_with_no_context_opens_the_process_run_from_the_settings(mon
     added = await graph.ainvoke({"content": "Add buy milk"}, config)
     assert last_ai(added).text == "Created task: buy milk"
     partial = {"user_id": "ann", "topic_gap_seconds": 10, "not_a_setting": True}
-    mine = await graph.ainvoke({"content": "What's on my list?"}, config, context=partial)
+    anns = thread_config(str(uuid.uuid4()))
+    mine = await graph.ainvoke({"content": "What's on my list?"}, anns, context=partial)
     assert last_ai(mine).text == "Your list is empty."  # ann's list, not local's
+    with pytest.raises(ConversationNotFound):  # local's thread is not ann's to use
+        await graph.ainvoke({"content": "What's on my list?"}, config, context=partial)
     again = await graph.ainvoke({"content": "What's on my list?"}, config)
     assert "buy milk" in last_ai(again).text
 

@@ -2,6 +2,7 @@
 
 import uuid
 
+from keel.checkpoints.messages import LogKeyTaken
 from keel.graphs.runner import run_turn, thread_config
 
 
@@ -65,3 +66,21 @@ async def test_the_confirmation_question_and_answer_are_logged(keel):
     )
     assert logged[-1] == ("assistant", f"Deleted task {task['id']}: buy milk")
     assert len(logged) == len(set(logged))
+
+
+async def test_a_key_already_holding_another_users_message_is_an_error_not_skipped(keel):
+    cid = str(uuid.uuid4())
+    row = {"message_key": "turn-1:user", "role": "user", "content": "Add tea", "topic_id": None}
+    await keel.messages.append(cid, "ann", [row])
+    await keel.messages.append(cid, "ann", [row, {**row, "message_key": "turn-2:user"}])  # re-run
+    try:
+        await keel.messages.append(cid, "bob", [{**row, "content": "Add coffee"}])
+    except LogKeyTaken as exc:
+        assert "turn-1:user" in str(exc)
+    else:
+        raise AssertionError("bob's row was skipped in silence")
+    logged = await keel.messages.history(cid)
+    assert [(m.key, m.content) for m in logged] == [
+        ("turn-1:user", "Add tea"),
+        ("turn-2:user", "Add tea"),
+    ]
