@@ -9,7 +9,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-LegacyFlag = bool | int | Annotated[str, Field(max_length=100)] | None
+LegacyFlag = (
+    bool
+    | Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+    | Annotated[str, Field(max_length=100)]
+    | None
+)
 """A flag as the older system stored it: a boolean, or a number or short text read as one."""
 
 

@@ -97,6 +97,9 @@ class ConversationStore:
         known = self._owners.get(conversation_id)
         if known is not None and known[1] > time.monotonic():
             return known[0]
+        return await self._read_owner(conversation_id)
+
+    async def _read_owner(self, conversation_id: str) -> str | None:
         row = await self.db.fetchone(
             "SELECT user_id FROM keel_conversations WHERE id = :id", {"id": conversation_id}
         )
@@ -124,9 +127,17 @@ class ConversationStore:
             raise ConversationNotFound(conversation_id)
 
     async def require(self, conversation_id: str, user_id: str) -> None:
-        """Raise ConversationNotFound unless ``user_id`` owns ``conversation_id``."""
-        if await self.owner(conversation_id) != user_id:
-            raise ConversationNotFound(conversation_id)
+        """Raise ConversationNotFound unless ``user_id`` owns ``conversation_id``.
+
+        Another user's conversation is looked up in the database like an unknown one, even when
+        its owner is cached: the two answers take the same work, so timing tells nothing.
+        """
+        owner = await self.owner(conversation_id)
+        if owner == user_id:
+            return
+        if owner is not None:
+            await self._read_owner(conversation_id)
+        raise ConversationNotFound(conversation_id)
 
     async def delete(self, conversation_id: str) -> None:
         """Delete the conversation and keel's rows of it, in one transaction."""

@@ -161,6 +161,27 @@ class MessageLog:
         )
         return [_from_row(r) for r in rows]
 
+    async def page(
+        self,
+        conversation_id: str,
+        *,
+        topic_id: str | None = None,
+        newest_first: bool = False,
+        cursor: int | None = None,
+        limit: int = 1000,
+    ) -> list[LoggedMessage]:
+        """One page of the log in id order (or newest first), starting past ``cursor``'s id."""
+        where, params = self._where(conversation_id, topic_id)
+        if cursor is not None:
+            where += " AND id < :cursor" if newest_first else " AND id > :cursor"
+            params["cursor"] = cursor
+        order = "DESC" if newest_first else "ASC"
+        rows = await self.db.fetch(
+            f"SELECT * FROM keel_messages WHERE {where} ORDER BY id {order} LIMIT :limit",
+            {**params, "limit": limit},
+        )
+        return [_from_row(r) for r in rows]
+
     async def count(self, conversation_id: str, topic_id: str | None = None) -> int:
         """How many messages the conversation (or one of its topics) has."""
         where, params = self._where(conversation_id, topic_id)

@@ -35,6 +35,8 @@ from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
+MAX_PAGE = 1000
+"""Messages in one page of the log: a read's memory is bounded however long the log."""
 
 IdempotencyKey = Annotated[
     str | None,
@@ -63,7 +65,11 @@ async def create_conversation(
     if body is not None and body.legacy_session is not None:
         legacy = body.legacy_session.model_dump(exclude_unset=True)
         cid = created["conversation_id"]
-        await import_legacy_session(service.graph, cid, legacy, service.turn_context(user))
+        try:
+            await import_legacy_session(service.graph, cid, legacy, service.turn_context(user))
+        except BaseException:
+            await service.delete_conversation(cid)  # no conversation is left half made
+            raise
     return created
 
 
@@ -140,20 +146,42 @@ async def get_conversation(cid: ConversationDep, service: ServiceDep) -> Snapsho
 async def get_messages(
     cid: ConversationDep,
     service: ServiceDep,
+    request: Request,
+    response: Response,
     topic: Annotated[
         Literal["active", "all"], Query(description="Only the active topic, or all.")
     ] = "all",
+    order: Annotated[
+        Literal["oldest", "newest"], Query(description="Oldest first, or newest first.")
+    ] = "oldest",
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE, description=f"Messages a page (at most {MAX_PAGE}).")
+    ] = MAX_PAGE,
+    cursor: Annotated[
+        int | None,
+        Query(ge=0, le=2**63 - 1, description="Start after this message id (the next cursor)."),
+    ] = None,
 ) -> list[dict[str, Any]]:
-    """The immutable message log, oldest first."""
+    """The immutable message log, a page at a time: ``Link: <...>; rel="next"`` when there is more.
+
+    The next page starts after the last message of this one (``cursor`` = its id), in the same
+    order; ``X-Next-Cursor`` carries that id alone.
+    """
     topic_id = None
     if topic == "active":
         active = await service.topics.active(cid)
         if active is None:
             return []
         topic_id = active.id
-    return [
-        m.as_dict() for m in await service.messages.history(cid, topic_id=topic_id, limit=10_000)
-    ]
+    page = await service.messages.page(
+        cid, topic_id=topic_id, newest_first=order == "newest", cursor=cursor, limit=limit + 1
+    )
+    if len(page) > limit:
+        page = page[:limit]
+        following = request.url.include_query_params(cursor=page[-1].id)
+        response.headers["Link"] = f'<{following.path}?{following.query}>; rel="next"'
+        response.headers["X-Next-Cursor"] = str(page[-1].id)
+    return [m.as_dict() for m in page]
 
 
 @router.get("/{conversation_id}/checkpoints", response_model=list[CheckpointOut], responses=ERRORS)

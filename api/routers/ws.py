@@ -54,7 +54,7 @@ async def _send_if_open(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
 async def _authorize(ws: WebSocket, service: Service, conversation_id: str) -> str | None:
     token = ws.query_params.get("token")  # browsers cannot set a WebSocket's headers
     try:
-        uuid.UUID(conversation_id)
+        conversation_id = str(uuid.UUID(conversation_id))  # any spelling REST takes
         credentials = await bearer(ws)
         if credentials is None and token:
             credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
@@ -72,7 +72,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
         message = json.loads(raw)
         if not isinstance(message, dict):
             raise ValueError
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read
         await _send(ws, "error", {"code": "invalid_json", "message": "send a JSON object"})
         return
     if message.get("action") == "reset":
@@ -114,6 +114,7 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
     user = await _authorize(ws, service, conversation_id)
     if user is None:
         return
+    conversation_id = str(uuid.UUID(conversation_id))
     await _send(ws, "status", {"status": "connected", "conversation_id": conversation_id})
     try:
         while True:

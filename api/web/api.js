@@ -71,6 +71,7 @@ export async function call(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+const HISTORY = 500;
 const conv = (id) => `/v1/conversations/${encodeURIComponent(id)}`;
 
 export const api = {
@@ -78,7 +79,9 @@ export const api = {
   createConversation: () => call("POST", "/v1/conversations", {}),
   deleteConversation: (id) => call("DELETE", conv(id)),
   snapshot: (id) => call("GET", conv(id)),
-  messages: (id) => call("GET", `${conv(id)}/messages?topic=all`),
+  // The newest HISTORY messages, shown oldest first (the log is read a page at a time).
+  messages: async (id) =>
+    (await call("GET", `${conv(id)}/messages?topic=all&order=newest&limit=${HISTORY}`)).reverse(),
   reset: (id) => call("POST", `${conv(id)}/reset`),
   cancel: (id) => call("POST", `${conv(id)}/cancel`),
   reopenTopic: (id, topicId) =>
