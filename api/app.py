@@ -18,7 +18,7 @@ from fastapi_offline import FastAPIOffline
 from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
 from keel.api.mcp import RequireKey, build_mcp
-from keel.api.routers import conversations, health, tasks, web, ws
+from keel.api.routers import conversations, health, metrics, tasks, web, ws
 from keel.api.service import open_service
 from keel.graphs.settings import Settings
 
@@ -43,7 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for router in (conversations.router, tasks.router, ws.router, health.router, web.router):
+    routers = (conversations, tasks, ws, health, metrics, web)
+    for router in (r.router for r in routers):
         app.include_router(router)
     app.mount("/web", web.assets(), name="web")
     app.mount("/mcp", RequireKey(mcp.streamable_http_app(), lambda: app.state.service))

@@ -41,6 +41,11 @@ def serve_command(
     if port:
         os.environ["KEEL_PORT"] = str(port)
     os.environ["KEEL_WORKERS"] = str(workers)  # each worker sizes its pool by it
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        import tempfile
+
+        # the workers count in one place, so any worker's /metrics answers for all of them
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="keel-metrics-")
     try:
         settings = Settings().for_serving()
     except (UnsafeSettings, ValueError) as exc:

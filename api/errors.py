@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from keel.api.metrics import REFUSED
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.topics import TopicNotFound
 from keel.graphs.requests import KeyReused
@@ -50,7 +51,10 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
 
 
 def _json(status: int, code: str, message: str) -> JSONResponse:
-    retry = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status in (409, 503) else None
+    retry = None
+    if status in (409, 503):
+        retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        REFUSED.labels(str(status), code).inc()
     return JSONResponse(error_body(code, message), status_code=status, headers=retry)
 
 

@@ -86,6 +86,11 @@ class Service:
         """The run context of one turn for ``user_id``, on the service's run."""
         return self.run.context(user_id)
 
+    def pool_stats(self) -> dict[str, int]:
+        """The PostgreSQL pool's counters (connections, waiting requests); empty on SQLite."""
+        pool = getattr(self.db, "pool", None)
+        return pool.get_stats() if pool is not None else {}
+
     async def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation: its checkpoints and backups, log, topics and the record itself.
 

@@ -10,9 +10,11 @@ conversation locked after it. While it runs, ``service.stops`` holds the event t
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
+from keel.api import metrics
 from keel.api.errors import APIError, ConversationBusy
 from keel.api.service import Service
 from keel.checkpoints.locks import ConversationLocked
@@ -40,10 +42,13 @@ async def turn_slot(service: Service, conversation_id: str) -> AsyncIterator[Non
     """Hold the conversation for a turn, or 409 (reject) / wait (enqueue)."""
     settings = service.settings
     wait = settings.enqueue_timeout_seconds if settings.double_text == "enqueue" else 0.0
+    asked = time.monotonic()
     try:
         async with service.locks.hold(conversation_id, wait=wait):
+            metrics.LOCK_WAIT.observe(time.monotonic() - asked)
             yield
     except ConversationLocked:
+        metrics.LOCK_WAIT.observe(time.monotonic() - asked)
         raise ConversationBusy(conversation_id) from None
 
 
@@ -66,7 +71,7 @@ async def start_turn(
 
     async def turn() -> TurnResult:
         async with stack:
-            result = None
+            result, began = None, time.monotonic()
             try:
                 context = service.turn_context(user)
                 start = await service.turn_start(conversation_id)
@@ -92,6 +97,8 @@ async def start_turn(
                     )
             finally:
                 service.stops.pop(conversation_id, None)
+                metrics.count_turn(result, time.monotonic() - began)
+                metrics.count_pool(service.pool_stats())
                 await service.remember(conversation_id, result)
             return result
 

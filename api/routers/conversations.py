@@ -16,6 +16,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ServiceDep, UserDep
 from keel.api.errors import TURN_FAILED, error_body
+from keel.api.metrics import count_events
 from keel.api.schemas import (
     CancelAnswer,
     CheckpointOut,
@@ -206,6 +207,7 @@ async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> Res
     """Start afresh: a new topic, the mission cleared; the message history is kept."""
     async with turn_slot(service, cid):
         answer = await reset_conversation(service.graph, cid, service.turn_context(user))
+    count_events(answer["events"])
     return reset_answer(answer)
 
 
@@ -231,4 +233,5 @@ async def reopen(
     """Go back to an earlier topic: it becomes the active one, the next turn's context."""
     async with turn_slot(service, cid):
         answer = await reopen_topic(service.graph, cid, topic_id, service.turn_context(user))
+    count_events(answer["events"])
     return {k: answer[k] for k in ("topic", "previous_topic_id", "message")}

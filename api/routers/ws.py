@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
 from keel.api.errors import DATABASE_DOWN, TURN_FAILED, APIError, is_database_down
+from keel.api.metrics import REFUSED, count_events
 from keel.api.schemas import NewMessage
 from keel.api.service import Service
 from keel.api.turn_requests import KEY_PATTERN, check_size, start_turn, turn_slot
@@ -78,6 +79,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     if message.get("action") == "reset":
         async with turn_slot(service, cid):
             answer = await reset_conversation(service.graph, cid, service.turn_context(user))
+        count_events(answer["events"])
         await _send(ws, "reset", dict(reset_answer(answer)))
         return
     content = message.get("content")
@@ -127,6 +129,8 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
             try:
                 await _handle(ws, service, conversation_id, user, frame["text"])
             except APIError as exc:
+                if exc.status in (409, 503):
+                    REFUSED.labels(str(exc.status), exc.code).inc()
                 await _send(ws, "error", {"code": exc.code, "message": exc.message})
             except Exception as exc:  # the turn failed: say so, keep the socket
                 await _send_if_open(ws, "error", _failure(exc))
@@ -136,6 +140,7 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
 
 def _failure(exc: Exception) -> dict[str, str]:
     if is_database_down(exc):
+        REFUSED.labels("503", "database_unavailable").inc()
         log.warning("database_unavailable", error=type(exc).__name__)
         return {"code": "database_unavailable", "message": DATABASE_DOWN}
     log.exception("websocket_turn_failed", error=type(exc).__name__)

@@ -59,11 +59,11 @@ def stop(process: subprocess.Popen, seconds: float = 20) -> None:
 
 
 @contextmanager
-def keel_server(database_url: str, **env: str) -> Iterator[Server]:
+def keel_server(database_url: str, workers: int = 1, **env: str) -> Iterator[Server]:
     port = free_port()
     output = tempfile.TemporaryFile(mode="w+")  # a pipe nobody reads would fill and stall it
     process = subprocess.Popen(
-        [*KEEL, "serve", "--port", str(port)],
+        [*KEEL, "serve", "--port", str(port), "--workers", str(workers)],
         stdout=output,
         stderr=subprocess.STDOUT,
         text=True,

@@ -1,0 +1,132 @@
+"""What an operator reads at /metrics, in Prometheus's text format (``prometheus_client``).
+
+Counted where the service sees it: each turn's outcome and duration, and what the turn's events
+say (tool calls by tool and outcome, confirmations, mission resets and topic changes by reason,
+resumes, loop-limit ends); requests refused with 409 or 503; the wait for a conversation's turn
+lock; the PostgreSQL pool's connections and waiting requests. How often people reset and how often
+topics change, the measures the systems keel descends from watched, are the ``reason`` labels of
+``keel_mission_resets_total`` and ``keel_topic_changes_total``.
+
+``keel serve --workers N`` gives the workers one directory to count in
+(``PROMETHEUS_MULTIPROC_DIR``), so any worker's /metrics answers for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from keel.graphs.result import TurnResult
+from keel.nodes.events import NodeEvent
+from keel.tools.todo import DESTRUCTIVE
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+TURNS = Counter("keel_turns", "Turns answered, by outcome.", ["outcome"])
+TURN_SECONDS = Histogram(
+    "keel_turn_seconds", "How long a turn took, by outcome.", ["outcome"], buckets=SECONDS
+)
+REFUSED = Counter(
+    "keel_requests_refused", "Requests answered 409 or 503, by status and code.", ["status", "code"]
+)
+LOCK_WAIT = Histogram(
+    "keel_turn_lock_wait_seconds", "Waits for a conversation's turn lock.", buckets=SECONDS
+)
+TOOL_CALLS = Counter("keel_tool_calls", "Tool calls, by tool and outcome.", ["tool", "outcome"])
+CONFIRMATIONS = Counter(
+    "keel_confirmations", "Confirmations asked, confirmed and cancelled.", ["step"]
+)
+MISSION_RESETS = Counter("keel_mission_resets", "Missions reset, by reason.", ["reason"])
+TOPIC_CHANGES = Counter("keel_topic_changes", "Topics changed, by reason.", ["reason"])
+RESUMES = Counter("keel_resumes", "Fresh context windows opened after exhaustion.")
+LOOP_LIMITS = Counter("keel_loop_limit_ends", "Turns ended by the loop limit.")
+POOL = Gauge(
+    "keel_db_pool",
+    "The PostgreSQL pool: connections open and in use, requests waiting for one.",
+    ["measure"],
+    multiprocess_mode="livesum",
+)
+POOL_MEASURES = {
+    "pool_size": "connections",
+    "pool_available": "available",
+    "requests_waiting": "waiting",
+}
+
+
+def outcome_of(result: TurnResult) -> str:
+    """What a turn came to: replayed, stopped, awaiting_confirmation, complete or incomplete."""
+    if result.replayed:
+        return "replayed"
+    if any(e.type == "turn_stopped" for e in result.events):
+        return "stopped"
+    if result.awaiting_confirmation is not None:
+        return "awaiting_confirmation"
+    return "complete" if result.complete else "incomplete"
+
+
+def _tool_outcome(name: str, result: Any) -> str:
+    text = result if isinstance(result, str) else ""
+    if text.startswith("Cancelled"):
+        return "cancelled"
+    if text.startswith(("Error", "Not run")):
+        return "error"
+    return "confirmed" if name in DESTRUCTIVE else "ok"
+
+
+def count_events(events: Iterable[NodeEvent]) -> None:
+    """Count what a turn's (or a reset's) events say."""
+    for event in events:
+        kind, data = event["type"], event["data"]
+        if kind == "tool_call":
+            outcome = _tool_outcome(data["name"], data.get("result"))
+            TOOL_CALLS.labels(data["name"], outcome).inc()
+            if outcome in ("confirmed", "cancelled"):
+                CONFIRMATIONS.labels(outcome).inc()
+        elif kind == "topic_changed":
+            TOPIC_CHANGES.labels(data.get("reason") or "unknown").inc()
+        elif kind == "state_updated" and data.get("mission_reset"):
+            MISSION_RESETS.labels(data.get("reason") or "unknown").inc()
+        elif kind == "resumed":
+            RESUMES.inc()
+        elif kind == "loop_limit":
+            LOOP_LIMITS.inc()
+
+
+def count_turn(result: TurnResult | None, seconds: float) -> None:
+    """Count one turn (``None``: it failed)."""
+    outcome = "failed" if result is None else outcome_of(result)
+    TURNS.labels(outcome).inc()
+    TURN_SECONDS.labels(outcome).observe(seconds)
+    if result is None or result.replayed:
+        return
+    count_events(NodeEvent(type=e.type, data=e.data) for e in result.events)
+    if result.awaiting_confirmation is not None:
+        CONFIRMATIONS.labels("asked").inc()
+
+
+def count_pool(stats: dict[str, int]) -> None:
+    """Note the pool's state (``AsyncConnectionPool.get_stats()``)."""
+    for key, measure in POOL_MEASURES.items():
+        POOL.labels(measure).set(stats.get(key, 0))
+
+
+def exposition() -> tuple[bytes, str]:
+    """Every metric of this server (all its workers), and the content type to send it with."""
+    registry = REGISTRY
+    if os.environ.get(MULTIPROCESS_DIR):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    return generate_latest(registry), CONTENT_TYPE_LATEST
