@@ -14,6 +14,9 @@ from rich.console import Console
 from keel.api.db_command import db_app
 from keel.api.logs import configure_logging
 
+WS_MAX_BYTES = 1 << 20
+"""The largest WebSocket message keel takes (a message is at most KEEL_MAX_MESSAGE_CHARS)."""
+
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
@@ -66,6 +69,7 @@ def serve_command(
         port=settings.port,
         workers=workers,
         log_config=None,
+        ws_max_size=WS_MAX_BYTES,
     )
 
 

@@ -77,7 +77,36 @@ TURN_FAILED = (
 )
 UNPARSABLE_BODY = "There was an error parsing the body"
 """FastAPI's 400 for a body its JSON reader gave up on (anything but a plain syntax error)."""
-SQLITE_BUSY = ("database is locked", "database is busy", "unable to open database")
+SQLITE_BUSY = (
+    "database is locked",
+    "database is busy",
+    "unable to open database",
+    "disk I/O error",
+)
+SQLITE_READ_ONLY = ("readonly database",)
+SQLITE_FULL = ("database or disk is full",)
+READ_ONLY = (
+    "database_read_only",
+    "the database is read-only: nothing can be saved until it is writable again",
+)
+FULL = ("database_full", "the database's disk is full: nothing can be saved until there is room")
+
+
+def database_trouble(exc: BaseException) -> tuple[str, str] | None:
+    """The code and message of a database that cannot serve (503), or None for other errors."""
+    text = str(exc).lower()
+    if isinstance(exc, sqlite3.OperationalError):
+        if any(t in text for t in SQLITE_READ_ONLY):
+            return READ_ONLY
+        if any(t in text for t in SQLITE_FULL):
+            return FULL
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return READ_ONLY
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return FULL
+    if is_database_down(exc):
+        return "database_unavailable", DATABASE_DOWN
+    return None
 
 
 def is_database_down(exc: BaseException) -> bool:
@@ -125,8 +154,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        if is_database_down(exc):
-            log.warning("database_unavailable", error=type(exc).__name__)
-            return _json(503, "database_unavailable", DATABASE_DOWN)
+        if trouble := database_trouble(exc):
+            log.warning(trouble[0], error=type(exc).__name__)
+            return _json(503, *trouble)
         log.exception("unhandled_error", error=type(exc).__name__)
         return _json(500, "internal_error", "an internal error occurred")

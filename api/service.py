@@ -9,7 +9,7 @@ or strands its lock; closing the service waits for them.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -54,6 +54,8 @@ class Service:
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     known: OrderedDict[str, str | None] = field(default_factory=OrderedDict)
     """Per conversation: the checkpoint this process's last turn ended on (not cut off)."""
+    sockets: Counter[str] = field(default_factory=Counter)
+    """Open WebSockets per user in this process."""
     stops: dict[str, asyncio.Event] = field(default_factory=dict)
     """The turns running in this process, by conversation: setting the event stops the turn."""
 

@@ -110,6 +110,14 @@ requests = sa.Table(
 )
 """Messages sent with an idempotency key: the content's digest, and the turn result once known."""
 
+health = sa.Table(
+    "keel_health",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("checked_at", sa.DateTime(timezone=True), nullable=False),
+)
+"""One row, rewritten by every readiness check: a database that takes no writes is not ready."""
+
 backups = sa.Table(
     "keel_backups",
     metadata,

@@ -69,6 +69,12 @@ class Settings(BaseSettings):
     db_pool_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Longest wait for a pooled connection; then 503."
     )
+    ws_idle_seconds: float = Field(
+        default=600.0, gt=0, description="A WebSocket silent this long is closed (code 1001)."
+    )
+    ws_per_user: int = Field(
+        default=20, ge=1, description="Open WebSockets a user may have on one server process."
+    )
 
     log_level: str = Field(default="info", description="debug, info, warning or error.")
     log_format: Literal["console", "json"] | None = Field(

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ServiceDep, UserDep
-from keel.api.errors import TURN_FAILED, error_body
+from keel.api.errors import TURN_FAILED, database_trouble, error_body
 from keel.api.metrics import count_events
 from keel.api.schemas import (
     CancelAnswer,
@@ -101,9 +101,9 @@ async def _sse(
         yield {"event": kind, "data": json.dumps(event)}
     try:
         result = await asyncio.shield(task)
-    except Exception:
-        body = error_body("turn_failed", TURN_FAILED)
-        yield {"event": "error", "data": json.dumps(body)}
+    except Exception as exc:
+        code, message = database_trouble(exc) or ("turn_failed", TURN_FAILED)
+        yield {"event": "error", "data": json.dumps(error_body(code, message))}
         return
     yield {"event": "result", "data": result.model_dump_json()}
 

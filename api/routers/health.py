@@ -1,14 +1,21 @@
-"""/healthz (the process is alive) and /readyz (the database answers)."""
+"""/healthz (the process is alive) and /readyz (the database takes a write)."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from keel.api.deps import ServiceDep
-from keel.api.errors import error_body
+from keel.api.errors import database_trouble, error_body
 
 router = APIRouter(tags=["health"])
+
+PROBE = (
+    "INSERT INTO keel_health (id, checked_at) VALUES (1, :now) "
+    "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at"
+)
 
 
 @router.get("/healthz")
@@ -17,12 +24,14 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"description": "The database does not answer."}})
+@router.get(
+    "/readyz", responses={503: {"description": "The database does not answer or take writes."}}
+)
 async def readyz(service: ServiceDep) -> JSONResponse:
-    """Readiness: the database answers a query."""
+    """Readiness: the database answers and takes a write (one row, rewritten)."""
     try:
-        await service.db.fetch("SELECT 1")
-    except Exception:
-        body = error_body("database_unavailable", "the database is unavailable")
-        return JSONResponse(body, status_code=503)
+        await service.db.execute(PROBE, {"now": service.db.time(datetime.now(UTC))})
+    except Exception as exc:
+        code, message = database_trouble(exc) or ("database_unavailable", "the database failed")
+        return JSONResponse(error_body(code, message), status_code=503)
     return JSONResponse({"status": "ready"})

@@ -20,7 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
-from keel.api.errors import DATABASE_DOWN, TURN_FAILED, APIError, is_database_down
+from keel.api.errors import TURN_FAILED, APIError, database_trouble
 from keel.api.metrics import REFUSED, count_events
 from keel.api.schemas import NewMessage
 from keel.api.service import Service
@@ -32,6 +32,13 @@ from keel.graphs.result import reset_answer
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 
 CLOSE_POLICY_VIOLATION = 1008
+CLOSE_GOING_AWAY = 1001
+CLOSE_TRY_AGAIN_LATER = 1013
+IDLE = {"code": "idle_timeout", "message": "closed after a silence (KEEL_WS_IDLE_SECONDS)"}
+TOO_MANY = {
+    "code": "too_many_connections",
+    "message": "this user has the most WebSockets allowed open (KEEL_WS_PER_USER); close one",
+}
 BAD_KEY = "idempotency_key must be 1 to 200 visible ASCII characters"
 BINARY_FRAME = {"code": "invalid_frame", "message": "send text frames holding JSON objects"}
 log = structlog.get_logger(__name__)
@@ -116,11 +123,31 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
     user = await _authorize(ws, service, conversation_id)
     if user is None:
         return
-    conversation_id = str(uuid.UUID(conversation_id))
+    if service.sockets[user] >= service.settings.ws_per_user:
+        await _send(ws, "error", TOO_MANY)
+        await ws.close(code=CLOSE_TRY_AGAIN_LATER)
+        return
+    service.sockets[user] += 1
+    try:
+        await _serve(ws, service, str(uuid.UUID(conversation_id)), user)
+    finally:
+        service.sockets[user] -= 1
+        if not service.sockets[user]:
+            del service.sockets[user]
+
+
+async def _serve(ws: WebSocket, service: Service, conversation_id: str, user: str) -> None:
+    """Answer the socket's frames until it closes, or stays silent too long."""
     await _send(ws, "status", {"status": "connected", "conversation_id": conversation_id})
+    idle = service.settings.ws_idle_seconds
     try:
         while True:
-            frame = await ws.receive()
+            try:
+                frame = await asyncio.wait_for(ws.receive(), timeout=idle)
+            except TimeoutError:
+                await _send_if_open(ws, "error", IDLE)
+                await ws.close(code=CLOSE_GOING_AWAY)
+                return
             if frame["type"] == "websocket.disconnect":
                 return
             if frame.get("text") is None:
@@ -139,9 +166,9 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
 
 
 def _failure(exc: Exception) -> dict[str, str]:
-    if is_database_down(exc):
-        REFUSED.labels("503", "database_unavailable").inc()
-        log.warning("database_unavailable", error=type(exc).__name__)
-        return {"code": "database_unavailable", "message": DATABASE_DOWN}
+    if trouble := database_trouble(exc):
+        REFUSED.labels("503", trouble[0]).inc()
+        log.warning(trouble[0], error=type(exc).__name__)
+        return {"code": trouble[0], "message": trouble[1]}
     log.exception("websocket_turn_failed", error=type(exc).__name__)
     return {"code": "turn_failed", "message": TURN_FAILED}
