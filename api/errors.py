@@ -92,6 +92,16 @@ READ_ONLY = (
 FULL = ("database_full", "the database's disk is full: nothing can be saved until there is room")
 
 
+DATABASE_ERRORS: tuple[type[Exception], ...] = (
+    psycopg.Error,
+    psycopg_pool.PoolTimeout,
+    sqlite3.Error,
+    ConnectionError,
+    OSError,
+)
+"""Errors a database (or the way to it) raises: answered without closing the connection."""
+
+
 def database_trouble(exc: BaseException) -> tuple[str, str] | None:
     """The code and message of a database that cannot serve (503), or None for other errors."""
     text = str(exc).lower()
@@ -152,10 +162,16 @@ def install_error_handlers(app: FastAPI) -> None:
         codes = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
         return _json(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 
-    @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         if trouble := database_trouble(exc):
             log.warning(trouble[0], error=type(exc).__name__)
             return _json(503, *trouble)
         log.exception("unhandled_error", error=type(exc).__name__)
         return _json(500, "internal_error", "an internal error occurred")
+
+    # The database's errors are answered by a handler of their own classes, which leaves the
+    # connection open for the client's next request; the catch-all handler of ``Exception``
+    # (Starlette's last resort) answers too, but then closes the connection.
+    for database_error in DATABASE_ERRORS:
+        app.add_exception_handler(database_error, unexpected)
+    app.add_exception_handler(Exception, unexpected)

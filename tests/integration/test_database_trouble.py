@@ -1,6 +1,7 @@
 """A database that cannot take writes: a clear 503 on every write and on /readyz, and back to
 normal once it can, with no restart (a real `keel serve` on SQLite on a small disk of its own)."""
 
+import http.client
 import os
 import sqlite3
 import subprocess
@@ -57,6 +58,16 @@ def test_a_full_disk_answers_503_database_full_and_recovers_without_a_restart(sm
         assert refused.status_code == 503
         assert refused.json()["error"]["code"] == "database_full"
         assert refused.headers["retry-after"] == "1"
+        kept = http.client.HTTPConnection(server.url.removeprefix("http://"), timeout=60)
+        body, headers = '{"content": "Add jam"}', {"Content-Type": "application/json"}
+        kept.request("POST", f"/v1/conversations/{cid}/messages", body, headers)
+        answer = kept.getresponse()
+        assert answer.status == 503 and not answer.will_close  # the connection stays open
+        answer.read()
+        first_socket = kept.sock
+        kept.request("GET", "/healthz")
+        assert kept.getresponse().status == 200 and kept.sock is first_socket
+        kept.close()
         ready = httpx.get(f"{server.url}/readyz")
         assert ready.status_code == 503 and ready.json()["error"]["code"] == "database_full"
         os.remove(filler)
