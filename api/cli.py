@@ -70,6 +70,8 @@ def serve_command(
         workers=workers,
         log_config=None,
         ws_max_size=WS_MAX_BYTES,
+        limit_concurrency=settings.max_connections,
+        timeout_keep_alive=settings.keep_alive_seconds,
     )
 
 

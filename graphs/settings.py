@@ -69,6 +69,15 @@ class Settings(BaseSettings):
     db_pool_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Longest wait for a pooled connection; then 503."
     )
+    max_connections: int = Field(
+        default=1000,
+        ge=1,
+        description="Open connections a server process holds (a slow or half-sent request "
+        "counts); past it a new one is answered 503.",
+    )
+    keep_alive_seconds: float = Field(
+        default=5.0, gt=0, description="An idle keep-alive connection is closed after this long."
+    )
     ws_idle_seconds: float = Field(
         default=600.0, gt=0, description="A WebSocket silent this long is closed (code 1001)."
     )

@@ -3,6 +3,7 @@ refused (a real `keel serve`)."""
 
 import asyncio
 import json
+import socket
 
 import httpx
 import pytest
@@ -73,3 +74,24 @@ async def test_a_frame_over_a_mebibyte_is_refused(server):
             while True:
                 await ws.recv()
     assert closed.value.rcvd.code == 1009  # message too big
+
+
+def test_half_sent_requests_cannot_take_every_connection(tmp_path):
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}", KEEL_MAX_CONNECTIONS="3") as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        stuck = []
+        for _ in range(3):  # requests that never finish their headers
+            sock = socket.create_connection((host, int(port)))
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            stuck.append(sock)
+        try:
+            answer = httpx.get(f"{server.url}/healthz")
+            assert answer.status_code == 503  # refused at once, not left waiting
+        finally:
+            for sock in stuck:
+                sock.close()
+        for _ in range(100):  # the stuck ones gone, the server answers again
+            if httpx.get(f"{server.url}/healthz").status_code == 200:
+                break
+        else:
+            raise AssertionError("the server never answered again")
