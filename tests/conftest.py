@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -50,9 +51,21 @@ def _as_postgres(cmd: str) -> list[str]:
     return ["sh", "-c", cmd]
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster on a free port; yields the admin URL."""
+@dataclass
+class PostgresCluster:
+    """A throwaway PostgreSQL cluster: its admin URL, and a way to restart it."""
+
+    url: str
+    pg_ctl: str
+
+    def restart(self) -> None:
+        """Stop the server (fast: sessions are cut) and start it again."""
+        subprocess.run(_as_postgres(f"{self.pg_ctl} -m fast -w restart >/dev/null"), check=True)
+
+
+@contextmanager
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A PostgreSQL cluster on a free port, stopped and removed afterwards."""
     bin_dir = _pg_bin()
     root = Path(tempfile.mkdtemp(prefix="keel-pg-"))
     if os.geteuid() == 0:
@@ -63,17 +76,22 @@ def postgres_server() -> Iterator[str]:
         _as_postgres(f"{bin_dir}/initdb -D {data} -A trust -U postgres >/dev/null"), check=True
     )
     opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        _as_postgres(f"{bin_dir}/pg_ctl -D {data} -o '{opts}' -l {root}/log -w start >/dev/null"),
-        check=True,
-    )
+    pg_ctl = f"{bin_dir}/pg_ctl -D {data} -o '{opts}' -l {root}/log"
+    subprocess.run(_as_postgres(f"{pg_ctl} -w start >/dev/null"), check=True)
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield PostgresCluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", pg_ctl)
     finally:
         subprocess.run(
             _as_postgres(f"{bin_dir}/pg_ctl -D {data} -m immediate -w stop >/dev/null"), check=False
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a free port; yields the admin URL."""
+    with postgres_cluster() as cluster:
+        yield cluster.url
 
 
 def new_postgres_database(admin_url: str) -> str:
