@@ -75,8 +75,8 @@ class Settings(BaseSettings):
         description="Open connections a server process holds (a slow or half-sent request "
         "counts); past it a new one is answered 503.",
     )
-    keep_alive_seconds: float = Field(
-        default=5.0, gt=0, description="An idle keep-alive connection is closed after this long."
+    keep_alive_seconds: int = Field(
+        default=5, ge=1, description="An idle keep-alive connection is closed after this long."
     )
     ws_idle_seconds: float = Field(
         default=600.0, gt=0, description="A WebSocket silent this long is closed (code 1001)."
