@@ -1,15 +1,24 @@
 """The todo tools over MCP (streamable HTTP) on a real server, with per-user keys."""
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
+from mcp.shared.exceptions import McpError
+from mcp.types import ErrorData
 
+from keel.api.mcp import DATABASE_DOWN, DATABASE_UNAVAILABLE
 from keel.tools.todo import TODO_TOOLS
+from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, BOB, KEYS
-from tests.integration.server import keel_server
+from tests.integration.server import Server, keel_server
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +37,18 @@ async def call(server, headers, name, **args):
             if name == "__tools__":
                 return (await session.list_tools()).tools
             return await session.call_tool(name, args)
+
+
+async def call_error(server, headers, name, **args) -> ErrorData | None:
+    """The JSON-RPC error a tool call is answered with, as an SDK client raises it; None: none."""
+    async with streamablehttp_client(f"{server.url}/mcp/", headers=dict(headers)) as (r, w, _):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            try:
+                await session.call_tool(name, args)
+            except McpError as exc:  # this call failed; the session goes on
+                return exc.error
+    return None
 
 
 def payload(result):
@@ -64,7 +85,7 @@ async def test_tools_act_for_the_keys_user_only(server):
     assert created["title"] == "via mcp"
     mine = payload(await call(server, ANN, "list_todo_tasks"))
     assert [t["title"] for t in mine["tasks"]] == ["via mcp"]
-    assert payload(await call(server, BOB, "list_todo_tasks")) == {"tasks": []}
+    assert payload(await call(server, BOB, "list_todo_tasks"))["tasks"] == []
     stolen = await call(server, BOB, "delete_todo_task", task_id=created["id"])
     assert stolen.isError and f"Task {created['id']} not found." in stolen.content[0].text
     done = payload(await call(server, ANN, "complete_todo_task", task_id=created["id"]))
@@ -84,3 +105,133 @@ async def test_a_task_id_that_is_no_task_is_a_clear_error(server, task_id):
     text = answer.content[0].text
     assert "not found" in text or "not true or false" in text, text
     assert "SQLite" not in text and "too large" not in text
+
+
+def server_log(server: Server) -> str:
+    """All the server wrote so far: keel_server's output file, read through the child's stdout."""
+    return Path(f"/proc/{server.process.pid}/fd/1").read_text(errors="replace")
+
+
+RAW_HEADERS = {**ANN, "Accept": "application/json, text/event-stream"}
+
+
+def post_raw(server: Server, body: bytes) -> httpx.Response:
+    """POST ``body`` to /mcp/ as an MCP client would (JSON or not); no traceback may be logged."""
+    before = len(server_log(server))
+    answer = httpx.post(
+        f"{server.url}/mcp/",
+        content=body,
+        headers={**RAW_HEADERS, "Content-Type": "application/json"},
+        timeout=60,
+    )
+    assert "Traceback" not in server_log(server)[before:]
+    return answer
+
+
+def tool_call(name: str, arguments: dict, request_id: int = 7) -> bytes:
+    """A tools/call request; json.dumps writes a lone surrogate as its escape, "\\ud800"."""
+    params = {"name": name, "arguments": arguments}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(body).encode()
+
+
+def refused(answer: httpx.Response, status: int, code: int, says: str, request_id=None) -> None:
+    assert answer.status_code == status, answer.text
+    body = answer.json()
+    assert body["error"]["code"] == code and says in body["error"]["message"], body
+    if request_id is not None:
+        assert body["id"] == request_id  # the request's own error: its client sees that call fail
+
+
+HUGE = b"9" * 100_000
+
+
+def test_a_body_nested_too_deep_is_a_parse_error(server):
+    answer = post_raw(server, b"[" * 100_000 + b"]" * 100_000)
+    refused(answer, 400, -32700, "nested more than 64 levels deep")
+    inside = tool_call("create_todo_task", {"title": 0}).replace(b"0", b"[" * 70 + b"]" * 70)
+    refused(post_raw(server, inside), 400, -32700, "nested more than 64 levels deep")
+
+
+def test_a_body_that_is_not_utf8_is_a_parse_error(server):
+    body = tool_call("create_todo_task", {"title": "milk"}).replace(b"milk", b"\xff\xfe milk")
+    refused(post_raw(server, body), 400, -32700, "the body is not UTF-8")
+
+
+def test_a_huge_number_in_the_message_is_an_invalid_request(server):
+    body = b'{"jsonrpc": "2.0", "id": ' + HUGE + b', "method": "ping"}'
+    refused(post_raw(server, body), 400, -32600, "a number has more than 4300 digits")
+
+
+def test_a_huge_number_in_a_tool_argument_is_invalid_params(server):
+    body = tool_call("get_todo_task", {"task_id": 0}).replace(b"0}", HUGE + b"}")
+    answer = post_raw(server, body)
+    refused(answer, 200, -32602, "a number has more than 4300 digits", request_id=7)
+
+
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("get_todo_task\ud800", {"task_id": 1}),
+        ("create_todo_task", {"title": "milk \ud800"}),
+        ("create_todo_task", {"title\ud800": "milk"}),
+    ],
+    ids=["tool-name", "argument", "argument-name"],
+)
+def test_a_lone_surrogate_in_a_tool_call_is_invalid_params(server, name, arguments):
+    body = tool_call(name, arguments)
+    assert b"\\ud800" in body
+    answer = post_raw(server, body)
+    refused(answer, 200, -32602, "lone surrogate", request_id=7)
+    listed = post_raw(server, tool_call("list_todo_tasks", {}))
+    assert "milk" not in listed.text  # nothing was created
+
+
+async def test_the_server_serves_on_after_hostile_bodies(server):
+    for body in (b"[" * 100_000, b"\xff", b'{"id": ' + HUGE + b"}", tool_call("x\ud800", {})):
+        assert post_raw(server, body).status_code in (200, 400)
+    created = payload(await call(server, ANN, "create_todo_task", title="after the storm"))
+    assert created["title"] == "after the storm"
+
+
+@contextmanager
+def database_down(admin_url: str, name: str) -> Iterator[None]:
+    """Refuse and cut every connection to database ``name`` until the block ends."""
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+        )
+        try:
+            yield
+        finally:
+            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+
+
+async def test_a_database_outage_is_a_clear_error_without_postgresqls_text(postgres_server):
+    db = new_postgres_database(postgres_server)
+    name = db.rsplit("/", 1)[1]
+    env = {"KEEL_API_KEYS": KEYS, "KEEL_DB_POOL_TIMEOUT_SECONDS": "1"}
+    with keel_server(db, **env) as pg_server:
+        payload(await call(pg_server, ANN, "create_todo_task", title="before"))
+        with database_down(postgres_server, name):
+            for tool, arguments in [("create_todo_task", {"title": "x"}), ("list_todo_tasks", {})]:
+                answer = post_raw(pg_server, tool_call(tool, arguments))
+                assert answer.status_code == 200, answer.text
+                assert answer.json() == {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "error": {
+                        "code": DATABASE_UNAVAILABLE,
+                        "message": DATABASE_DOWN,
+                        "data": {"code": "database_unavailable", "retry_after": 1},
+                    },
+                }
+            seen = await call_error(pg_server, ANN, "list_todo_tasks")  # as an SDK client sees it
+            assert seen is not None and seen.message == DATABASE_DOWN
+        assert "Traceback" not in server_log(pg_server)
+        deadline = time.monotonic() + 30
+        while await call_error(pg_server, ANN, "list_todo_tasks") is not None:
+            assert time.monotonic() < deadline, "the database did not come back"
+        back = payload(await call(pg_server, ANN, "list_todo_tasks"))
+        assert [t["title"] for t in back["tasks"]] == ["before"]
