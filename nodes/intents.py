@@ -16,7 +16,15 @@ from typing import Any
 from keel.tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME
 
 _ID = r"(?:task\s*)?#?(?P<ref>.+?)"
+_MORE = re.compile(
+    r"^(?:show|list|display|give|see)(?: me)? (?:some |the )?(?:more|next)"
+    r"(?: (?:tasks|todos|ones|page|page of tasks))?(?: please)?$"
+    r"|^(?:more|next) (?:tasks|todos|page)(?: please)?$",
+    re.I,
+)
+"""The next page of the list: "show more tasks", "next page", "show the next page"."""
 _TABLE: list[tuple[str, re.Pattern[str]]] = [
+    (LIST, _MORE),
     (
         LIST,
         re.compile(
@@ -91,6 +99,8 @@ class Intent:
     ref: str | None = None
     """The task named: digits for an id, else a title to look up."""
     args: dict[str, Any] = field(default_factory=dict)
+    more: bool = False
+    """A list request for the page after the one shown last ("show more tasks")."""
 
     @property
     def task_id(self) -> int | None:
@@ -122,7 +132,7 @@ def _match(segment: str) -> Intent | None:
             args["title"] = groups["title"].strip().strip("'\"").strip()
         if tool != LIST and "ref" in pattern.groupindex and not ref:
             return None
-        return Intent(tool=tool, text=text, ref=ref, args=args)
+        return Intent(tool=tool, text=text, ref=ref, args=args, more=pattern is _MORE)
     return None
 
 

@@ -4,15 +4,20 @@ A real LangChain ``BaseChatModel``: it binds tools, emits tool calls and ends it
 DONE marker. It implements the todo decision table (see ``keel.nodes.intents``) statelessly from the
 messages it is given: the last human message is the request (a nudge only makes it look again);
 tool results after it are what has been done. A task named by title is looked up with
-``list_todo_tasks`` first. It reports only what the tools returned, in the decision table's phrases.
+``list_todo_tasks`` first, filtered by the title (a page of the matches at a time, so a lookup reads
+each task once and returns at most a page, however long the list). A list is shown a page at a
+time; "show more tasks" lists the page after the one the conversation showed last (found in the
+earlier messages the model is given). It reports only what the tools returned, in the decision
+table's phrases.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -24,9 +29,28 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from keel.nodes.intents import Intent, parse_intents
 from keel.nodes.markers import NUDGE_PREFIX, RESUME_KWARG
-from keel.tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME, storable
+from keel.tools.todo import (
+    COMPLETE,
+    CREATE,
+    DELETE,
+    GET,
+    LIST,
+    LIST_LIMIT_MAX,
+    RENAME,
+    storable,
+)
 
 LOOKUP_PREFIX = "lookup_"
+LOOKUP_PAGES = 3
+"""Pages of title matches a lookup reads at most before it gives up on finding an exact title."""
+MORE_TASKS = "show more tasks"
+_PAGE_SHOWN = re.compile(
+    r"\(showing [\d,]+-(?P<shown>[\d,]+) of [\d,]+"
+    rf'|{LIST}: \{{"total": (?P<total>\d+), "offset": \d+, "next_offset": (?P<next>\d+|null)'
+)
+"""Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
+EARLIER_HEADER = "## Earlier context"
+"""The history message's older section, which comes after its current one (keel.nodes.history)."""
 HELP_TEXT = (
     'I can help with your todo list: add a task ("Add buy milk"), show one ("Show task 2"), '
     'list them ("What\'s on my list?"), rename one ("Rename task 2 to call mom"), complete one '
@@ -66,21 +90,116 @@ def _payload(result: ToolMessage) -> Any:
         return None
 
 
-def _resolve(ref: str, tasks: list[dict[str, Any]]) -> int | None:
+def _lookup_pages(
+    executed: Sequence[tuple[ToolCall, ToolMessage]],
+) -> dict[str, list[ToolMessage]]:
+    """The results of the turn's title lookups, by the title looked up, in the order they ran."""
+    pages: dict[str, list[ToolMessage]] = {}
+    for call, result in executed:
+        title = call["args"].get("title_contains")
+        if call["name"] == LIST and isinstance(title, str):
+            pages.setdefault(title, []).append(result)
+    return pages
+
+
+class Lookup(NamedTuple):
+    """What a title lookup has told so far."""
+
+    task_id: int | None = None
+    """The task the title names."""
+    next_offset: int | None = None
+    """Not known yet: the offset of the next page of matches to read."""
+    note: str | None = None
+    """No such task (or the lookup failed): what to tell the user."""
+
+
+def _resolve(ref: str, results: Sequence[ToolMessage]) -> Lookup:
+    """What the lookup pages of ``ref`` (oldest first) tell.
+
+    An exact title wins (in any case); else the one task whose title contains ``ref``. While
+    neither is certain and more matches are left, the next page is read, ``LOOKUP_PAGES`` at most.
+    """
     wanted = ref.casefold()
+    tasks: list[dict[str, Any]] = []
+    for result in results:
+        data = _payload(result)
+        if not isinstance(data, dict):
+            return Lookup(note=str(result.content))
+        tasks.extend(data.get("tasks") or [])
     exact = [t for t in tasks if t["title"].casefold() == wanted]
+    if exact:
+        return Lookup(task_id=exact[0]["id"])
+    last = _payload(results[-1])
+    next_offset = last.get("next_offset") if isinstance(last, dict) else None
+    if isinstance(next_offset, int) and len(results) < LOOKUP_PAGES:
+        return Lookup(next_offset=next_offset)
     partial = [t for t in tasks if wanted in t["title"].casefold()]
-    found = exact or (partial if len(partial) == 1 else [])
-    return found[0]["id"] if found else None
+    if len(partial) == 1 and next_offset is None:
+        return Lookup(task_id=partial[0]["id"])
+    return Lookup(note=f"I couldn't find a task called '{ref}'.")
 
 
-def _call(intent: Intent, task_id: int | None) -> ToolCall:
+def _lookup(ref: str, offset: int) -> ToolCall:
+    args: dict[str, Any] = {"title_contains": ref, "limit": LIST_LIMIT_MAX}
+    if offset:
+        args["offset"] = offset
+    lookup_id = f"{LOOKUP_PREFIX}{uuid.uuid4().hex[:12]}"
+    return ToolCall(name=LIST, args=storable(args), id=lookup_id, type="tool_call")
+
+
+def _in_order(message: BaseMessage) -> list[str]:
+    """The texts of an earlier message, oldest first (a history message's older section first)."""
+    if isinstance(message, ToolMessage):
+        return [f"{message.name}: {message.text}"]
+    text = message.text
+    if message.type == "system" and (cut := text.find(EARLIER_HEADER)) >= 0:
+        return [text[cut:], text[:cut]]
+    return [text]
+
+
+def next_page_offset(earlier: Sequence[BaseMessage]) -> int:
+    """Where the page after the last list shown in ``earlier`` starts (0 when none was shown).
+
+    The model is given earlier turns as a history text: the list reply's page line says where its
+    page ended, and a list result (which puts its paging before its tasks) says it too when the
+    reply was cut short. A title lookup's result starts otherwise, so it is never taken for a page.
+    """
+    found: re.Match[str] | None = None
+    for message in earlier:
+        for text in _in_order(message):
+            for match in _PAGE_SHOWN.finditer(text):
+                found = match
+    if found is None:
+        return 0
+    if found["shown"] is not None:
+        return int(found["shown"].replace(",", ""))
+    return int(found["total"]) if found["next"] == "null" else int(found["next"])
+
+
+def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
     args = dict(intent.args)
     if task_id is not None:
         args["task_id"] = task_id
+    if offset:
+        args["offset"] = offset
     return ToolCall(
         name=intent.tool, args=storable(args), id=f"call_{uuid.uuid4().hex[:12]}", type="tool_call"
     )
+
+
+def _describe_page(data: dict[str, Any]) -> str:
+    tasks = data.get("tasks") or []
+    total = data.get("total", len(tasks))
+    if not tasks:
+        return f"No more tasks: you have {total:,} in all." if total else "Your list is empty."
+    lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
+    first = data.get("offset", 0) + 1
+    shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
+    if data.get("next_offset") is not None:
+        lines.append(f'({shown}; say "{MORE_TASKS}" for the next ones)')
+    elif first > 1:
+        lines.append(f"({shown}; that was the last of them)")
+    return "Your tasks:\n" + "\n".join(lines)
 
 
 def _describe(call: ToolCall, result: ToolMessage) -> str:
@@ -89,11 +208,7 @@ def _describe(call: ToolCall, result: ToolMessage) -> str:
         return str(result.content)
     name = call["name"]
     if name == LIST:
-        tasks = data.get("tasks", [])
-        if not tasks:
-            return "Your list is empty."
-        lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
-        return "Your tasks:\n" + "\n".join(lines)
+        return _describe_page(data)
     if name == GET:
         state = "completed" if data["completed"] else "open"
         return f"Task {data['id']}: {data['title']} ({state})"
@@ -116,8 +231,7 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
     if not intents:
         return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
     executed = _executed(messages[start + 1 :])
-    lookups = [_payload(r) for c, r in executed if c["name"] == LIST]
-    tasks = next((p["tasks"] for p in reversed(lookups) if isinstance(p, dict)), None)
+    looked_up = _lookup_pages(executed)
     seen = [
         (c["name"], c["args"])
         for c, _ in executed
@@ -125,25 +239,29 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
     ]
     calls: list[ToolCall] = []
     notes: list[str] = []
-    need_lookup = False
+    lookups: dict[str, int] = {}
     for intent in intents:
         task_id = intent.task_id
         if intent.needs_lookup:
-            if tasks is None:
-                need_lookup = True
+            ref = intent.ref or ""
+            if ref not in looked_up:
+                lookups.setdefault(ref, 0)
                 continue
-            task_id = _resolve(intent.ref or "", tasks)
-            if task_id is None:
-                notes.append(f"I couldn't find a task called '{intent.ref}'.")
+            found = _resolve(ref, looked_up[ref])
+            if found.next_offset is not None:
+                lookups.setdefault(ref, found.next_offset)
                 continue
-        call = _call(intent, task_id)
+            if found.task_id is None:
+                notes.append(found.note or f"I couldn't find a task called '{ref}'.")
+                continue
+            task_id = found.task_id
+        offset = next_page_offset(messages[:start]) if intent.more else 0
+        call = _call(intent, task_id, offset)
         if (call["name"], call["args"]) in seen:
             seen.remove((call["name"], call["args"]))
             continue
         calls.append(call)
-    if need_lookup:
-        lookup_id = f"{LOOKUP_PREFIX}{uuid.uuid4().hex[:12]}"
-        calls.append(ToolCall(name=LIST, args={}, id=lookup_id, type="tool_call"))
+    calls += [_lookup(ref, offset) for ref, offset in lookups.items()]
     if calls:
         return AIMessage("", tool_calls=calls)
     lines = [

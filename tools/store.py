@@ -59,6 +59,23 @@ def _check_id(task_id: Any) -> int:
     return task_id
 
 
+Tasks = list[dict[str, Any]]
+"""Tasks as the store returns them (``TaskStore.list`` would shadow ``list`` in the class)."""
+FIND_BATCH = 1000
+"""Tasks read per query while ``TaskStore.find`` scans a user's titles."""
+
+
+def _check_page(offset: Any, limit: Any) -> tuple[int, int | None]:
+    """A page's ``offset`` (0 or more) and ``limit`` (1 or more, or None for all)."""
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_TASK_ID:
+        raise TaskError("invalid_page", f"offset must be a whole number from 0, not {offset!r}.")
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TASK_ID
+    ):
+        raise TaskError("invalid_page", f"limit must be a whole number from 1, not {limit!r}.")
+    return offset, limit
+
+
 def _row(row: Row) -> dict[str, Any]:
     return {
         "id": row["number"],
@@ -130,12 +147,53 @@ class TaskStore:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return _row(row)
 
-    async def list(self, user_id: str) -> list[dict[str, Any]]:
-        """Return the user's tasks, oldest first."""
+    async def list(self, user_id: str, offset: int = 0, limit: int | None = None) -> Tasks:
+        """Return the user's tasks by number (oldest first): ``limit`` of them from ``offset``.
+
+        No ``limit`` reads every task from ``offset`` on; an offset past the last task reads none.
+        """
+        offset, limit = _check_page(offset, limit)
         rows = await self.session.fetch(
-            "SELECT * FROM keel_tasks WHERE user_id = :user ORDER BY number", {"user": user_id}
+            "SELECT * FROM keel_tasks WHERE user_id = :user ORDER BY number "
+            "LIMIT :limit OFFSET :offset",
+            {"user": user_id, "limit": MAX_TASK_ID if limit is None else limit, "offset": offset},
         )
         return [_row(r) for r in rows]
+
+    async def count(self, user_id: str) -> int:
+        """How many tasks the user has."""
+        row = await self.session.fetchone(
+            "SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user", {"user": user_id}
+        )
+        return int(row["n"]) if row else 0
+
+    async def find(
+        self, user_id: str, text: str, offset: int = 0, limit: int | None = None
+    ) -> tuple[Tasks, int]:
+        """The user's tasks whose title contains ``text`` in any case: a page, and how many match.
+
+        Titles are compared casefolded in Python (the same on SQLite and PostgreSQL, whatever
+        their collations), reading the user's tasks ``FIND_BATCH`` at a time by number: one pass,
+        with memory for one batch and the page.
+        """
+        offset, limit = _check_page(offset, limit)
+        wanted = " ".join(str(text).split()).casefold()
+        page: list[dict[str, Any]] = []
+        total, after = 0, 0
+        while True:
+            rows = await self.session.fetch(
+                "SELECT * FROM keel_tasks WHERE user_id = :user AND number > :after "
+                "ORDER BY number LIMIT :batch",
+                {"user": user_id, "after": after, "batch": FIND_BATCH},
+            )
+            for row in rows:
+                if wanted in row["title"].casefold():
+                    if total >= offset and (limit is None or len(page) < limit):
+                        page.append(_row(row))
+                    total += 1
+            if len(rows) < FIND_BATCH:
+                return page, total
+            after = rows[-1]["number"]
 
     async def _change(self, sql: str, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
         task_id = _check_id(task_id)

@@ -14,11 +14,11 @@ from typing import Annotated, Any
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
-from pydantic import BeforeValidator, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
-from keel.tools.store import TaskError, TaskStore
+from keel.tools.store import MAX_TASK_ID, TaskError, TaskStore
 
 UserId = Annotated[str, InjectedToolArg]
 Store = Annotated[TaskStore, InjectedToolArg]
@@ -64,10 +64,73 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
     return await store.get(user_id, task_id)
 
 
-@tool
-async def list_todo_tasks(user_id: UserId, store: Store) -> dict[str, Any]:
-    """List all of the user's tasks."""
-    return {"tasks": await store.list(user_id)}
+LIST_LIMIT_DEFAULT = 50
+LIST_LIMIT_MAX = 100
+"""How many tasks one ``list_todo_tasks`` call returns at most: a page, never the whole list."""
+
+
+def _whole_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number, not true or false")
+    return value
+
+
+Offset = Annotated[
+    int,
+    Field(ge=0, le=MAX_TASK_ID, description="How many tasks to skip: a result's next_offset."),
+    BeforeValidator(_whole_number),
+]
+PageSize = Annotated[
+    int,
+    Field(ge=1, le=LIST_LIMIT_MAX, description=f"How many tasks at most ({LIST_LIMIT_MAX})."),
+    BeforeValidator(_whole_number),
+]
+TitleFilter = Annotated[
+    str | None,
+    Field(
+        description="Only tasks whose title contains this text, in any case: the way to find a "
+        "task named by its title."
+    ),
+]
+
+
+def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any) -> dict[str, Any]:
+    """A page of tasks as the list tool returns it: where the page is first, then its tasks.
+
+    ``next_offset`` is the offset of the next page, None on the last one. Paging comes before the
+    tasks so that a result cut short (a preview, the model's history) still says where it was.
+    """
+    end = offset + len(tasks)
+    return {
+        **also,
+        "total": total,
+        "offset": offset,
+        "next_offset": end if tasks and end < total else None,
+        "tasks": tasks,
+    }
+
+
+LIST_DESCRIPTION = (
+    "List the user's tasks by id, one page at a time. The result holds the page (tasks), how "
+    "many tasks there are (total), the page's offset, and next_offset: pass it as offset for the "
+    "next page (null on the last page)."
+)
+
+
+@tool(description=LIST_DESCRIPTION)
+async def list_todo_tasks(
+    user_id: UserId,
+    store: Store,
+    offset: Offset = 0,
+    limit: PageSize = LIST_LIMIT_DEFAULT,
+    title_contains: TitleFilter = None,
+) -> dict[str, Any]:
+    """A page of the user's tasks (of those whose title contains ``title_contains``, if given)."""
+    if title_contains is not None and title_contains.strip():
+        tasks, total = await store.find(user_id, title_contains, offset, limit)
+        return task_page(tasks, total, offset, title_contains=title_contains)
+    total = await store.count(user_id)
+    return task_page(await store.list(user_id, offset, limit), total, offset)
 
 
 @tool

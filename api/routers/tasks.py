@@ -1,29 +1,70 @@
 """/v1/tasks: the caller's todo tasks, read-only (the agent's tools change them).
 
 Each user sees only their own tasks, numbered from 1; another user's task number reads as no such
-task (404), exactly like one that does not exist.
+task (404), exactly like one that does not exist. The list is read a page at a time (``offset``,
+``limit``), with ``X-Total-Count`` saying how many tasks there are.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from keel.api.deps import ServiceDep, UserDep
 from keel.api.errors import APIError
 from keel.api.schemas import ErrorOut, TaskOut
-from keel.tools.store import TaskError, TaskStore
+from keel.tools.store import MAX_TASK_ID, TaskError, TaskStore
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 404, 503)}
 
 
-@router.get("", response_model=list[TaskOut], responses=ERRORS)
-async def list_tasks(service: ServiceDep, user: UserDep) -> list[dict[str, Any]]:
-    """The caller's tasks, in the order they were created."""
-    return await TaskStore(service.db).list(user)
+MAX_PAGE = 500
+"""Tasks one GET /v1/tasks returns at most (and by default)."""
+PAGE_HEADERS: dict[int | str, dict[str, Any]] = {
+    200: {
+        "headers": {
+            "X-Total-Count": {
+                "description": "How many tasks the caller has.",
+                "schema": {"type": "integer"},
+            },
+            "Link": {
+                "description": 'The next page, `<...>; rel="next"`, when there is one.',
+                "schema": {"type": "string"},
+            },
+        }
+    }
+}
+
+
+@router.get("", response_model=list[TaskOut], responses={**ERRORS, **PAGE_HEADERS})
+async def list_tasks(
+    service: ServiceDep,
+    user: UserDep,
+    request: Request,
+    response: Response,
+    offset: Annotated[
+        int, Query(ge=0, le=MAX_TASK_ID, description="How many tasks to skip.", examples=[0])
+    ] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE, description=f"Tasks a page (at most {MAX_PAGE}).")
+    ] = MAX_PAGE,
+) -> list[dict[str, Any]]:
+    """The caller's tasks in the order they were created, a page at a time.
+
+    ``X-Total-Count`` says how many tasks the caller has; when there are more after this page,
+    ``Link: <...>; rel="next"`` names the next one.
+    """
+    store = TaskStore(service.db)
+    total = await store.count(user)
+    page = await store.list(user, offset, limit)
+    response.headers["X-Total-Count"] = str(total)
+    if page and offset + len(page) < total:
+        following = request.url.include_query_params(offset=offset + len(page), limit=limit)
+        response.headers["Link"] = f'<{following.path}?{following.query}>; rel="next"'
+    return page
 
 
 @router.get("/{task_id}", response_model=TaskOut, responses=ERRORS)

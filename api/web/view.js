@@ -234,7 +234,9 @@ function toolResultText(m) {
   try {
     const result = JSON.parse(m.content);
     if (result && typeof result.title === "string") summary = result.title;
-    else if (result && Array.isArray(result.tasks)) summary = `${result.tasks.length} task(s)`;
+    else if (result && Array.isArray(result.tasks)) {
+      summary = `${result.total ?? result.tasks.length} task(s)`;
+    }
   } catch {
     // Plain text (an error message): keep it shortened.
   }

@@ -30,6 +30,7 @@ UNIT_MODULES = (
     "test_mission_reset",
     "test_resume",
     "test_saver_internals",
+    "test_task_pages",
     "test_todo_graph",
     "test_tools",
     "test_topics",

@@ -7,6 +7,9 @@ from keel.checkpoints.backend import open_database
 from keel.tools.store import TITLE_MAX_CHARS, TaskStore
 from keel.tools.todo import TODO_TOOLS, run_tool_call
 
+EMPTY_PAGE = {"total": 0, "offset": 0, "next_offset": None, "tasks": []}
+"""What listing gives a user with no task: an empty first page."""
+
 
 @pytest.fixture
 async def store(database_url):
@@ -38,13 +41,13 @@ async def test_crud_round_trip(store):
     assert renamed["title"] == "oat milk"
     assert (await invoke(store, "ann", "complete_todo_task", task_id=task["id"]))[1]["completed"]
     assert (await invoke(store, "ann", "delete_todo_task", task_id=task["id"]))[0] == "success"
-    assert (await invoke(store, "ann", "list_todo_tasks"))[1] == {"tasks": []}
+    assert (await invoke(store, "ann", "list_todo_tasks"))[1] == EMPTY_PAGE
 
 
 async def test_no_user_sees_or_changes_another_users_task(store):
     _, task = await invoke(store, "ann", "create_todo_task", title="ann's secret")
     tid = task["id"]
-    assert (await invoke(store, "bob", "list_todo_tasks"))[1] == {"tasks": []}
+    assert (await invoke(store, "bob", "list_todo_tasks"))[1] == EMPTY_PAGE
     for name, args in [
         ("get_todo_task", {}),
         ("update_todo_task", {"title": "mine now"}),
@@ -64,7 +67,7 @@ async def test_model_cannot_pass_a_user_id(store):
         "bob",
         store,
     )
-    assert json.loads(msg.content) == {"tasks": []}
+    assert json.loads(msg.content) == EMPTY_PAGE
 
 
 @pytest.mark.parametrize(
