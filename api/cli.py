@@ -44,16 +44,16 @@ def serve_command(
     if port:
         os.environ["KEEL_PORT"] = str(port)
     os.environ["KEEL_WORKERS"] = str(workers)  # each worker sizes its pool by it
-    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        import tempfile
-
-        # the workers count in one place, so any worker's /metrics answers for all of them
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="keel-metrics-")
     try:
         settings = Settings().for_serving()
     except (UnsafeSettings, ValueError) as exc:
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None
+    if workers > 1 and not settings.metrics_dir:
+        import tempfile
+
+        # the workers count in one place, so any worker's /metrics answers for all of them
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="keel-metrics-")
     configure_logging()
     shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     shown = f"[{shown}]" if ":" in shown else shown

@@ -13,7 +13,6 @@ topics change, the measures the systems keel descends from watched, are the ``re
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,7 +31,6 @@ from keel.graphs.result import TurnResult
 from keel.nodes.events import NodeEvent
 from keel.tools.todo import DESTRUCTIVE
 
-MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 TURNS = Counter("keel_turns", "Turns answered, by outcome.", ["outcome"])
@@ -123,10 +121,13 @@ def count_pool(stats: dict[str, int]) -> None:
         POOL.labels(measure).set(stats.get(key, 0))
 
 
-def exposition() -> tuple[bytes, str]:
-    """Every metric of this server (all its workers), and the content type to send it with."""
+def exposition(multiprocess_dir: str | None) -> tuple[bytes, str]:
+    """Every metric of this server (all its workers), and the content type to send it with.
+
+    ``multiprocess_dir`` is where the workers count together (the setting ``metrics_dir``).
+    """
     registry = REGISTRY
-    if os.environ.get(MULTIPROCESS_DIR):
+    if multiprocess_dir:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     return generate_latest(registry), CONTENT_TYPE_LATEST

@@ -78,6 +78,12 @@ class Settings(BaseSettings):
     keep_alive_seconds: int = Field(
         default=5, ge=1, description="An idle keep-alive connection is closed after this long."
     )
+    metrics_dir: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("PROMETHEUS_MULTIPROC_DIR"),
+        description="Where the workers of one server count their metrics together "
+        "(``keel serve --workers N`` makes one).",
+    )
     ws_idle_seconds: float = Field(
         default=600.0, gt=0, description="A WebSocket silent this long is closed (code 1001)."
     )

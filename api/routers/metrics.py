@@ -18,5 +18,5 @@ router = APIRouter(tags=["operations"])
 async def metrics(service: ServiceDep, user: UserDep) -> Response:
     """Turns by outcome and duration, refusals, tool calls, confirmations, resets, topics, pool."""
     count_pool(service.pool_stats())
-    body, content_type = exposition()
+    body, content_type = exposition(service.settings.metrics_dir)
     return Response(body, media_type=content_type)

@@ -193,7 +193,8 @@ def test_the_schema_declares_the_bearer_key_on_every_operation_but_the_health_ch
     assert "security" not in operations["get", "/healthz"]
     assert "security" not in operations["get", "/readyz"]
     for where, op in operations.items():
-        assert op.get("security") == (needs_key if where[1].startswith("/v1/") else None), where
+        keyed = where[1].startswith("/v1/") or where[1] == "/metrics"
+        assert op.get("security") == (needs_key if keyed else None), where
     assert httpx.get(f"{server_url.url}/healthz").status_code == 200  # and indeed with no key
 
 
