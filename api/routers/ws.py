@@ -143,7 +143,8 @@ async def _serve(ws: WebSocket, service: Service, conversation_id: str, user: st
     try:
         while True:
             try:
-                frame = await asyncio.wait_for(ws.receive(), timeout=idle)
+                async with asyncio.timeout(idle):  # no task of its own: a frame is taken at once
+                    frame = await ws.receive()
             except TimeoutError:
                 await _send_if_open(ws, "error", IDLE)
                 await ws.close(code=CLOSE_GOING_AWAY)

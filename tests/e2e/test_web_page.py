@@ -28,7 +28,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.integration.server import Server, keel_server
+from tests.integration.server import Server, keel_server, keel_server_with_model
 from tests.stub_openai import StubOpenAI
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -435,14 +435,7 @@ def test_a_message_is_offered_again_only_when_keel_did_not_take_it(
 @pytest.fixture
 def model_server(tmp_path) -> Iterator[tuple[Server, StubOpenAI]]:
     """keel on a scripted OpenAI-compatible model, whose answers can be made slow."""
-    with (
-        StubOpenAI() as stub,
-        keel_server(
-            f"sqlite:///{tmp_path / 'keel.db'}",
-            KEEL_OPENAI_API_KEY="test-key",
-            KEEL_OPENAI_BASE_URL=stub.base_url,
-        ) as server,
-    ):
+    with keel_server_with_model(f"sqlite:///{tmp_path / 'keel.db'}") as (server, stub):
         yield server, stub
 
 

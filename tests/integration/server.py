@@ -14,6 +14,7 @@ from typing import IO
 import httpx
 
 from tests.keel_process import KEEL, ROOT, keel_env
+from tests.stub_openai import StubOpenAI
 
 
 def free_port() -> int:
@@ -77,3 +78,18 @@ def keel_server(database_url: str, workers: int = 1, **env: str) -> Iterator[Ser
     finally:
         stop(process)
         output.close()
+
+
+@contextmanager
+def keel_server_with_model(database_url: str, **env: str) -> Iterator[tuple[Server, StubOpenAI]]:
+    """``keel serve`` whose model is the scripted OpenAI-compatible stub; yields both."""
+    with (
+        StubOpenAI() as stub,
+        keel_server(
+            database_url,
+            KEEL_OPENAI_API_KEY="test-key",  # the test environment drops OPENAI_API_KEY
+            KEEL_OPENAI_BASE_URL=stub.base_url,
+            **env,
+        ) as server,
+    ):
+        yield server, stub

@@ -9,9 +9,8 @@ import httpx
 import pytest
 
 from tests.integration.conftest import ANN, BOB
-from tests.integration.server import keel_server
+from tests.integration.server import keel_server_with_model
 from tests.integration.test_api import new_conversation, say
-from tests.stub_openai import StubOpenAI
 
 
 def get(server, path, headers=ANN):
@@ -137,14 +136,7 @@ def call(name, **args):
 
 @pytest.fixture
 def model_server(tmp_path):
-    with (
-        StubOpenAI() as stub,
-        keel_server(
-            f"sqlite:///{tmp_path / 'keel.db'}",
-            KEEL_OPENAI_API_KEY="test-key",  # the test environment drops OPENAI_API_KEY
-            KEEL_OPENAI_BASE_URL=stub.base_url,
-        ) as server,
-    ):
+    with keel_server_with_model(f"sqlite:///{tmp_path / 'keel.db'}") as (server, stub):
         yield server, stub
 
 

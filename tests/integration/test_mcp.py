@@ -2,12 +2,9 @@
 
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
@@ -19,6 +16,7 @@ from keel.tools.todo import TODO_TOOLS
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, BOB, KEYS
 from tests.integration.server import Server, keel_server
+from tests.integration.test_api_processes import database_down
 
 
 @pytest.fixture(scope="module")
@@ -192,20 +190,6 @@ async def test_the_server_serves_on_after_hostile_bodies(server):
         assert post_raw(server, body).status_code in (200, 400)
     created = payload(await call(server, ANN, "create_todo_task", title="after the storm"))
     assert created["title"] == "after the storm"
-
-
-@contextmanager
-def database_down(admin_url: str, name: str) -> Iterator[None]:
-    """Refuse and cut every connection to database ``name`` until the block ends."""
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
-        )
-        try:
-            yield
-        finally:
-            admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
 
 
 async def test_a_database_outage_is_a_clear_error_without_postgresqls_text(postgres_server):

@@ -8,8 +8,7 @@ import httpx
 
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, KEYS
-from tests.integration.server import keel_server
-from tests.stub_openai import StubOpenAI
+from tests.integration.server import keel_server, keel_server_with_model
 
 SESSION = [
     "Add buy milk",
@@ -84,14 +83,7 @@ def test_every_worker_answers_for_all_of_them(postgres_server):
 
 
 async def test_a_refusal_is_counted_by_status_and_code(tmp_path):
-    with (
-        StubOpenAI() as stub,
-        keel_server(
-            f"sqlite:///{tmp_path / 'keel.db'}",
-            KEEL_OPENAI_API_KEY="test-key",  # the test environment drops OPENAI_API_KEY
-            KEEL_OPENAI_BASE_URL=stub.base_url,
-        ) as server,
-    ):
+    with keel_server_with_model(f"sqlite:///{tmp_path / 'keel.db'}") as (server, stub):
         stub.reply("Chores")  # the topic's title
         stub.reply("Thinking it over.\nDONE: answered")
         stub.delays[1] = 3.0  # the model is slow to answer

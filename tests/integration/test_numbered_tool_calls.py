@@ -3,19 +3,11 @@ each call runs and is logged, in every conversation and turn."""
 
 import httpx
 
-from tests.integration.server import keel_server
-from tests.stub_openai import StubOpenAI
+from tests.integration.server import keel_server_with_model
 
 
 def test_repeated_call_ids_from_the_model_never_answer_one_call_with_anothers_result(tmp_path):
-    with (
-        StubOpenAI() as stub,
-        keel_server(
-            f"sqlite:///{tmp_path / 'keel.db'}",
-            KEEL_OPENAI_API_KEY="test-key",  # the test environment drops OPENAI_API_KEY
-            KEEL_OPENAI_BASE_URL=stub.base_url,
-        ) as server,
-    ):
+    with keel_server_with_model(f"sqlite:///{tmp_path / 'keel.db'}") as (server, stub):
         plan = [("one", "apples"), ("two", "pears"), ("one", "plums")]
         cids = {
             name: httpx.post(f"{server.url}/v1/conversations", json={}).json()["conversation_id"]
