@@ -17,6 +17,7 @@ from sse_starlette.sse import EventSourceResponse
 from keel.api.deps import ConversationDep, ServiceDep, UserDep
 from keel.api.errors import TURN_FAILED, database_trouble, error_body
 from keel.api.metrics import count_events
+from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import (
     CancelAnswer,
     CheckpointOut,
@@ -143,7 +144,24 @@ async def get_conversation(cid: ConversationDep, service: ServiceDep) -> Snapsho
     return result
 
 
-@router.get("/{conversation_id}/messages", response_model=list[LoggedMessageOut], responses=ERRORS)
+LOG_PAGE_HEADERS: dict[int | str, dict[str, Any]] = {
+    200: {
+        "headers": {
+            **NEXT_PAGE_HEADER,
+            "X-Next-Cursor": {
+                "description": "The `cursor` of the next page, when there is one.",
+                "schema": {"type": "integer"},
+            },
+        }
+    }
+}
+
+
+@router.get(
+    "/{conversation_id}/messages",
+    response_model=list[LoggedMessageOut],
+    responses={**ERRORS, **LOG_PAGE_HEADERS},
+)
 async def get_messages(
     cid: ConversationDep,
     service: ServiceDep,
@@ -179,8 +197,7 @@ async def get_messages(
     )
     if len(page) > limit:
         page = page[:limit]
-        following = request.url.include_query_params(cursor=page[-1].id)
-        response.headers["Link"] = f'<{following.path}?{following.query}>; rel="next"'
+        link_next_page(request, response, cursor=page[-1].id)
         response.headers["X-Next-Cursor"] = str(page[-1].id)
     return [m.as_dict() for m in page]
 

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from keel.api.deps import ServiceDep, UserDep
 from keel.api.errors import APIError
+from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import ErrorOut, TaskOut
 from keel.tools.store import MAX_TASK_ID, TaskError, TaskStore
 
@@ -30,10 +31,7 @@ PAGE_HEADERS: dict[int | str, dict[str, Any]] = {
                 "description": "How many tasks the caller has.",
                 "schema": {"type": "integer"},
             },
-            "Link": {
-                "description": 'The next page, `<...>; rel="next"`, when there is one.',
-                "schema": {"type": "string"},
-            },
+            **NEXT_PAGE_HEADER,
         }
     }
 }
@@ -62,8 +60,7 @@ async def list_tasks(
     page = await store.list(user, offset, limit)
     response.headers["X-Total-Count"] = str(total)
     if page and offset + len(page) < total:
-        following = request.url.include_query_params(offset=offset + len(page), limit=limit)
-        response.headers["Link"] = f'<{following.path}?{following.query}>; rel="next"'
+        link_next_page(request, response, offset=offset + len(page), limit=limit)
     return page
 
 

@@ -9,6 +9,7 @@ import httpx
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server, keel_server_with_model
+from tests.integration.test_api import new_conversation, say
 
 SESSION = [
     "Add buy milk",
@@ -34,15 +35,9 @@ def metrics(server, headers=ANN) -> dict[str, float]:
 
 
 def talk(server, lines):
-    cid = httpx.post(f"{server.url}/v1/conversations", json={}, headers=ANN).json()
-    cid = cid["conversation_id"]
+    cid = new_conversation(server)
     for line in lines:
-        answer = httpx.post(
-            f"{server.url}/v1/conversations/{cid}/messages",
-            json={"content": line},
-            headers=ANN,
-            timeout=60,
-        )
+        answer = say(server, cid, line)
         assert answer.status_code == 200, answer.text
     return cid
 

@@ -14,6 +14,7 @@ import websockets
 from keel.checkpoints.backend import open_database
 from keel.tools.store import TaskStore
 from tests.integration.conftest import ANN, BOB
+from tests.integration.test_api import new_conversation, say
 
 COUNT = 730
 BOUND = 10_000
@@ -120,21 +121,15 @@ async def test_a_list_turn_over_the_websocket_is_bounded(server_url, filled):
 
 
 def test_delete_by_title_beyond_the_first_page(server_url, filled):
-    cid = httpx.post(f"{server_url.url}/v1/conversations", json={}, headers=ANN).json()
-    cid = cid["conversation_id"]
+    cid = new_conversation(server_url)
 
-    def say(content):
-        answer = httpx.post(
-            f"{server_url.url}/v1/conversations/{cid}/messages",
-            json={"content": content},
-            headers=ANN,
-            timeout=60,
-        )
+    def said(content):
+        answer = say(server_url, cid, content)
         assert answer.status_code == 200, answer.text
         return answer.json()
 
-    asked = say(f"Delete {title(700)}")
+    asked = said(f"Delete {title(700)}")
     assert asked["awaiting_confirmation"]["task_id"] == 700
-    assert say("yes")["reply"] == f"Deleted task 700: {title(700)}"
+    assert said("yes")["reply"] == f"Deleted task 700: {title(700)}"
     assert httpx.get(f"{server_url.url}/v1/tasks/700", headers=ANN).status_code == 404
     assert tasks(server_url).headers["X-Total-Count"] == str(COUNT - 1)
