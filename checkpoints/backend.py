@@ -7,9 +7,10 @@
   which the API answers with 503); a connection idle for a second is tried before it is lent, so
   one that died meanwhile is replaced, not handed to a request. Turn locks take one more
   connection, outside the pool.
-- SQLite: LangGraph's ``AsyncSqliteSaver`` and keel's tables on two connections to one file,
-  serialised by the saver's lock. WAL with ``synchronous=NORMAL``: a commit is durable against a
-  crash of the process (the WAL is in the OS's hands), not against a power cut of the machine.
+- SQLite: LangGraph's ``SqliteSaver`` (as ``LoopSqliteSaver``: statements on the event loop) and
+  keel's tables on two connections to one file, serialised by one asyncio lock. WAL with
+  ``synchronous=NORMAL``: a commit is durable against a crash of the process (the WAL is in the
+  OS's hands), not against a power cut of the machine.
 - ``memory``: an ``InMemorySaver`` and a shared in-memory SQLite database for the tables.
 
 Migrations run before anything else is opened. Used by the API, ``keel chat``, ``keel db``, the
@@ -31,23 +32,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
 from keel.checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks, take
 from keel.checkpoints.migrate import migration_engine, upgrade
+from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import DatabaseURL, parse_database_url
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_POOL_TIMEOUT_SECONDS = 5.0
 IDLE_CHECK_SECONDS = 1.0
-SQLITE_BUSY_TIMEOUT_MS = 10_000
 SQLITE_WAL = "PRAGMA journal_mode=WAL"
 SQLITE_SYNCHRONOUS = "PRAGMA synchronous=NORMAL"
 STARTUP_LOCK_ID = 0x6B65656D  # "keem": beside the migrations' own "keel"
@@ -67,9 +66,17 @@ class Backend:
     process_locks: ProcessLocks
 
 
-def _sqlite_connect(target: str, uri: bool = False) -> sqlite3.Connection:
-    """The app tables' connection: autocommit, busy timeout 0 (``SqliteDatabase`` waits it out)."""
-    conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None)
+def _sqlite_connect(
+    target: str, uri: bool = False, isolation_level: str | None = None
+) -> sqlite3.Connection:
+    """A connection with busy timeout 0 (its users wait a busy database out asynchronously).
+
+    keel's tables use autocommit; the checkpointer (``isolation_level=""``) Python's implicit
+    transactions, which its ``SqliteSaver`` commits.
+    """
+    conn = sqlite3.connect(
+        target, uri=uri, check_same_thread=False, isolation_level=isolation_level
+    )
     for pragma in (SQLITE_SYNCHRONOUS,) if uri else (SQLITE_WAL, SQLITE_SYNCHRONOUS):
         conn.execute(pragma)  # an in-memory database has no WAL
     conn.execute("PRAGMA busy_timeout=0")
@@ -107,19 +114,18 @@ async def _sqlite(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
     path: Path = db.path
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
     async with AsyncExitStack() as stack:
-        aconn = await stack.enter_async_context(aiosqlite.connect(str(path)))
-        saver = AsyncSqliteSaver(aconn)
         async with _sqlite_startup_lock(path):
             await upgrade(migration_engine(db))
-            busy = f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}"  # the saver waits in SQLite
-            for pragma in (SQLITE_WAL, SQLITE_SYNCHRONOUS, busy):
-                await aconn.execute(pragma)
-            await saver.setup()
-        conn = await asyncio.to_thread(_sqlite_connect, str(path))
-        stack.callback(conn.close)
+            conn = await asyncio.to_thread(_sqlite_connect, str(path))
+            stack.callback(conn.close)
+            saver_conn = await asyncio.to_thread(_sqlite_connect, str(path), False, "")
+            stack.callback(saver_conn.close)
+            lock = asyncio.Lock()
+            saver = LoopSqliteSaver(saver_conn, lock, offload)
+            await saver.call(saver.setup)
         locks = await asyncio.to_thread(FileLocks, path.with_name(path.name + ".turnlocks"))
         stack.push_async_callback(locks.close)
-        yield Backend(db, saver, SqliteDatabase(conn, saver.lock, offload), locks)
+        yield Backend(db, saver, SqliteDatabase(conn, lock, offload), locks)
 
 
 @asynccontextmanager

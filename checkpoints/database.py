@@ -136,7 +136,7 @@ def _sqlite_many(conn: sqlite3.Connection, sql: str, rows: list[dict[str, Any]])
     return count
 
 
-async def _sqlite_call(
+async def run_sqlite(
     conn: sqlite3.Connection, offload: bool, fn: Callable[..., T], *args: Any
 ) -> T:
     """Run ``fn(conn, *args)`` in the event loop's thread (in a worker thread with ``offload``).
@@ -166,17 +166,15 @@ class _SqliteTx(Session):
 
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
-        return await _sqlite_call(self.conn, self.offload, _sqlite_fetch, sql, params)
+        return await run_sqlite(self.conn, self.offload, _sqlite_fetch, sql, params)
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
-        return await _sqlite_call(self.conn, self.offload, _sqlite_run, sql, params)
+        return await run_sqlite(self.conn, self.offload, _sqlite_run, sql, params)
 
     @override
     async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
-        return await _sqlite_call(
-            self.conn, self.offload, _sqlite_many, sql, [dict(r) for r in rows]
-        )
+        return await run_sqlite(self.conn, self.offload, _sqlite_many, sql, [dict(r) for r in rows])
 
 
 class SqliteDatabase(Database):
@@ -196,24 +194,24 @@ class SqliteDatabase(Database):
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
         async with self.lock:
-            return await _sqlite_call(self.conn, self.offload, _sqlite_fetch, sql, params)
+            return await run_sqlite(self.conn, self.offload, _sqlite_fetch, sql, params)
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
         async with self.lock:
-            return await _sqlite_call(self.conn, self.offload, _sqlite_run, sql, params)
+            return await run_sqlite(self.conn, self.offload, _sqlite_run, sql, params)
 
     @override
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Session]:
         async with self.lock:
-            await _sqlite_call(self.conn, self.offload, _sqlite_run, "BEGIN IMMEDIATE", None)
+            await run_sqlite(self.conn, self.offload, _sqlite_run, "BEGIN IMMEDIATE", None)
             try:
                 yield _SqliteTx(self.conn, self.offload)
-                await _sqlite_call(self.conn, self.offload, _sqlite_run, "COMMIT", None)
+                await run_sqlite(self.conn, self.offload, _sqlite_run, "COMMIT", None)
             except BaseException:
                 if self.conn.in_transaction:  # never leave the shared connection mid-transaction
-                    await _sqlite_call(self.conn, self.offload, _sqlite_run, "ROLLBACK", None)
+                    await run_sqlite(self.conn, self.offload, _sqlite_run, "ROLLBACK", None)
                 raise
 
     @override

@@ -1,9 +1,9 @@
 """The checkpointer factory: one URL in, a LangGraph checkpoint saver out.
 
 ``open_checkpointer(url)`` yields the saver of ``open_backend(url)``: ``memory`` gives an
-``InMemorySaver``, ``sqlite:///path`` an ``AsyncSqliteSaver``, ``postgresql://...`` an
-``AsyncPostgresSaver`` on the process's psycopg pool. Used where only checkpoints are needed
-(``keel db prune``, tests, notebooks).
+``InMemorySaver``, ``sqlite:///path`` a ``LoopSqliteSaver`` (LangGraph's ``SqliteSaver``),
+``postgresql://...`` an ``AsyncPostgresSaver`` on the process's psycopg pool. Used where only
+checkpoints are needed (``keel db prune``, tests, notebooks).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one place that reaches into a LangGraph saver's private storage: pruning and listing threads.
 
 The open-source savers cannot drop old checkpoints or list their threads, so keel does it on their
-storage directly: ``InMemorySaver``'s dicts, ``AsyncSqliteSaver``'s tables and connection,
+storage directly: ``InMemorySaver``'s dicts, ``LoopSqliteSaver``'s tables and connection,
 ``AsyncPostgresSaver``'s tables and connection pool. One class per saver kind, each naming the saver
 version it was written against; ``internals_of(saver)`` picks the one for a saver. An upgrade that
 changes that storage fails ``tests/unit/test_saver_internals.py``: fix the class, not the policy
@@ -18,10 +18,10 @@ from typing import Any, Protocol
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg_pool import AsyncConnectionPool
 
 from keel.checkpoints.database import Database
+from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 
 
 class SaverInternals(Protocol):
@@ -111,34 +111,37 @@ _SQLITE_PRUNE = (
 
 
 class SqliteInternals:
-    """``AsyncSqliteSaver`` of langgraph-checkpoint-sqlite 3.x (written against 3.1.2).
+    """``SqliteSaver`` of langgraph-checkpoint-sqlite 3.x (written against 3.1.2), as keel runs it.
 
     Its ``checkpoints`` and ``writes`` tables (keyed by ``thread_id``, ``checkpoint_ns``,
     ``checkpoint_id``; channel values are inside the checkpoint, there is no blob table), its
-    aiosqlite connection ``conn`` and the ``lock`` every statement of the saver takes.
+    sqlite3 connection ``conn``, and ``LoopSqliteSaver.call``, which runs work under its lock.
     """
 
-    def __init__(self, saver: AsyncSqliteSaver) -> None:
+    def __init__(self, saver: LoopSqliteSaver) -> None:
         """Work on ``saver``'s connection, under its lock."""
         self.saver = saver
 
     async def prune(self, thread_id: str, keep: int) -> None:
         """Delete the writes and checkpoints older than the ``keep``-th newest root checkpoint."""
-        saver = self.saver
-        async with saver.lock:
-            for table in ("writes", "checkpoints"):
-                await saver.conn.execute(
-                    _SQLITE_PRUNE.format(table=table), (thread_id, thread_id, keep - 1)
-                )
-            await saver.conn.commit()
+        conn = self.saver.conn
+
+        def prune() -> None:
+            with conn:  # one transaction
+                for table in ("writes", "checkpoints"):
+                    sql = _SQLITE_PRUNE.format(table=table)
+                    conn.execute(sql, (thread_id, thread_id, keep - 1))
+
+        await self.saver.call(prune)
 
     async def thread_ids(self) -> list[str]:
         """Every thread the saver holds checkpoints for."""
-        async with (
-            self.saver.lock,
-            self.saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints") as cur,
-        ):
-            return [str(r[0]) for r in await cur.fetchall()]
+        conn = self.saver.conn
+
+        def read() -> list[str]:
+            return [str(r[0]) for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+
+        return await self.saver.call(read)
 
     async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
         """Read from the saver's ``checkpoints`` table through ``db`` (the same SQLite file)."""
@@ -237,7 +240,7 @@ class OtherSaverInternals:
 
 def internals_of(saver: BaseCheckpointSaver) -> SaverInternals:
     """The internals of ``saver``'s kind (``OtherSaverInternals`` for a saver keel doesn't know)."""
-    if isinstance(saver, AsyncSqliteSaver):
+    if isinstance(saver, LoopSqliteSaver):
         return SqliteInternals(saver)
     if isinstance(saver, AsyncPostgresSaver):
         return PostgresInternals(saver)

@@ -71,8 +71,8 @@ def open_run(
         "clock": clock,
     }
     run = KeelRun(**{**values, **overrides})
-    if run.model is not None:  # whichever model the run has, its DONE line is taken out here
-        run.model = without_done_lines(run.model)
+    if overrides.get("model") is not None:  # keel's own models take their DONE lines out
+        run.model = without_done_lines(overrides["model"])
     return run
 
 

@@ -9,10 +9,18 @@ synthetic flags mark the messages keel itself writes for the model.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import AsyncIterator
 from functools import lru_cache
 
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+
 DEFAULT_DONE_MARKER = r"^\s*DONE:"
+DONE_KEY = "keel_done"
+"""``response_metadata`` key of an assistant message whose DONE line was taken out."""
 NUDGE_PREFIX = "Not finished yet."
 """The start of the reminder the response node sends when an answer did not finish the task."""
 RESUME_KWARG = "keel_resume"
@@ -87,3 +95,60 @@ class DoneLines:
         piece = "\n" * (self.blank + self.started) + line
         self.started, self.blank = True, 0
         return piece
+
+
+def as_chunk(message: BaseMessage) -> AIMessageChunk:
+    """``message`` as an ``AIMessageChunk`` (its tool calls as tool-call chunks)."""
+    if isinstance(message, AIMessageChunk):
+        return message
+    calls = getattr(message, "tool_calls", None) or []
+    return AIMessageChunk(
+        content=message.content,
+        tool_call_chunks=[
+            tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
+            for i, c in enumerate(calls)
+        ],
+        response_metadata=message.response_metadata,
+        usage_metadata=getattr(message, "usage_metadata", None),
+    )
+
+
+async def stream_without_done(
+    parts: AsyncIterator[BaseMessage], message_id: str | None, marker: str = DEFAULT_DONE_MARKER
+) -> AsyncIterator[ChatGenerationChunk]:
+    """The streamed ``parts`` of one answer under ``message_id``, without its DONE lines.
+
+    The last chunk is marked ``keel_done`` when a DONE line went by. A whole answer arriving as one
+    part is passed on line by line.
+    """
+    lines = DoneLines(marker)
+    async for part in parts:
+        chunk = as_chunk(part)
+        first, *more = lines.feed(chunk.text) or [""]
+        yield ChatGenerationChunk(
+            message=chunk.model_copy(update={"content": first, "id": message_id})
+        )
+        for piece in more:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
+    rest = "".join(lines.flush())
+    meta = {DONE_KEY: True} if lines.done else {}
+    last = AIMessageChunk(
+        content=rest, id=message_id, response_metadata=meta, chunk_position="last"
+    )
+    yield ChatGenerationChunk(message=last)
+
+
+def result_without_done(
+    result: ChatResult, message_id: str | None, marker: str = DEFAULT_DONE_MARKER
+) -> ChatResult:
+    """``result`` (one answer, not streamed) under ``message_id``, without its DONE lines."""
+    generation = result.generations[0]
+    message = generation.message
+    lines = DoneLines(marker)
+    text = "".join([*lines.feed(message.text), *lines.flush()])
+    meta = {**message.response_metadata, **({DONE_KEY: True} if lines.done else {})}
+    update = {"content": text, "id": message_id, "response_metadata": meta}
+    kept = ChatGeneration(
+        message=message.model_copy(update=update), generation_info=generation.generation_info
+    )
+    return ChatResult(generations=[kept], llm_output=result.llm_output)

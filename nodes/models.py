@@ -2,31 +2,30 @@
 
 ``build_agent_model(tools, api_key, model, base_url)`` returns a runnable with the tools bound:
 with an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini;
-``OPENAI_BASE_URL`` honoured) with the
-rule-based model as fallback for any provider failure except a context-length error, which is
-raised as ``ContextLengthExceeded`` so the graph can resume in a fresh window; without a key, the
-rule-based model alone. ``SYSTEM_PROMPT`` is what the
-assistant node puts first in every model call.
+``OPENAI_BASE_URL`` honoured) with the rule-based model as fallback for any provider failure
+except a context-length error, which is raised as ``ContextLengthExceeded`` so the graph can
+resume in a fresh window; without a key, the rule-based model alone. Both take their DONE line
+out of their answer themselves, as they produce it (``keel.nodes.markers``); any other model a run
+is given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``SYSTEM_PROMPT``
+is what the assistant node puts first in every model call.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.chat_models import agenerate_from_stream
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from keel.nodes.markers import DEFAULT_DONE_MARKER, DoneLines, has_done
+from keel.nodes.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done, stream_without_done
 from keel.nodes.rule_model import RuleBasedChatModel
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -67,28 +66,11 @@ def is_context_length_error(exc: BaseException) -> bool:
     return "context_length_exceeded" in codes or "maximum context length" in text
 
 
-def classify_errors(model: AgentModel) -> AgentModel:
-    """Wrap ``model`` so its failures are ContextLengthExceeded or ProviderFailed."""
-
-    def classified(exc: Exception) -> Exception:
-        if is_context_length_error(exc):
-            return ContextLengthExceeded(str(exc)[:300])
-        return ProviderFailed(f"{type(exc).__name__}: {str(exc)[:300]}")
-
-    def call(messages: LanguageModelInput) -> AIMessage:
-        try:
-            return model.invoke(messages)
-        except Exception as exc:
-            raise classified(exc) from exc
-
-    async def astream(messages: LanguageModelInput) -> AsyncIterator[AIMessage]:
-        try:
-            async for chunk in model.astream(messages):
-                yield chunk
-        except Exception as exc:
-            raise classified(exc) from exc
-
-    return RunnableLambda(call, afunc=astream, name="openai")
+def classified(exc: Exception) -> Exception:
+    """A provider's failure as ContextLengthExceeded or ProviderFailed."""
+    if is_context_length_error(exc):
+        return ContextLengthExceeded(str(exc)[:300])
+    return ProviderFailed(f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
 def build_title_model(
@@ -118,21 +100,18 @@ def build_agent_model(
     rule_based = RuleBasedChatModel().bind_tools(tools)
     if not api_key:
         return rule_based
-    from langchain_openai import ChatOpenAI
+    from keel.nodes.openai_model import KeelChatOpenAI
 
-    openai = ChatOpenAI(
+    openai = KeelChatOpenAI(
         model=model,
         base_url=base_url,
         api_key=api_key,  # type: ignore[arg-type]
         max_retries=1,
         timeout=60,
     )
-    primary = classify_errors(openai.bind_tools(tools))
-    return primary.with_fallbacks([rule_based], exceptions_to_handle=(ProviderFailed,))
-
-
-DONE_KEY = "keel_done"
-"""``response_metadata`` key of an assistant message whose DONE line was taken out."""
+    return openai.bind_tools(tools).with_fallbacks(
+        [rule_based], exceptions_to_handle=(ProviderFailed,)
+    )
 
 
 def said_done(message: BaseMessage, marker: str = DEFAULT_DONE_MARKER) -> bool:
@@ -140,28 +119,14 @@ def said_done(message: BaseMessage, marker: str = DEFAULT_DONE_MARKER) -> bool:
     return bool(message.response_metadata.get(DONE_KEY)) or has_done(message.text, marker)
 
 
-def _as_chunk(message: BaseMessage) -> AIMessageChunk:
-    if isinstance(message, AIMessageChunk):
-        return message
-    calls = getattr(message, "tool_calls", None) or []
-    return AIMessageChunk(
-        content=message.content,
-        tool_call_chunks=[
-            tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
-            for i, c in enumerate(calls)
-        ],
-        response_metadata=message.response_metadata,
-        usage_metadata=getattr(message, "usage_metadata", None),
-    )
-
-
 class WithoutDoneLines(BaseChatModel):
-    """The agent model with its DONE lines taken out, streamed or not.
+    """A model that keeps its DONE lines (one a run is given), with them taken out.
 
     The DONE line is for the graph, not for the user: no client, streaming tokens or reading the
     state, ever sees it. The inner model runs without callbacks (so nothing streams its raw
     tokens); this model streams the kept lines under the ``message_id`` it is invoked with and
-    marks the message ``keel_done``. Invoke it with ``message_id=`` and ``done_marker=``.
+    marks the message ``keel_done``. Invoke it with ``message_id=`` and ``done_marker=``, as
+    keel's own models, which need no wrapper.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -184,21 +149,9 @@ class WithoutDoneLines(BaseChatModel):
         done_marker: str = DEFAULT_DONE_MARKER,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        lines = DoneLines(done_marker)
-        async for part in self.inner.astream(messages, config=self._inner_config):
-            chunk = _as_chunk(part)
-            first, *more = lines.feed(chunk.text) or [""]
-            yield ChatGenerationChunk(
-                message=chunk.model_copy(update={"content": first, "id": message_id})
-            )
-            for piece in more:  # a whole message arrives as one part: pass it on line by line
-                yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
-        rest = "".join(lines.flush())
-        meta = {DONE_KEY: True} if lines.done else {}
-        last = AIMessageChunk(
-            content=rest, id=message_id, response_metadata=meta, chunk_position="last"
-        )
-        yield ChatGenerationChunk(message=last)
+        parts = self.inner.astream(messages, config=self._inner_config)
+        async for chunk in stream_without_done(parts, message_id, done_marker):
+            yield chunk
 
     async def _agenerate(
         self,
@@ -219,6 +172,8 @@ class WithoutDoneLines(BaseChatModel):
         raise NotImplementedError("keel's graph runs asynchronously")
 
 
-def without_done_lines(model: AgentModel) -> WithoutDoneLines:
-    """``model`` wrapped by ``WithoutDoneLines`` (unless it is already)."""
-    return model if isinstance(model, WithoutDoneLines) else WithoutDoneLines(inner=model)
+def without_done_lines(model: AgentModel) -> AgentModel:
+    """``model`` wrapped by ``WithoutDoneLines`` (unless it is already, or is the rule model)."""
+    if isinstance(model, WithoutDoneLines | RuleBasedChatModel):
+        return model
+    return WithoutDoneLines(inner=model)

@@ -16,19 +16,25 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, NamedTuple
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from keel.nodes.intents import Intent, parse_intents
-from keel.nodes.markers import NUDGE_PREFIX, RESUME_KWARG
+from keel.nodes.markers import (
+    DEFAULT_DONE_MARKER,
+    NUDGE_PREFIX,
+    RESUME_KWARG,
+    result_without_done,
+    stream_without_done,
+)
 from keel.tools.todo import (
     COMPLETE,
     CREATE,
@@ -297,10 +303,15 @@ class RuleBasedChatModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
+        *,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
         **kwargs: Any,
     ) -> ChatResult:
+        """Decide; the answer comes back under ``message_id``, its DONE line taken out."""
         message = decide(messages, self.tool_names)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        result = ChatResult(generations=[ChatGeneration(message=message)])
+        return result_without_done(result, message_id, done_marker)
 
     async def _agenerate(
         self,
@@ -311,3 +322,21 @@ class RuleBasedChatModel(BaseChatModel):
     ) -> ChatResult:
         """Decide on the event loop: the decision table takes microseconds, a thread hop more."""
         return self._generate(messages, stop, **kwargs)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        *,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """The answer line by line, for a caller that streams, its DONE line taken out."""
+
+        async def whole() -> AsyncIterator[BaseMessage]:
+            yield decide(messages, self.tool_names)
+
+        async for chunk in stream_without_done(whole(), message_id, done_marker):
+            yield chunk

@@ -3,17 +3,17 @@ import uuid
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from keel.checkpoints.backend import open_database
 from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
 from keel.checkpoints.saver import open_checkpointer
+from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_run
 from keel.graphs.runner import run_turn, snapshot, thread_config
 
-EXPECTED = {"memory": InMemorySaver, "sqlite": AsyncSqliteSaver, "postgres": AsyncPostgresSaver}
+EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}
 
 
 async def test_open_checkpointer_gives_the_saver_of_the_scheme(database_url):

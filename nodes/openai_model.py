@@ -1,0 +1,66 @@
+"""keel's OpenAI chat model: ``ChatOpenAI`` that takes its DONE line out and names its failures.
+
+Imported only when an API key is set (``keel.nodes.models.build_agent_model``). Streamed or not,
+the answer comes back under the ``message_id`` the assistant node gives, without the line that
+matches ``done_marker`` (marked ``keel_done`` instead), so no client ever sees it; a provider's
+failure comes out as ``ContextLengthExceeded`` (the graph resumes in a fresh window) or
+``ProviderFailed`` (the rule-based model answers instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_openai import ChatOpenAI
+from typing_extensions import override
+
+from keel.nodes.markers import DEFAULT_DONE_MARKER, result_without_done, stream_without_done
+from keel.nodes.models import classified
+
+
+class KeelChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` whose answers carry no DONE line and whose failures are classified."""
+
+    @override
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        *,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async def parts() -> AsyncIterator[BaseMessage]:
+            async for chunk in super(KeelChatOpenAI, self)._astream(
+                messages, stop, run_manager, **kwargs
+            ):
+                yield chunk.message
+
+        try:
+            async for chunk in stream_without_done(parts(), message_id, done_marker):
+                yield chunk
+        except Exception as exc:
+            raise classified(exc) from exc
+
+    @override
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        *,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
+        **kwargs: Any,
+    ) -> ChatResult:
+        try:
+            result = await super()._agenerate(messages, stop, run_manager, **kwargs)
+        except Exception as exc:
+            raise classified(exc) from exc
+        return result_without_done(result, message_id, done_marker)
