@@ -66,17 +66,15 @@ class Backend:
     process_locks: ProcessLocks
 
 
-def _sqlite_connect(
-    target: str, uri: bool = False, isolation_level: str | None = None
-) -> sqlite3.Connection:
+def _sqlite_connect(target: str, uri: bool = False, autocommit: bool = True) -> sqlite3.Connection:
     """A connection with busy timeout 0 (its users wait a busy database out asynchronously).
 
-    keel's tables use autocommit; the checkpointer (``isolation_level=""``) Python's implicit
+    keel's tables use autocommit; the checkpointer (``autocommit=False``) Python's implicit
     transactions, which its ``SqliteSaver`` commits.
     """
-    conn = sqlite3.connect(
-        target, uri=uri, check_same_thread=False, isolation_level=isolation_level
-    )
+    conn = sqlite3.connect(target, uri=uri, check_same_thread=False)
+    if autocommit:
+        conn.isolation_level = None
     for pragma in (SQLITE_SYNCHRONOUS,) if uri else (SQLITE_WAL, SQLITE_SYNCHRONOUS):
         conn.execute(pragma)  # an in-memory database has no WAL
     conn.execute("PRAGMA busy_timeout=0")
@@ -118,7 +116,7 @@ async def _sqlite(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
             await upgrade(migration_engine(db))
             conn = await asyncio.to_thread(_sqlite_connect, str(path))
             stack.callback(conn.close)
-            saver_conn = await asyncio.to_thread(_sqlite_connect, str(path), False, "")
+            saver_conn = await asyncio.to_thread(_sqlite_connect, str(path), False, False)
             stack.callback(saver_conn.close)
             lock = asyncio.Lock()
             saver = LoopSqliteSaver(saver_conn, lock, offload)
