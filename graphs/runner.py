@@ -45,10 +45,11 @@ that re-runs the same calls on the next call, and the tool-call ledger answers t
 ran. A process killed before it loses only the unanswered message, with nothing done."""
 MAX_RUNS = 50
 """Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
-STREAM_MODES: list[StreamMode] = ["custom", "updates", "values"]
+STREAM_MODES: list[StreamMode] = ["custom", "values"]
+"""Events and the state after each step: nothing else is read (no per-node "updates")."""
 TOKENS: StreamMode = "messages"
 """Tokens are streamed only to a caller that listens."""
-INTERRUPT = "__interrupt__"  # the key of interrupts in the "updates" stream
+INTERRUPT = "__interrupt__"  # the key of a question's interrupts in a "values" chunk
 
 
 def thread_config(conversation_id: str) -> RunnableConfig:
@@ -98,6 +99,16 @@ def stopped_before_tools(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def held_before_tools(values: dict[str, Any], interrupts: Sequence[Interrupt]) -> bool:
+    """The run stopped before tool execution (``CHECKPOINT_BEFORE``), not at its end.
+
+    A turn ends in RESPONSE, and a question stops it with an interrupt; any other stop is the
+    one before tool execution (in ASSISTANT, or in TOOL_EXECUTION going back to wait or with an
+    answer).
+    """
+    return not interrupts and values.get("agent_state") != AgentState.RESPONSE.value
+
+
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 """Receives, as they happen, a turn's events ``{"type": ..., "data": ...}`` and model tokens
 ``{"type": "token", "data": {"text": ...}}``."""
@@ -120,7 +131,7 @@ async def _stream(
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()
     for _ in range(MAX_RUNS):
-        held_before_tools = False
+        interrupts = ()  # a run that stops before tools has none
         stream: AsyncIterator[Any] = graph.astream(
             graph_input,
             config,
@@ -131,11 +142,10 @@ async def _stream(
         )
         async for mode, chunk in stream:
             if mode == "values":
+                if INTERRUPT in chunk:  # a question waits for its answer
+                    chunk = dict(chunk)
+                    interrupts = chunk.pop(INTERRUPT)
                 values = chunk
-            elif mode == "updates":
-                if INTERRUPT in chunk:
-                    interrupts = chunk[INTERRUPT]
-                    held_before_tools = not interrupts
             elif mode == "custom":
                 events.append(chunk)
                 if sink is not None:
@@ -144,7 +154,7 @@ async def _stream(
                 message, _ = chunk  # only the assistant's text, its DONE line already out
                 if isinstance(message, AIMessageChunk) and message.text:
                     await sink({"type": "token", "data": {"text": message.text}})
-        if not held_before_tools:
+        if not held_before_tools(values, interrupts):
             break
         if stop is not None and stop.is_set():
             stopped = stopped_before_tools(values)

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolArg, tool
-from pydantic import BeforeValidator, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
@@ -194,11 +194,25 @@ def _validation_message(name: str, exc: ValidationError) -> str:
     return f"Error: invalid arguments for {name}: {problems or 'missing arguments'}."
 
 
+async def _call_tool(tool_: BaseTool, args: dict[str, Any]) -> Any:
+    """The tool's function on ``args`` checked against its schema (``ValidationError`` if not).
+
+    What ``tool.ainvoke`` does, without the callback run it opens and the signature it inspects
+    on every call: keel's tool calls are traced as graph steps already.
+    """
+    schema = tool_.args_schema
+    coroutine = getattr(tool_, "coroutine", None)
+    if coroutine is None or not isinstance(schema, type) or not issubclass(schema, BaseModel):
+        return await tool_.ainvoke(args)
+    parsed = schema.model_validate(args)
+    return await coroutine(**{k: getattr(parsed, k) for k in args if k in schema.model_fields})
+
+
 async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
     name, call_id = call["name"], call.get("id") or ""
     args = {k: v for k, v in (call.get("args") or {}).items() if k not in ("user_id", "store")}
     try:
-        result = await tool_.ainvoke({**args, "user_id": user_id, "store": store})
+        result = await _call_tool(tool_, {**args, "user_id": user_id, "store": store})
     except TaskError as exc:
         return ToolMessage(f"Error: {exc.message}", tool_call_id=call_id, name=name, status="error")
     except ValidationError as exc:
