@@ -25,6 +25,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel
 
 from bench.plain_react import build_plain_graph
@@ -35,16 +36,32 @@ URL_ENV = "PLAIN_DATABASE_URL"
 USER_ID = "local"
 
 
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA busy_timeout=10000",
+)
+
+
 @asynccontextmanager
 async def open_plain(url: str) -> AsyncIterator[tuple[BaseCheckpointSaver, TaskStore]]:
     """Open the checkpoint saver and the task store named by ``url`` (sqlite or postgresql).
 
-    The same backend as keel's (``keel.checkpoints.backend.open_backend``: LangGraph's saver with
-    the same connection settings, the task rows on its connections), so that the comparison is of
-    the graphs and their serving, not of the storage.
+    LangGraph's own saver, as a plain LangGraph application has it: on PostgreSQL
+    ``AsyncPostgresSaver`` on the same kind of psycopg pool as keel's (``open_backend``); on
+    SQLite ``AsyncSqliteSaver`` (aiosqlite) with WAL, ``synchronous=NORMAL`` and a busy timeout,
+    the settings keel used before it ran LangGraph's ``SqliteSaver`` on its event loop (that saver
+    is keel's work, not plain LangGraph's). The task rows live in keel's tables either way.
     """
     async with open_backend(url) as backend:
-        yield backend.saver, TaskStore(backend.db)
+        if backend.url.kind != "sqlite":
+            yield backend.saver, TaskStore(backend.db)
+            return
+        async with AsyncSqliteSaver.from_conn_string(str(backend.url.path)) as saver:
+            for pragma in SQLITE_PRAGMAS:
+                await saver.conn.execute(pragma)
+            await saver.setup()
+            yield saver, TaskStore(backend.db)
 
 
 class NewMessage(BaseModel):

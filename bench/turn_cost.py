@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from langchain_core.messages import HumanMessage
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.plain_react import build_plain_graph  # noqa: E402
+from bench.plain_server import open_plain  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_run  # noqa: E402
@@ -64,18 +66,32 @@ async def stored_bytes(url: str, engine: Any, saver: Any) -> int:
         return total + pages * size
     if url.startswith("sqlite:///"):
         path = url.removeprefix("sqlite:///")
-        await saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        await engine.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return sum(os.path.getsize(p) for p in (path, f"{path}-wal") if os.path.exists(p))
     with psycopg.connect(url) as conn:
         return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
 
 
+@asynccontextmanager
+async def opened(url: str, plain: bool) -> AsyncIterator[tuple[Any, Any]]:
+    """The tables and the saver of one run: keel's saver, or plain LangGraph's (``open_plain``)."""
+    async with open_backend(url) as backend:
+        if plain and backend.url.kind != "memory":
+            async with open_plain(url) as (saver, _store):
+                yield backend.db, saver
+        else:
+            yield backend.db, backend.saver
+
+
 async def measure(
-    url: str, turns: int, make_turn: Callable[[Any, Any, int], Awaitable[Any]], build: Any
+    url: str,
+    turns: int,
+    make_turn: Callable[[Any, Any, int], Awaitable[Any]],
+    build: Any,
+    plain: bool = False,
 ) -> dict[str, Any]:
     """Run one conversation of ``turns`` turns; latency per turn and bytes at each mark."""
-    async with open_backend(url) as backend:
-        engine, saver = backend.db, backend.saver
+    async with opened(url, plain) as (engine, saver):
         runner = build(saver, engine)
         latencies: list[float] = []
         sizes: dict[int, int] = {}
@@ -169,7 +185,7 @@ async def main() -> None:
                 impl = impls[name]
                 url = fresh_url(backend, Path(tmp), args.postgres_url, name)
                 build, turn = impl()
-                result = await measure(url, args.turns, turn, build)
+                result = await measure(url, args.turns, turn, build, plain=name == "plain")
                 rows.append((backend, name, result))
                 print(f"{backend:9} {name:6} done: {result}", file=sys.stderr)
     print(report(rows, args.turns))
