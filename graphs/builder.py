@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import structlog
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
+from typing_extensions import TypedDict
 
 from keel.graphs.resources import run_of
 from keel.nodes.agent_state import WAIT, AgentState, Target, path_map, validate_transition
@@ -40,7 +41,15 @@ from keel.nodes.mission import reset
 from keel.nodes.plan import plan
 from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
-from keel.nodes.state import KeelState, TurnInput, TurnOutput
+from keel.nodes.state import (
+    ConfirmationRequest,
+    HistoryEntry,
+    KeelState,
+    Todolist,
+    TurnInput,
+    TurnOutput,
+    bounded_window,
+)
 from keel.nodes.tool_execution import tool_execution, waits_for_answer
 from keel.nodes.topic import topic_detect
 from keel.nodes.user_input import answers_confirmation, user_input
@@ -83,23 +92,52 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
 
 # The routers are coroutine functions: LangGraph runs a plain function in a worker thread when the
 # graph runs asynchronously, and for the microseconds these take the hop costs more than the work.
+# Each declares the state keys it reads (its parameter's type): LangGraph reads only those for it.
 
 
-async def route_input(state: KeelState) -> Literal["topic_detect", AgentState.TOOL_EXECUTION]:
+class AwaitingView(TypedDict, total=False):
+    """What tells whether a confirmation waits, or is being answered."""
+
+    awaiting: ConfirmationRequest | None
+    answer: str | None
+
+
+class WindowView(TypedDict, total=False):
+    """The turn's messages."""
+
+    window: Annotated[list[AnyMessage], bounded_window]
+
+
+class ModelInputView(TypedDict, total=False):
+    """What the next model input is made of (``model_input``), and whether the turn is over."""
+
+    window: Annotated[list[AnyMessage], bounded_window]
+    history: list[HistoryEntry]
+    topic_changed: bool
+    nudges: int
+    todolist: Todolist | None
+    context_exhausted: bool
+    turn_over: bool
+
+
+async def route_input(
+    state: AwaitingView,
+) -> Literal["topic_detect", AgentState.TOOL_EXECUTION]:
     """After user_input: back to the waiting tool execution with an answer, else a new turn."""
-    return AgentState.TOOL_EXECUTION if answers_confirmation(state) else "topic_detect"
+    answered = answers_confirmation(cast(KeelState, state))
+    return AgentState.TOOL_EXECUTION if answered else "topic_detect"
 
 
-async def route_tools(state: KeelState) -> Target:
+async def route_tools(state: AwaitingView) -> Target:
     """After tool_execution: wait there for the answer to the question it asked, else respond."""
-    if waits_for_answer(state):
+    if waits_for_answer(cast(KeelState, state)):
         return WAIT
     validate_transition(AgentState.TOOL_EXECUTION, AgentState.RESPONSE)
     return AgentState.RESPONSE
 
 
 async def route_assistant(
-    state: KeelState,
+    state: WindowView,
 ) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE]:
     """After the assistant: run tools when it asked for any, else decide in RESPONSE."""
     last = state["window"][-1]
@@ -108,13 +146,14 @@ async def route_assistant(
     return AgentState.RESPONSE
 
 
-async def route_context(state: KeelState) -> Literal["resume", AgentState.ASSISTANT]:
+async def route_context(state: ModelInputView) -> Literal["resume", AgentState.ASSISTANT]:
     """Before the assistant: open a fresh window first when the old one is exhausted."""
-    exhausted = context_exhausted(state, await run_of(get_runtime(KeelContext).context))
+    run = await run_of(get_runtime(KeelContext).context)
+    exhausted = context_exhausted(cast(KeelState, state), run)
     return "resume" if exhausted else AgentState.ASSISTANT
 
 
-async def route_response(state: KeelState) -> Target:
+async def route_response(state: ModelInputView) -> Target:
     """After the response node: END when the turn is over, else on to the assistant.
 
     The way to the assistant passes through resume when the context is exhausted; as a state

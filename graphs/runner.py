@@ -33,6 +33,7 @@ from keel.nodes.agent_state import AgentState
 from keel.nodes.context import KeelContext
 from keel.nodes.previews import preview
 from keel.nodes.response import pending_tool_calls
+from keel.nodes.state import TurnOutput
 
 log = structlog.get_logger(__name__)
 
@@ -47,6 +48,8 @@ MAX_RUNS = 50
 """Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
 STREAM_MODES: list[StreamMode] = ["custom", "values"]
 """Events and the state after each step: nothing else is read (no per-node "updates")."""
+RESULT_KEYS = list(TurnOutput.__annotations__)
+"""The keys of the state a turn's result is read from: the "values" stream carries only these."""
 TOKENS: StreamMode = "messages"
 """Tokens are streamed only to a caller that listens."""
 INTERRUPT = "__interrupt__"  # the key of a question's interrupts in a "values" chunk
@@ -139,6 +142,7 @@ async def _stream(
             stream_mode=[*STREAM_MODES, TOKENS] if sink is not None else STREAM_MODES,
             durability=DURABILITY,
             interrupt_before=CHECKPOINT_BEFORE,
+            output_keys=RESULT_KEYS,
         )
         async for mode, chunk in stream:
             if mode == "values":

@@ -1,0 +1,132 @@
+"""The work of a turn, counted: a change that adds work to the hot path must raise the budget.
+
+Time is not tested (it depends on the machine); work is countable. Ten turns of one tool call each
+("Add item k", the benchmarks' turn) run through the API's turn path on SQLite, after a few turns
+of warm-up, and everything a turn costs is counted: graph runs and state reads, node runs, model
+calls, checkpoint reads and writes, SQL statements. Ten turns include the one background prune
+that retention makes every ten turns of a conversation.
+
+The budget below is what a turn does, exactly: more work fails the test, and so does less, so that
+the budget follows every saving down. Raising it is allowed, on purpose: in the same change, with
+the reason in the comment beside the number.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import keel.graphs.builder as builder
+import keel.nodes.rule_model as rule_model
+from keel.api.service import open_service
+from keel.api.turn_requests import take_turn
+from keel.graphs.settings import Settings
+
+TURNS = 10
+
+BUDGET_PER_TURN = {
+    # One graph run up to the stop before tool execution, one after it: the model's tool calls
+    # are checkpointed before any tool changes anything.
+    "graph runs": 2,
+    "state reads (aget_state)": 0,  # the service remembers where its last turn left the thread
+    # user_input, topic_detect, reset (the last mission was complete), plan, assistant,
+    # tool_execution, response, assistant (it reports what the tool did), response.
+    "node runs": 9,
+    "model calls": 2,
+    "checkpoint reads": 2,  # each run starts from the thread's newest checkpoint
+    "checkpoint writes": 2,  # durability "exit": one per run
+    "checkpoint pending-write batches": 0,
+    # Per turn (SQLite): the newest checkpoint id before and after the turn (2); each run's
+    # checkpoint and pending writes read (4) and its checkpoint written, BEGIN/INSERT/COMMIT (6);
+    # the recent messages for the context (1); the ledger transaction: BEGIN, the recorded
+    # result looked up, the user's task counter, the task, the result, COMMIT (6); the turn's
+    # four messages appended in one transaction (6). Every tenth turn, a prune of four
+    # statements (0.4).
+    "SQL statements": 25.4,
+}
+
+
+def counted(counts: Counter[str], key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a coroutine function) counting its calls under ``key``."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        counts[key] += 1
+        return await fn(*args, **kwargs)
+
+    return wrapper
+
+
+def counted_stream(counts: Counter[str], key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (an async generator function) counting its calls under ``key``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        counts[key] += 1
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counters that the graph's nodes and the rule model report to (patched before building)."""
+    counts: Counter[str] = Counter()
+    node = builder.node
+
+    def counting_node(fn: Any, enters: Any = None) -> Any:
+        return counted(counts, "node runs", node(fn, enters))
+
+    monkeypatch.setattr(builder, "node", counting_node)
+    decide = rule_model.decide
+
+    def counting_decide(*args: Any, **kwargs: Any) -> Any:
+        counts["model calls"] += 1
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(rule_model, "decide", counting_decide)
+    return counts
+
+
+async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts):
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'keel.db'}")
+    async with open_service(settings) as service:
+        cid = (await service.conversations.create("bench"))["conversation_id"]
+        for k in range(5):  # warm-up: the first turn opens the topic, compiles, fills caches
+            await take_turn(service, cid, "bench", f"Add item {k}")
+        await service.retention.aclose()
+
+        graph, saver = service.graph, service.backend.saver
+        graph.astream = counted_stream(counts, "graph runs", graph.astream)  # type: ignore[method-assign]
+        graph.aget_state = counted(counts, "state reads (aget_state)", graph.aget_state)  # type: ignore[method-assign]
+        saver.aget_tuple = counted(counts, "checkpoint reads", saver.aget_tuple)  # type: ignore[method-assign]
+        saver.aput = counted(counts, "checkpoint writes", saver.aput)  # type: ignore[method-assign]
+        saver.aput_writes = counted(  # type: ignore[method-assign]
+            counts, "checkpoint pending-write batches", saver.aput_writes
+        )
+
+        def statement(sql: str) -> None:
+            counts["SQL statements"] += 1
+
+        connections: list[sqlite3.Connection] = [saver.conn, service.db.conn]  # type: ignore[attr-defined]
+        for conn in connections:
+            conn.set_trace_callback(statement)
+        counts.clear()
+        try:
+            for k in range(5, 5 + TURNS):
+                result = await take_turn(service, cid, "bench", f"Add item {k}")
+                assert result.reply == f"Created task: item {k}"
+            await service.retention.aclose()  # the prune of the tenth turn runs in the background
+        finally:
+            for conn in connections:
+                conn.set_trace_callback(None)
+
+    per_turn = {key: counts[key] / TURNS for key in BUDGET_PER_TURN}
+    over = {k: (v, BUDGET_PER_TURN[k]) for k, v in per_turn.items() if v > BUDGET_PER_TURN[k]}
+    assert not over, f"a turn does more work than its budget (done, budget): {over}"
+    assert per_turn == BUDGET_PER_TURN, "a turn does less work than its budget: lower the budget"
