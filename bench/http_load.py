@@ -19,6 +19,9 @@ p50/p99 latency of successful turns, errors (every non-2xx answer, timeout or co
     .venv/bin/python bench/http_load.py --backends sqlite --users 1,4 --lengths 20 \
         --workers 1 --seconds 5    # a smoke run
 
+    .venv/bin/python bench/http_load.py --backends sqlite --users 1,8,32 --lengths 200 \
+        --workers 1 --measure-from-turn 150    # turns 150-200 of 200-turn conversations
+
 The defaults (``--users 1,8,32,64 --lengths 20,200 --workers 1,2 --seconds 20 --warmup 2``) make
 16 cells per backend, two server runs each: about 20 minutes per backend, longer when requests
 hang (a request times out after 60 s).
@@ -142,6 +145,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds not counted, first")
     parser.add_argument("--max-turns-per-user", type=int, help="stop a user after this many turns")
+    parser.add_argument(
+        "--measure-from-turn",
+        type=int,
+        default=1,
+        help="time only turns from this one on: each user fills one conversation up to it "
+        "(untimed), then all send the rest of it, timed (--seconds and --warmup are not used)",
+    )
     parser.add_argument("--impls", default="keel,plain", help="comma-separated: keel, plain")
     parser.add_argument("--keep-dbs", action="store_true", help="leave PostgreSQL databases")
     parser.add_argument(

@@ -117,6 +117,45 @@ async def one_user(
     return load
 
 
+async def one_deep_user(
+    base: str, impl: Impl, bodies: list[bytes], first: int, ready: asyncio.Barrier
+) -> Load:
+    """One conversation of ``len(bodies)`` turns, timed only from turn ``first`` on.
+
+    The turns before ``first`` fill the conversation; then the user waits at ``ready`` until
+    every user has got as far, and sends the rest, recorded, and stops.
+    """
+    load = Load()
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=REQUEST_TIMEOUT) as client:
+        r, error, _ = await post(client, impl.create_path, b"{}", 201)
+        if r is None or error is not None:
+            load.errors[f"create {error}"] += 1
+            await ready.wait()
+            return load
+        path = impl.message_path.format(cid=r.json()["conversation_id"])
+        failed = False
+        for body in bodies[: first - 1]:
+            _, error, _ = await post(client, path, body, 200)
+            if error is not None:
+                load.errors[f"fill {error}"] += 1
+                failed = True
+                break
+        await ready.wait()
+        load.conversations = 1
+        for depth, body in enumerate(bodies[first - 1 :] if not failed else [], start=first):
+            start = time.perf_counter()
+            _, error, _ = await post(client, path, body, 200)
+            end = load.last_end = time.perf_counter()
+            load.turns_sent += 1
+            if error is not None:
+                load.errors[error] += 1
+                break
+            load.latencies.append(end - start)
+            load.depth_sum += depth
+    return load
+
+
 def cpu_self() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -127,6 +166,9 @@ async def drive(
 ) -> Result:
     """Run the load against a ready server and summarise it."""
     bodies = [f'{{"content": "Add item {k}"}}'.encode() for k in range(1, length + 1)]
+    first = getattr(args, "measure_from_turn", 1)
+    if first > 1:
+        return await drive_deep(server, impl, users, bodies, first)
     start = time.perf_counter()
     measure_from = start + args.warmup
     deadline = measure_from + args.seconds
@@ -140,13 +182,26 @@ async def drive(
     cpu0, server_cpu0, wall0 = cpu_self(), server.cpu_seconds(), time.perf_counter()
     loads = await asyncio.gather(*tasks)
     cpu1, server_cpu1, wall1 = cpu_self(), server.cpu_seconds(), time.perf_counter()
+    return summary(impl, loads, measure_from, wall1, cpu1 - cpu0, server_cpu1 - server_cpu0, wall0)
+
+
+def summary(
+    impl: Impl,
+    loads: list[Load],
+    measure_from: float,
+    wall1: float,
+    client_cpu: float,
+    server_cpu: float,
+    wall0: float | None = None,
+) -> Result:
+    """A cell's figures: turns/s over the measured window, latencies, errors, CPU per second."""
     end = max((load.last_end for load in loads), default=0.0)
     seconds = max(end - measure_from, 1e-9)
     latencies = sorted(x for load in loads for x in load.latencies)
     errors: Counter[str] = Counter()
     for load in loads:
         errors.update(load.errors)
-    wall = max(wall1 - wall0, 1e-9)
+    wall = max(wall1 - (measure_from if wall0 is None else wall0), 1e-9)
     return Result(
         impl=impl.name,
         turns_per_s=len(latencies) / seconds,
@@ -156,7 +211,23 @@ async def drive(
         ok_turns=len(latencies),
         conversations=sum(load.conversations for load in loads),
         seconds=seconds,
-        client_cpu=(cpu1 - cpu0) / wall,
-        server_cpu=max(server_cpu1 - server_cpu0, 0.0) / wall,
+        client_cpu=client_cpu / wall,
+        server_cpu=max(server_cpu, 0.0) / wall,
         mean_depth=sum(load.depth_sum for load in loads) / max(len(latencies), 1),
     )
+
+
+async def drive_deep(
+    server: Server, impl: Impl, users: int, bodies: list[bytes], first: int
+) -> Result:
+    """Every user fills one conversation to turn ``first`` - 1, then all are timed to its end."""
+    ready = asyncio.Barrier(users + 1)
+    tasks = [
+        asyncio.create_task(one_deep_user(server.base, impl, bodies, first, ready))
+        for _ in range(users)
+    ]
+    await ready.wait()
+    cpu0, server_cpu0, wall0 = cpu_self(), server.cpu_seconds(), time.perf_counter()
+    loads = await asyncio.gather(*tasks)
+    cpu1, server_cpu1, wall1 = cpu_self(), server.cpu_seconds(), time.perf_counter()
+    return summary(impl, loads, wall0, wall1, cpu1 - cpu0, server_cpu1 - server_cpu0)
