@@ -21,6 +21,7 @@ from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.newest import NewestKept
 from keel.checkpoints.requests import RequestStore
 from keel.checkpoints.retention import Retention, latest_checkpoint_id
 from keel.checkpoints.topics import TopicStore
@@ -67,14 +68,19 @@ class Service:
         if conversation_id not in self.known:
             return None
         latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
-        return TurnStart(cut_off=False) if latest == self.known[conversation_id] else None
+        if latest != self.known[conversation_id]:
+            return None
+        return TurnStart(cut_off=False, checkpoint_id=latest)
 
     async def remember(self, conversation_id: str, result: TurnResult | None) -> None:
         """Note where a turn left the conversation (``None``: forget it, the turn failed)."""
         self.known.pop(conversation_id, None)
         if result is None:
             return
-        latest = await latest_checkpoint_id(self.backend.saver, self.db, conversation_id)
+        saver = self.backend.saver
+        latest = saver.newest_kept(conversation_id) if isinstance(saver, NewestKept) else None
+        if latest is None:  # the turn wrote nothing (or not through keel's saver): look it up
+            latest = await latest_checkpoint_id(saver, self.db, conversation_id)
         self.known[conversation_id] = latest
         if len(self.known) > KNOWN_CONVERSATIONS:
             self.known.popitem(last=False)

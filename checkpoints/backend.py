@@ -41,6 +41,7 @@ from psycopg_pool import AsyncConnectionPool
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
 from keel.checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks, take
 from keel.checkpoints.migrate import migration_engine, upgrade
+from keel.checkpoints.newest import NewestKept
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import DatabaseURL, parse_database_url
 
@@ -54,6 +55,14 @@ STARTUP_WAIT_SECONDS = 300
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
 """keel prunes old checkpoints: vacuum those tables by dead rows, not by size."""
+
+
+class KeelSqliteSaver(NewestKept, LoopSqliteSaver):
+    """keel's SQLite saver: statements on the event loop, a turn's newest checkpoint kept."""
+
+
+class KeelPostgresSaver(NewestKept, AsyncPostgresSaver):
+    """LangGraph's PostgreSQL saver, a turn's newest checkpoint kept."""
 
 
 @dataclass
@@ -119,7 +128,7 @@ async def _sqlite(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
             saver_conn = await asyncio.to_thread(_sqlite_connect, str(path), False, False)
             stack.callback(saver_conn.close)
             lock = asyncio.Lock()
-            saver = LoopSqliteSaver(saver_conn, lock, offload)
+            saver = KeelSqliteSaver(saver_conn, lock, offload)
             await saver.call(saver.setup)
         locks = await asyncio.to_thread(FileLocks, path.with_name(path.name + ".turnlocks"))
         stack.push_async_callback(locks.close)
@@ -181,7 +190,7 @@ async def _postgres(db: DatabaseURL, pool_size: int, pool_timeout: float) -> Asy
     )
     locks = AdvisoryLocks(db.conninfo)
     try:
-        saver = AsyncPostgresSaver(pool)
+        saver = KeelPostgresSaver(pool)
         async with _postgres_startup_lock(locks):
             await upgrade(migration_engine(db))
             await pool.open(wait=True, timeout=pool_timeout)

@@ -24,6 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 from psycopg_pool import PoolTimeout
 
+from keel.checkpoints.newest import holding
 from keel.checkpoints.retention import Retention, prune_thread
 from keel.checkpoints.topics import TopicRow
 from keel.graphs.builder import KeelGraph
@@ -175,6 +176,8 @@ class TurnStart:
 
     cut_off: bool
     """A turn was cut off mid-way (its process died) and is finished first."""
+    checkpoint_id: str | None = None
+    """The conversation's newest checkpoint, when the caller has just looked it up."""
 
     @classmethod
     def of(cls, snap: StateSnapshot) -> TurnStart:
@@ -251,10 +254,16 @@ async def run_turn(
     stands, when the caller knows it; otherwise it is read from the checkpoint. Setting ``stop``
     ends the turn at its next stop before tool execution, with what already ran kept.
     ``request_key`` (the message's idempotency key) is kept in the state with the message.
+    The caller holds the conversation's turn lock: the turn's checkpoints are read back from
+    memory (``keel.checkpoints.newest``).
     """
     config = thread_config(conversation_id)
-    with structlog.contextvars.bound_contextvars(
-        conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
+    newest = start.checkpoint_id if start is not None else None
+    with (
+        structlog.contextvars.bound_contextvars(
+            conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
+        ),
+        holding(conversation_id, newest),
     ):
         if start is None:
             start = TurnStart.of(await graph.aget_state(config))
