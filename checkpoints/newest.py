@@ -35,8 +35,8 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 
-KEPT_THREADS = 10_000
-"""Conversations whose newest checkpoint a process keeps, the most recently written ones."""
+KEPT_BYTES = 64 * 1024 * 1024
+"""The serialised checkpoints a process keeps, at most, the most recently written first."""
 
 _HELD: ContextVar[dict[str, str | None] | None] = ContextVar("keel_held_thread", default=None)
 
@@ -44,25 +44,28 @@ _HELD: ContextVar[dict[str, str | None] | None] = ContextVar("keel_held_thread",
 @contextmanager
 def holding(thread_id: str, newest: str | None) -> Iterator[None]:
     """A turn holds ``thread_id``; its newest checkpoint is ``newest`` (None: not known)."""
-    token = _HELD.set({thread_id: newest})
+    held: dict[str, str | None] = {thread_id: newest}
+    token = _HELD.set(held)
     try:
         yield
     finally:
+        held.clear()  # a task started during the turn shares the dict: it holds nothing after
         _HELD.reset(token)
 
 
 @dataclass
 class _Kept:
-    config: RunnableConfig
+    checkpoint_id: str
     checkpoint: tuple[str, bytes]
-    metadata: CheckpointMetadata
+    metadata: str
+    """JSON, as the savers store it."""
     parent_id: str | None
-    writes: dict[tuple[str, str, int], tuple[str, tuple[str, bytes]]] = field(default_factory=dict)
-    """(task path, task id, index) -> (channel, serialised value)."""
+    writes: dict[tuple[str, int], tuple[str, str, tuple[str, bytes]]] = field(default_factory=dict)
+    """(task id, index) -> (task path, channel, serialised value): the savers' key."""
 
     @property
-    def checkpoint_id(self) -> str:
-        return str(self.config["configurable"]["checkpoint_id"])
+    def size(self) -> int:
+        return len(self.checkpoint[1]) + sum(len(w[2][1]) for w in self.writes.values())
 
 
 def _thread(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -79,11 +82,25 @@ class NewestKept(BaseCheckpointSaver):
 
     _kept: OrderedDict[str, _Kept]
 
+    _kept_bytes: int = 0
+
     def kept(self) -> OrderedDict[str, _Kept]:
         """The kept checkpoints by thread (made on first use: savers have their own __init__)."""
         if "_kept" not in self.__dict__:
             self._kept = OrderedDict()
         return self._kept
+
+    def _drop(self, thread_id: str) -> None:
+        dropped = self.kept().pop(thread_id, None)
+        if dropped is not None:
+            self._kept_bytes -= dropped.size
+
+    def _keep(self, thread_id: str, kept: _Kept) -> None:
+        self._drop(thread_id)
+        self.kept()[thread_id] = kept
+        self._kept_bytes += kept.size
+        while self._kept_bytes > KEPT_BYTES and len(self._kept) > 1:
+            self._drop(next(iter(self._kept)))
 
     def newest_kept(self, thread_id: str) -> str | None:
         """The id of the newest checkpoint a turn of this process wrote on ``thread_id``."""
@@ -100,15 +117,16 @@ class NewestKept(BaseCheckpointSaver):
         """Write ``checkpoint``; keep it when a turn holds its thread."""
         saved = await super().aput(config, checkpoint, metadata, new_versions)
         thread, ns, parent = _thread(config)
-        held, kept = _HELD.get(), self.kept()
-        kept.pop(thread, None)
-        if ns or held is None or thread not in held:
+        if ns:  # a subgraph's checkpoint: the thread's newest root checkpoint is unchanged
             return saved
-        held[thread] = str(saved["configurable"]["checkpoint_id"])
-        stored = json.loads(json.dumps(get_checkpoint_metadata(config, metadata), default=str))
-        kept[thread] = _Kept(saved, self.serde.dumps_typed(checkpoint), stored, parent)
-        if len(kept) > KEPT_THREADS:
-            kept.popitem(last=False)
+        held = _HELD.get()
+        if held is None or thread not in held:
+            self._drop(thread)
+            return saved
+        checkpoint_id = str(saved["configurable"]["checkpoint_id"])
+        held[thread] = checkpoint_id
+        stored = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
+        self._keep(thread, _Kept(checkpoint_id, self.serde.dumps_typed(checkpoint), stored, parent))
         return saved
 
     async def aput_writes(
@@ -124,10 +142,13 @@ class NewestKept(BaseCheckpointSaver):
         kept = self.kept().get(thread)
         if ns or kept is None or kept.checkpoint_id != checkpoint_id:
             return
+        replace = all(channel in WRITES_IDX_MAP for channel, _ in writes)  # the savers' rule
         for idx, (channel, value) in enumerate(writes):
-            key = (task_path, task_id, WRITES_IDX_MAP.get(channel, idx))
-            if channel in WRITES_IDX_MAP or key not in kept.writes:  # the savers' own rule
-                kept.writes[key] = (channel, self.serde.dumps_typed(value))
+            key = (task_id, WRITES_IDX_MAP.get(channel, idx))
+            if replace or key not in kept.writes:
+                self._kept_bytes -= kept.size
+                kept.writes[key] = (task_path, channel, self.serde.dumps_typed(value))
+                self._kept_bytes += kept.size
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The newest checkpoint from memory while a turn holds the thread; else the database."""
@@ -146,18 +167,20 @@ class NewestKept(BaseCheckpointSaver):
         if kept.parent_id is not None:
             ids = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": kept.parent_id}
             parent = {"configurable": ids}
+        order = sorted(kept.writes, key=lambda key: (kept.writes[key][0], *key))  # as stored
+        ids = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": kept.checkpoint_id}
         return CheckpointTuple(
-            config=kept.config,
+            config={"configurable": ids},
             checkpoint=self.serde.loads_typed(kept.checkpoint),
-            metadata=kept.metadata,
+            metadata=json.loads(kept.metadata),
             parent_config=parent,  # type: ignore[arg-type]
             pending_writes=[
-                (task_id, channel, self.serde.loads_typed(value))
-                for (_, task_id, _), (channel, value) in sorted(kept.writes.items())
+                (key[0], kept.writes[key][1], self.serde.loads_typed(kept.writes[key][2]))
+                for key in order
             ],
         )
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread, and what is kept of it."""
-        self.kept().pop(str(thread_id), None)
+        self._drop(str(thread_id))
         await super().adelete_thread(thread_id)
