@@ -29,18 +29,14 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel
 
 from bench.plain_react import build_plain_graph
-from keel.checkpoints.backend import open_backend
+from keel.checkpoints.backend import SQLITE_SYNCHRONOUS, SQLITE_WAL, open_backend
 from keel.tools.store import TaskStore
 
 URL_ENV = "PLAIN_DATABASE_URL"
 USER_ID = "local"
 
 
-SQLITE_PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=NORMAL",
-    "PRAGMA busy_timeout=10000",
-)
+SQLITE_PRAGMAS = (SQLITE_WAL, SQLITE_SYNCHRONOUS, "PRAGMA busy_timeout=10000")
 
 
 @asynccontextmanager

@@ -75,12 +75,12 @@ async def stored_bytes(url: str, engine: Any, saver: Any) -> int:
 @asynccontextmanager
 async def opened(url: str, plain: bool) -> AsyncIterator[tuple[Any, Any]]:
     """The tables and the saver of one run: keel's saver, or plain LangGraph's (``open_plain``)."""
+    if plain and url != "memory":
+        async with open_plain(url) as (saver, store):
+            yield store.db, saver
+        return
     async with open_backend(url) as backend:
-        if plain and backend.url.kind != "memory":
-            async with open_plain(url) as (saver, _store):
-                yield backend.db, saver
-        else:
-            yield backend.db, backend.saver
+        yield backend.db, backend.saver
 
 
 async def measure(
