@@ -27,7 +27,7 @@ from keel.graphs.resources import open_run
 from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import is_transient, recover_turn, run_turn, snapshot
 from keel.graphs.settings import Settings
-from keel.nodes.context import KeelContext
+from keel.nodes.support.context import KeelContext
 
 CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3

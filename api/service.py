@@ -30,7 +30,7 @@ from keel.graphs.resources import open_run
 from keel.graphs.result import TurnResult
 from keel.graphs.runner import TurnStart
 from keel.graphs.settings import Settings
-from keel.nodes.context import KeelContext, KeelRun
+from keel.nodes.support.context import KeelContext, KeelRun
 
 T = TypeVar("T")
 KNOWN_CONVERSATIONS = 10_000

@@ -34,14 +34,14 @@ from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
 from keel.graphs.resources import run_of
-from keel.nodes.agent_state import WAIT, AgentState, Target, path_map, validate_transition
 from keel.nodes.assistant import assistant
-from keel.nodes.context import KeelContext, KeelRun, conversation_id
 from keel.nodes.mission import reset
 from keel.nodes.plan import plan
 from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
-from keel.nodes.state import (
+from keel.nodes.support.agent_state import WAIT, AgentState, Target, path_map, validate_transition
+from keel.nodes.support.context import KeelContext, KeelRun, conversation_id
+from keel.nodes.support.state import (
     ConfirmationRequest,
     HistoryEntry,
     KeelState,

@@ -1,7 +1,7 @@
 """Bringing a session of the older system into a conversation: its ``completed`` / ``processing``.
 
 The older system kept a session's progress as two booleans; keel keeps the state machine's
-position. ``import_legacy_session`` maps the booleans with ``keel.nodes.state.from_legacy``
+position. ``import_legacy_session`` maps the booleans with ``keel.nodes.support.state.from_legacy``
 (completed -> RESPONSE and complete; else processing -> ASSISTANT; else USER_INPUT) and writes
 the result into the conversation's checkpoint as the end of a turn, so the next message starts
 a turn as usual and a reload reads the mapped state back. When the booleans disagree or are not
@@ -19,9 +19,9 @@ from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import run_of
 from keel.graphs.result import Snapshot
 from keel.graphs.runner import snapshot, thread_config
-from keel.nodes.context import KeelContext
-from keel.nodes.events import audit_entry
-from keel.nodes.state import from_legacy
+from keel.nodes.support.context import KeelContext
+from keel.nodes.support.events import audit_entry
+from keel.nodes.support.state import from_legacy
 
 log = structlog.get_logger(__name__)
 

@@ -18,8 +18,8 @@ from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import run_of
 from keel.graphs.result import TopicSegment, topic_segment
 from keel.graphs.runner import ended_turn, thread_config
-from keel.nodes.context import KeelContext
-from keel.nodes.events import NodeEvent, TopicReason, audit_entry, topic_changed
+from keel.nodes.support.context import KeelContext
+from keel.nodes.support.events import NodeEvent, TopicReason, audit_entry, topic_changed
 from keel.nodes.topic import as_state_topic, summarize_topic
 
 log = structlog.get_logger(__name__)

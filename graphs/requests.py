@@ -21,7 +21,7 @@ from keel.checkpoints.requests import RequestStore, digest
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import TurnResult, turn_result
 from keel.graphs.runner import recover_turn, thread_config
-from keel.nodes.context import KeelContext
+from keel.nodes.support.context import KeelContext
 
 
 class KeyReused(ValueError):

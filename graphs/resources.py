@@ -32,8 +32,8 @@ from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
-from keel.nodes.context import AGENT_TOOLS, KeelContext, KeelRun
-from keel.nodes.models import build_agent_model, build_title_model, without_done_lines
+from keel.nodes.support.context import AGENT_TOOLS, KeelContext, KeelRun
+from keel.nodes.support.models import build_agent_model, build_title_model, without_done_lines
 from keel.tools.store import TaskStore
 
 log = structlog.get_logger(__name__)

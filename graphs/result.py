@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.agent_state import AgentState
-from keel.nodes.events import NodeEvent
-from keel.nodes.state import Todolist, Topic
+from keel.nodes.support.agent_state import AgentState
+from keel.nodes.support.events import NodeEvent
+from keel.nodes.support.state import Todolist, Topic
 
 ISO_TIME = "2026-11-22T10:00:00+00:00"
 CONVERSATION_ID = "6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"

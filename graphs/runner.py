@@ -30,11 +30,11 @@ from keel.checkpoints.topics import TopicRow
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import run_of
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
-from keel.nodes.agent_state import AgentState
-from keel.nodes.context import KeelContext
-from keel.nodes.previews import preview
 from keel.nodes.response import pending_tool_calls
-from keel.nodes.state import TurnOutput
+from keel.nodes.support.agent_state import AgentState
+from keel.nodes.support.context import KeelContext
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import TurnOutput
 
 log = structlog.get_logger(__name__)
 

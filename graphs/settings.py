@@ -2,7 +2,8 @@
 
 Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``, ``keel db`` and the
 graph itself when a LangGraph server runs it (``keel.graphs.resources``). The graph's tunables are
-the defaults of a run; a run's context may override them (``keel.nodes.context.KeelContext``).
+the defaults of a run; a run's context may override them
+(``keel.nodes.support.context.KeelContext``).
 
 ``for_serving`` refuses unsafe combinations: without API keys the server serves everyone as the user
 ``local``, so it must bind to 127.0.0.1 only.
@@ -18,14 +19,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.urls import DEFAULT_DATABASE_URL
-from keel.nodes.context import (
+from keel.nodes.support.context import (
     DEFAULT_CONTEXT_TOKEN_BUDGET,
     DEFAULT_LOOP_LIMIT,
     DEFAULT_RESUME_TEMPLATE,
     DEFAULT_TOPIC_GAP_SECONDS,
 )
-from keel.nodes.markers import DEFAULT_DONE_MARKER
-from keel.nodes.models import DEFAULT_OPENAI_MODEL
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER
+from keel.nodes.support.models import DEFAULT_OPENAI_MODEL
 
 LOCAL_USER = "local"
 LOOPBACK = "127.0.0.1"

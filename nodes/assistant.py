@@ -22,12 +22,12 @@ from langchain_core.messages import (
 )
 from langgraph.runtime import Runtime
 
-from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.history import render_history
-from keel.nodes.markers import NUDGE_PREFIX
-from keel.nodes.models import SYSTEM_PROMPT, ContextLengthExceeded
-from keel.nodes.previews import preview
-from keel.nodes.state import KeelState, open_items
+from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.history import render_history
+from keel.nodes.support.markers import NUDGE_PREFIX
+from keel.nodes.support.models import SYSTEM_PROMPT, ContextLengthExceeded
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState, open_items
 from keel.tools.todo import storable
 
 log = structlog.get_logger(__name__)

@@ -12,10 +12,10 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.context import KeelRun
-from keel.nodes.events import mission_reset
-from keel.nodes.previews import preview
-from keel.nodes.state import KeelState, is_plan_complete
+from keel.nodes.support.context import KeelRun
+from keel.nodes.support.events import mission_reset
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState, is_plan_complete
 
 log = structlog.get_logger(__name__)
 

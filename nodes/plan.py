@@ -11,9 +11,9 @@ from typing import Any
 
 import structlog
 
-from keel.nodes.intents import parse_intents
-from keel.nodes.previews import preview
-from keel.nodes.state import KeelState, TodoItem, Todolist
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState, TodoItem, Todolist
+from keel.tools.phrasings import parse_intents
 
 log = structlog.get_logger(__name__)
 

@@ -17,12 +17,12 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.context import KeelRun
-from keel.nodes.events import event
-from keel.nodes.message_log import flush
-from keel.nodes.models import said_done
-from keel.nodes.progress import close_open_steps
-from keel.nodes.state import KeelState, open_items
+from keel.nodes.support.context import KeelRun
+from keel.nodes.support.events import event
+from keel.nodes.support.message_log import flush
+from keel.nodes.support.models import said_done
+from keel.nodes.support.progress import close_open_steps
+from keel.nodes.support.state import KeelState, open_items
 
 log = structlog.get_logger(__name__)
 

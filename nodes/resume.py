@@ -21,13 +21,13 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.nodes.assistant import model_input
-from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.events import audit_entry, event
-from keel.nodes.markers import RESUME_KWARG, SYNTHETIC
-from keel.nodes.message_log import flush
-from keel.nodes.previews import preview
-from keel.nodes.state import KeelState, bump, open_items, unstreamed
-from keel.nodes.tokens import count_tokens
+from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.events import audit_entry, event
+from keel.nodes.support.markers import RESUME_KWARG, SYNTHETIC
+from keel.nodes.support.message_log import flush
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState, bump, open_items, unstreamed
+from keel.nodes.support.tokens import count_tokens
 
 log = structlog.get_logger(__name__)
 

@@ -19,13 +19,12 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessa
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from keel.nodes.context import KeelRun
-from keel.nodes.events import event
-from keel.nodes.intents import confirms, is_yes
-from keel.nodes.message_log import flush, log_exchange
-from keel.nodes.previews import preview
-from keel.nodes.progress import close_step
-from keel.nodes.state import (
+from keel.nodes.support.context import KeelRun
+from keel.nodes.support.events import event
+from keel.nodes.support.message_log import flush, log_exchange
+from keel.nodes.support.previews import preview
+from keel.nodes.support.progress import close_step
+from keel.nodes.support.state import (
     ConfirmationRequest,
     ItemStatus,
     KeelState,
@@ -34,6 +33,7 @@ from keel.nodes.state import (
     unstreamed,
 )
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
+from keel.tools.phrasings import confirms, is_yes
 from keel.tools.todo import DESTRUCTIVE, GET, run_tool_call
 
 log = structlog.get_logger(__name__)

@@ -4,7 +4,7 @@ A new topic starts on an explicit switch or correction phrase, after a silence l
 ``topic_gap_seconds`` since the conversation's last message, or on ``/reset``. The old topic is
 ended with a summary; the new one is titled from its first message (by a model when one is
 configured). History is never deleted. The node also loads the earlier messages the model will
-see this turn (see ``keel.nodes.history``).
+see this turn (see ``keel.nodes.support.history``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from langgraph.runtime import Runtime
 
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.events import TopicReason, topic_changed
-from keel.nodes.history import load_history
-from keel.nodes.previews import preview
-from keel.nodes.state import KeelState, Topic
+from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.events import TopicReason, topic_changed
+from keel.nodes.support.history import load_history
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState, Topic
 
 log = structlog.get_logger(__name__)
 

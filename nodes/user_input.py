@@ -17,10 +17,10 @@ from langchain_core.messages import HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from keel.nodes.agent_state import AgentState
-from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.previews import preview
-from keel.nodes.state import KeelState, bump, unstreamed
+from keel.nodes.support.agent_state import AgentState
+from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState, bump, unstreamed
 
 log = structlog.get_logger(__name__)
 

@@ -25,7 +25,7 @@ from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, build_graph
 from keel.graphs.resources import open_run
-from keel.nodes.context import KeelContext
+from keel.nodes.support.context import KeelContext
 from keel.tools.store import TaskStore
 
 

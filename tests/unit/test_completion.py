@@ -5,7 +5,7 @@ import uuid
 from langchain_core.messages import AIMessage
 
 from keel.graphs.runner import run_turn
-from keel.nodes.markers import NUDGE_PREFIX
+from keel.nodes.support.markers import NUDGE_PREFIX
 from tests.unit.scripted import ScriptedModel, call
 
 

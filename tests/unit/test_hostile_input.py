@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keel.nodes.intents import YES_WORDS, confirms, is_yes, parse_intents
-from keel.nodes.markers import DEFAULT_DONE_MARKER, has_done, lines, strip_done
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines, strip_done
+from keel.tools.phrasings import YES_WORDS, confirms, is_yes, parse_intents
 from keel.tools.store import MAX_TASK_ID, TaskError
 
 LIMIT = 32_000

@@ -8,10 +8,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from keel.graphs.runner import run_turn, snapshot, thread_config
 from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
-from keel.nodes.context import AGENT_TOOLS
-from keel.nodes.models import build_agent_model
 from keel.nodes.resume import continuation_step
-from keel.nodes.tokens import count_tokens
+from keel.nodes.support.context import AGENT_TOOLS
+from keel.nodes.support.models import build_agent_model
+from keel.nodes.support.tokens import count_tokens
 from keel.tools.next_step import note_from_args, parse_next_step
 from tests.stub_openai import StubOpenAI
 from tests.unit.scripted import ScriptedModel, call

@@ -9,7 +9,7 @@ import pytest
 
 from keel.graphs.resources import open_run
 from keel.graphs.settings import Settings, UnsafeSettings
-from keel.nodes.context import KeelContext
+from keel.nodes.support.context import KeelContext
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "checkpoints", "graphs", "nodes", "tools")

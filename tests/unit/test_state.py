@@ -1,8 +1,8 @@
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from keel.nodes import state as state_mod
-from keel.nodes.agent_state import AgentState
-from keel.nodes.state import (
+from keel.nodes.support import state as state_mod
+from keel.nodes.support.agent_state import AgentState
+from keel.nodes.support.state import (
     bounded_window,
     from_legacy,
     is_complete,

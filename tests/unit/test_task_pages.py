@@ -12,10 +12,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from keel.graphs.runner import run_turn
-from keel.nodes.history import render_history
-from keel.nodes.intents import parse_intents
-from keel.nodes.rule_model import decide, next_page_offset
+from keel.nodes.support.history import render_history
+from keel.nodes.support.rule_model import decide, next_page_offset
 from keel.tools import store as store_module
+from keel.tools.phrasings import parse_intents
 from keel.tools.store import TaskError
 from keel.tools.todo import LIST_LIMIT_DEFAULT, TODO_TOOLS, run_tool_call
 

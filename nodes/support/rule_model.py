@@ -1,14 +1,14 @@
 """The rule-based chat model: keel's offline default and the fallback behind OpenAI.
 
 A real LangChain ``BaseChatModel``: it binds tools, emits tool calls and ends its answers with the
-DONE marker. It implements the todo decision table (see ``keel.nodes.intents``) statelessly from the
-messages it is given: the last human message is the request (a nudge only makes it look again);
+DONE marker. It implements the todo decision table (see ``keel.tools.phrasings``) statelessly from
+the messages it is given: the last human message is the request (a nudge only makes it look again);
 tool results after it are what has been done. A task named by title is looked up with
 ``list_todo_tasks`` first, filtered by the title (a page of the matches at a time, so a lookup reads
-each task once and returns at most a page, however long the list). A list is shown a page at a
-time; "show more tasks" lists the page after the one the conversation showed last (found in the
-earlier messages the model is given). It reports only what the tools returned, in the decision
-table's phrases.
+each task once and returns at most a page, however long the list). A list is shown a page at a time;
+"show more tasks" lists the page after the one the conversation showed last (found in the earlier
+messages the model is given). It reports only what the tools returned, in the decision table's
+phrases.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from keel.nodes.intents import Intent, parse_intents
-from keel.nodes.markers import (
+from keel.nodes.support.markers import (
     DEFAULT_DONE_MARKER,
     NUDGE_PREFIX,
     RESUME_KWARG,
     result_without_done,
     stream_without_done,
 )
+from keel.tools.phrasings import Intent, parse_intents
 from keel.tools.todo import (
     COMPLETE,
     CREATE,
@@ -56,7 +56,7 @@ _PAGE_SHOWN = re.compile(
 )
 """Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
 EARLIER_HEADER = "## Earlier context"
-"""The history message's older section, which comes after its current one (keel.nodes.history)."""
+"""The history message's older section, after its current one (``keel.nodes.support.history``)."""
 HELP_TEXT = (
     'I can help with your todo list: add a task ("Add buy milk"), show one ("Show task 2"), '
     'list them ("What\'s on my list?"), rename one ("Rename task 2 to call mom"), complete one '

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from keel.checkpoints.messages import LoggedMessage, MessageLog
-from keel.nodes.state import HistoryEntry
+from keel.nodes.support.state import HistoryEntry
 
 CURRENT_MESSAGES = 6
 EARLIER_MESSAGES = 5

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
-from keel.nodes.state import AuditEntry
+from keel.nodes.support.state import AuditEntry
 
 TopicReason = Literal["phrase", "time_gap", "user_reset", "returned"]
 """Why a topic changed: a switch or correction phrase, a silence, ``/reset``, or a return to an

@@ -3,8 +3,8 @@
 ``flush`` writes every message of the turn's window under its message id; a message already
 written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
 before they pause (tool_execution) and when a turn ends (response): once or twice a turn. Replies
-enter the window without their DONE line (``keel.nodes.models.WithoutDoneLines``), so the log
-holds what the user sees.
+enter the window without their DONE line (``keel.nodes.support.models.WithoutDoneLines``), so
+the log holds what the user sees.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.context import KeelRun, conversation_id
-from keel.nodes.markers import SYNTHETIC
-from keel.nodes.state import KeelState
+from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.markers import SYNTHETIC
+from keel.nodes.support.state import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 

@@ -1,13 +1,13 @@
 """The chat-model factory: OpenAI when a key is set, the rule-based model always behind it.
 
-``build_agent_model(tools, api_key, model, base_url)`` returns a runnable with the tools bound:
-with an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini;
-``OPENAI_BASE_URL`` honoured) with the rule-based model as fallback for any provider failure
-except a context-length error, which is raised as ``ContextLengthExceeded`` so the graph can
-resume in a fresh window; without a key, the rule-based model alone. Both take their DONE line
-out of their answer themselves, as they produce it (``keel.nodes.markers``); any other model a run
-is given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``SYSTEM_PROMPT``
-is what the assistant node puts first in every model call.
+``build_agent_model(tools, api_key, model, base_url)`` returns a runnable with the tools bound: with
+an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini;
+``OPENAI_BASE_URL`` honoured) with the rule-based model as fallback for any provider failure except
+a context-length error, which is raised as ``ContextLengthExceeded`` so the graph can resume in a
+fresh window; without a key, the rule-based model alone. Both take their DONE line out of their
+answer themselves, as they produce it (``keel.nodes.support.markers``); any other model a run is
+given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``SYSTEM_PROMPT`` is
+what the assistant node puts first in every model call.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from keel.nodes.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done, stream_without_done
-from keel.nodes.rule_model import RuleBasedChatModel
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done, stream_without_done
+from keel.nodes.support.rule_model import RuleBasedChatModel
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -100,7 +100,7 @@ def build_agent_model(
     rule_based = RuleBasedChatModel().bind_tools(tools)
     if not api_key:
         return rule_based
-    from keel.nodes.openai_model import KeelChatOpenAI
+    from keel.nodes.support.openai_model import KeelChatOpenAI
 
     openai = KeelChatOpenAI(
         model=model,

@@ -1,7 +1,7 @@
 """keel's OpenAI chat model: ``ChatOpenAI`` that takes its DONE line out and names its failures.
 
-Imported only when an API key is set (``keel.nodes.models.build_agent_model``). Streamed or not,
-the answer comes back under the ``message_id`` the assistant node gives, without the line that
+Imported only when an API key is set (``keel.nodes.support.models.build_agent_model``). Streamed or
+not, the answer comes back under the ``message_id`` the assistant node gives, without the line that
 matches ``done_marker`` (marked ``keel_done`` instead), so no client ever sees it; a provider's
 failure comes out as ``ContextLengthExceeded`` (the graph resumes in a fresh window) or
 ``ProviderFailed`` (the rule-based model answers instead).
@@ -18,8 +18,8 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from typing_extensions import override
 
-from keel.nodes.markers import DEFAULT_DONE_MARKER, result_without_done, stream_without_done
-from keel.nodes.models import classified
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER, result_without_done, stream_without_done
+from keel.nodes.support.models import classified
 
 
 class KeelChatOpenAI(ChatOpenAI):

@@ -25,8 +25,8 @@ from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
-from keel.nodes.markers import DEFAULT_DONE_MARKER
-from keel.nodes.models import AgentModel
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER
+from keel.nodes.support.models import AgentModel
 from keel.tools.next_step import record_next_step
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS

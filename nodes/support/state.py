@@ -14,7 +14,7 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from keel.nodes.agent_state import AgentState
+from keel.nodes.support.agent_state import AgentState
 from keel.tools.next_step import NextStep
 
 WINDOW_MAX_MESSAGES = 40

@@ -1,0 +1,1 @@
+"""What keel's nodes share: state, run context, chat models, events, the message log."""
