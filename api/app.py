@@ -9,11 +9,12 @@ todo tools are served over MCP at /mcp/. The chat page (``keel.api.web``) is at 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
+from langchain_core.tools import BaseTool
 
 from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
@@ -21,18 +22,19 @@ from keel.api.mcp import RequireKey, build_mcp
 from keel.api.routers import conversations, health, metrics, tasks, web, ws
 from keel.api.service import open_service
 from keel.graphs.settings import Settings
+from keel.tools.todo import TODO_TOOLS
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app (settings from the environment unless given)."""
+def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TODO_TOOLS) -> FastAPI:
+    """Build the app (settings from the environment unless given) around ``tools``."""
     settings = (settings or Settings()).for_serving()
     configure_logging()
 
-    mcp = build_mcp(lambda: app.state.service)
+    mcp = build_mcp(lambda: app.state.service, tools)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_service(settings) as service, mcp.session_manager.run():
+        async with open_service(settings, tools) as service, mcp.session_manager.run():
             app.state.service = service
             yield
 

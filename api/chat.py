@@ -23,7 +23,7 @@ from keel.checkpoints.requests import RequestStore
 from keel.graphs.builder import KeelGraph, build_graph
 from keel.graphs.requests import run_once
 from keel.graphs.reset_command import reset_conversation
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import is_transient, recover_turn, run_turn, snapshot
 from keel.graphs.settings import Settings
@@ -94,14 +94,14 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
     settings = Settings()
     max_chars = settings.max_message_chars
     async with open_backend(settings.database_url) as backend:
-        db, saver = backend.db, backend.saver
+        resources = open_resources(backend.db, backend.saver, settings)
         try:
-            cid = await _open_conversation(ConversationStore(db), conversation_id, user_id)
+            cid = await _open_conversation(resources.conversations, conversation_id, user_id)
         except ConversationNotFound as exc:
             console.print(f"[red]error:[/red] {exc}")
             return 1
-        graph = build_graph(checkpointer=saver)
-        context = open_run(db, saver, settings).context(user_id)
+        graph = build_graph(checkpointer=backend.saver)
+        context = resources.context(user_id)
         locks = TurnLocks(backend.process_locks)
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
         try:
@@ -148,7 +148,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                     f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
                 )
                 continue
-            result = await _say(graph, cid, text, context, locks, RequestStore(db), console)
+            result = await _say(graph, cid, text, context, locks, RequestStore(backend.db), console)
             if result is not None:
                 _print_result(console, result, verbose)
     console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)

@@ -1,10 +1,10 @@
-"""/mcp: the six todo tools over MCP (streamable HTTP), behind the same API keys.
+"""/mcp: the todo tools over MCP (streamable HTTP), behind the same API keys.
 
-The MCP tools are made from ``keel.tools.todo.TODO_TOOLS``, the list the agent binds: the same
+The MCP tools are made from the list the agent binds (``keel.tools.todo.TODO_TOOLS``): the same
 names, descriptions and argument schemas (the tools' ``tool_call_schema``, without the injected user
 and store).
 
-Each MCP tool call runs through ``keel.tools.todo.run_tool_call`` for the user whose key came with
+Each MCP tool call runs through ``keel.tools.calls.run_tool_call`` for the user whose key came with
 the request, so MCP clients get the same per-user isolation, error messages and once-only mutations
 as the agent. Mounted by ``keel.api.app``; its session manager runs in the app's lifespan.
 
@@ -34,7 +34,7 @@ import inspect
 import json
 import re
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from http import HTTPStatus
 from typing import Annotated, Any
@@ -65,7 +65,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from keel.api.deps import user_for, user_of
 from keel.api.errors import RETRY_AFTER_SECONDS, APIError, error_body, is_database_down
 from keel.api.service import Service
-from keel.tools.todo import TODO_TOOLS, run_tool_call
+from keel.tools.calls import run_tool_call
+from keel.tools.todo import TODO_TOOLS
 
 ServiceGetter = Callable[[], Service]
 log = structlog.get_logger(__name__)
@@ -98,7 +99,8 @@ async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any])
     user = await user_for(service, request) if request else user_of(service, None)
     call = {"name": name, "args": args, "id": f"mcp_{uuid.uuid4().hex}", "type": "tool_call"}
     try:
-        result = await run_tool_call(call, user, service.run.task_store())  # type: ignore[arg-type]
+        resources = service.resources
+        result = await run_tool_call(call, user, resources.store, tools=resources.tools)  # type: ignore[arg-type]
     except Exception as exc:
         if is_database_down(exc):  # the database's own text stays here, like the API's 503
             log.warning("database_unavailable", error=type(exc).__name__, tool=name)
@@ -175,10 +177,10 @@ class KeelMCP(FastMCP):
         return app
 
 
-def build_mcp(service: ServiceGetter) -> FastMCP:
-    """The MCP server with the todo tools: the agent's own list, names and descriptions."""
+def build_mcp(service: ServiceGetter, tools: Sequence[BaseTool] = TODO_TOOLS) -> FastMCP:
+    """The MCP server with ``tools``: the agent's own list, names and descriptions."""
     server = KeelMCP("keel", stateless_http=True, json_response=True, streamable_http_path="/")
-    for todo_tool in TODO_TOOLS:
+    for todo_tool in tools:
         server.add_tool(
             _mcp_function(todo_tool, service),
             name=todo_tool.name,

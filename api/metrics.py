@@ -29,7 +29,8 @@ from prometheus_client import (
 
 from keel.graphs.result import TurnResult
 from keel.nodes.support.events import NodeEvent
-from keel.tools.todo import DESTRUCTIVE
+from keel.tools.spec import confirmations
+from keel.tools.todo import TODO_TOOLS
 
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -50,6 +51,8 @@ CONFIRMATIONS = Counter(
 MISSION_RESETS = Counter("keel_mission_resets", "Missions reset, by reason.", ["reason"])
 TOPIC_CHANGES = Counter("keel_topic_changes", "Topics changed, by reason.", ["reason"])
 RESUMES = Counter("keel_resumes", "Fresh context windows opened after exhaustion.")
+CONFIRMED = frozenset(confirmations(TODO_TOOLS))
+"""The tools whose calls ran after a yes."""
 LOOP_LIMITS = Counter("keel_loop_limit_ends", "Turns ended by the loop limit.")
 POOL = Gauge(
     "keel_db_pool",
@@ -81,7 +84,7 @@ def _tool_outcome(name: str, result: Any) -> str:
         return "cancelled"
     if text.startswith(("Error", "Not run")):
         return "error"
-    return "confirmed" if name in DESTRUCTIVE else "ok"
+    return "confirmed" if name in CONFIRMED else "ok"
 
 
 def count_events(events: Iterable[NodeEvent]) -> None:

@@ -1,7 +1,8 @@
 """What the server holds for its lifetime: the database, the compiled graph, the turn locks.
 
 ``open_service(settings)`` opens them in the app's lifespan; routers reach them through
-``keel.api.deps``. ``turn_context`` builds a turn's run context for a user on the service's run.
+``keel.api.deps``. ``turn_context`` builds a turn's run context for a user on the service's
+resources (the stores, models and tools every turn shares, one clock for them all).
 Turns run in tasks the service owns (``track``), so a client that goes away never cuts a turn short
 or strands its lock; closing the service waits for them.
 """
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from langchain_core.tools import BaseTool
 
 from keel.checkpoints.backend import Backend, open_backend
 from keel.checkpoints.backups import BackupStore
@@ -26,11 +29,12 @@ from keel.checkpoints.requests import RequestStore
 from keel.checkpoints.retention import Retention, latest_checkpoint_id
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, build_graph
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
 from keel.graphs.runner import TurnStart
 from keel.graphs.settings import Settings
-from keel.nodes.support.context import KeelContext, KeelRun
+from keel.nodes.support.context import KeelContext, Resources
+from keel.tools.todo import TODO_TOOLS
 
 T = TypeVar("T")
 KNOWN_CONVERSATIONS = 10_000
@@ -44,13 +48,10 @@ class Service:
     settings: Settings
     backend: Backend
     graph: KeelGraph
-    conversations: ConversationStore
-    messages: MessageLog
-    topics: TopicStore
     requests: RequestStore
     locks: TurnLocks
     retention: Retention
-    run: KeelRun
+    resources: Resources
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     known: OrderedDict[str, str | None] = field(default_factory=OrderedDict)
@@ -90,9 +91,24 @@ class Service:
         """Keel's tables."""
         return self.backend.db
 
+    @property
+    def conversations(self) -> ConversationStore:
+        """Who owns which conversation (one owner cache for the API and the graph)."""
+        return self.resources.conversations
+
+    @property
+    def messages(self) -> MessageLog:
+        """The message log."""
+        return self.resources.messages
+
+    @property
+    def topics(self) -> TopicStore:
+        """The topic segments."""
+        return self.resources.topics
+
     def turn_context(self, user_id: str) -> KeelContext:
-        """The run context of one turn for ``user_id``, on the service's run."""
-        return self.run.context(user_id)
+        """The run context of one turn for ``user_id``, on the service's resources."""
+        return self.resources.context(user_id)
 
     def pool_stats(self) -> dict[str, int]:
         """The PostgreSQL pool's counters (connections, waiting requests); empty on SQLite."""
@@ -126,8 +142,10 @@ class Service:
 
 
 @asynccontextmanager
-async def open_service(settings: Settings) -> AsyncIterator[Service]:
-    """Open the database (one pool) and compile the graph."""
+async def open_service(
+    settings: Settings, tools: Sequence[BaseTool] = TODO_TOOLS
+) -> AsyncIterator[Service]:
+    """Open the database (one pool) and compile the graph; ``tools``: what the agent may call."""
     async with AsyncExitStack() as stack:
         backend = await stack.enter_async_context(
             open_backend(
@@ -137,19 +155,15 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             )
         )
         db, saver = backend.db, backend.saver
-        run = open_run(db, saver, settings)
-        locks = TurnLocks(backend.process_locks)
+        resources = open_resources(db, saver, settings, tools=tools)
         service = Service(
             settings=settings,
             backend=backend,
             graph=build_graph(checkpointer=saver),
-            conversations=run.conversation_store(),  # one owner cache for the API and the graph
-            messages=MessageLog(db),
-            topics=TopicStore(db),
             requests=RequestStore(db),
-            locks=locks,
-            retention=Retention(saver, run.checkpoint_keep),
-            run=run,
+            locks=TurnLocks(backend.process_locks),
+            retention=Retention(saver, settings.checkpoint_keep),
+            resources=resources,
         )
         try:
             yield service

@@ -32,7 +32,7 @@ from bench.plain_react import build_plain_graph  # noqa: E402
 from bench.plain_server import open_plain  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
-from keel.graphs.resources import open_run  # noqa: E402
+from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.runner import run_turn  # noqa: E402
 from keel.tools.store import TaskStore  # noqa: E402
 
@@ -116,7 +116,7 @@ def keel_impl() -> tuple[Any, Any]:
     cid = str(uuid.uuid4())
 
     def build(saver: Any, engine: Any) -> Any:
-        return build_graph(checkpointer=saver), open_run(engine, saver).context("bench")
+        return build_graph(checkpointer=saver), open_resources(engine, saver).context("bench")
 
     async def turn(runner: Any, _engine: Any, n: int) -> None:
         graph, context = runner

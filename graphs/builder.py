@@ -8,9 +8,9 @@
     tool_execution -> tool_execution (asked: wait for the answer) | response
     response -> assistant | END
 
-Every node is wrapped so that it sees the run (``runtime.context`` is the ``KeelRun`` that
-``keel.graphs.resources.run_of`` resolves from the caller's plain ``KeelContext``); the state nodes'
-wrappers also check the transition table and record the new ``agent_state``. The conditional
+Every node is wrapped so that its ``runtime.context`` is the caller's ``KeelContext`` with the
+process's resources (``keel.graphs.resources.prepared``); the state nodes' wrappers also check the
+transition table and record the new ``agent_state``. The conditional
 edges take their path maps from the same table. Only the assistant's text reaches the
 ``messages`` stream: the other nodes write the window as ``unstreamed`` updates.
 
@@ -33,14 +33,14 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
-from keel.graphs.resources import run_of
+from keel.graphs.resources import prepared
 from keel.nodes.assistant import assistant
 from keel.nodes.mission import reset
 from keel.nodes.plan import plan
 from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
 from keel.nodes.support.agent_state import WAIT, AgentState, Target, path_map, validate_transition
-from keel.nodes.support.context import KeelContext, KeelRun, conversation_id
+from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.state import (
     ConfirmationRequest,
     HistoryEntry,
@@ -57,7 +57,7 @@ from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
 
-NodeFn = Callable[[KeelState, Runtime[KeelRun]], Any] | Callable[[KeelState], Any]
+NodeFn = Callable[[KeelState, Runtime[KeelContext]], Any] | Callable[[KeelState], Any]
 
 
 def current_state(state: KeelState) -> AgentState:
@@ -66,18 +66,20 @@ def current_state(state: KeelState) -> AgentState:
 
 
 def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitable[Any]]:
-    """``fn`` as a graph node that sees the run; with ``enters``, running it is that transition."""
+    """``fn`` as a node on a prepared context; with ``enters``, running it is that transition."""
     name = str(enters) if enters else fn.__name__
     wants_runtime = len(inspect.signature(fn).parameters) > 1
 
     async def run_node(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-        run = await run_of(runtime.context)
-        await run.conversation_store().claim(conversation_id(runtime), run.user_id)
+        context = await prepared(runtime.context)
+        if context is not runtime.context:
+            runtime = runtime.override(context=context)
+        await context.resources.conversations.claim(conversation_id(runtime), context.user_id)
         source = current_state(state)
         if enters is not None:
             validate_transition(source, enters)  # staying (a resumed wait) is no transition
-            pause_point(f"before:{enters}", run.pause_at)
-        args = (state, runtime.override(context=run)) if wants_runtime else (state,)  # type: ignore[arg-type]
+            pause_point(f"before:{enters}", context.resources.pause_at)
+        args = (state, runtime) if wants_runtime else (state,)
         update = fn(*args)
         if inspect.isawaitable(update):
             update = await update
@@ -148,8 +150,8 @@ async def route_assistant(
 
 async def route_context(state: ModelInputView) -> Literal["resume", AgentState.ASSISTANT]:
     """Before the assistant: open a fresh window first when the old one is exhausted."""
-    run = await run_of(get_runtime(KeelContext).context)
-    exhausted = context_exhausted(cast(KeelState, state), run)
+    context = await prepared(get_runtime(KeelContext).context)
+    exhausted = context_exhausted(cast(KeelState, state), context)
     return "resume" if exhausted else AgentState.ASSISTANT
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 
 from keel.graphs.builder import KeelGraph
-from keel.graphs.resources import run_of
+from keel.graphs.resources import prepared
 from keel.graphs.result import Snapshot
 from keel.graphs.runner import snapshot, thread_config
 from keel.nodes.support.context import KeelContext
@@ -36,7 +36,7 @@ async def import_legacy_session(
     state, audit = from_legacy(flags)
     update: dict[str, Any] = {**state, "turn_over": True}
     if audit is not None:
-        at = (await run_of(context)).clock()
+        at = (await prepared(context)).resources.clock()
         update["audit"] = [audit_entry(audit["kind"], audit["reason"], audit["detail"], at)]
         log.warning("legacy_session_ambiguous", reason=audit["reason"])
     await graph.aupdate_state(thread_config(conversation_id), update, as_node="response")

@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 import structlog
 
 from keel.graphs.builder import KeelGraph
-from keel.graphs.resources import run_of
+from keel.graphs.resources import prepared
 from keel.graphs.result import TopicSegment, topic_segment
 from keel.graphs.runner import ended_turn, thread_config
 from keel.nodes.support.context import KeelContext
@@ -41,8 +41,8 @@ async def reopen_topic(
     graph: KeelGraph, conversation_id: str, topic_id: str, context: KeelContext
 ) -> Reopened:
     """Make ``topic_id`` the conversation's active topic (TopicNotFound when it has none such)."""
-    run = await run_of(context)
-    topics = run.topic_store()
+    resources = (await prepared(context)).resources
+    topics = resources.topics
     previous = await topics.active(conversation_id)
     if previous is not None and previous.id == topic_id:
         return {
@@ -54,13 +54,13 @@ async def reopen_topic(
     summary = None
     if previous is not None:
         summary = await summarize_topic(
-            run.message_log(), conversation_id, as_state_topic(previous)
+            resources.messages, conversation_id, as_state_topic(previous)
         )
     topic = await topics.reopen(conversation_id, topic_id, summary)
     previous_id = previous.id if previous else None
     changed = topic_changed(previous_id, topic.id, topic.title, REASON)
     detail: dict[str, Any] = dict(changed["data"])
-    now = run.clock()
+    now = resources.clock()
     update = {
         "topic": as_state_topic(topic),
         "last_message_at": now.isoformat(),  # a silence before the return is not a new topic

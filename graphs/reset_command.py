@@ -13,7 +13,7 @@ from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from keel.graphs.builder import KeelGraph
-from keel.graphs.resources import run_of
+from keel.graphs.resources import prepared
 from keel.graphs.result import Reset
 from keel.graphs.runner import ended_turn, thread_config
 from keel.nodes.support.context import KeelContext
@@ -37,17 +37,17 @@ async def reset_conversation(graph: KeelGraph, conversation_id: str, context: Ke
     values = (await graph.aget_state(config)).values
     todolist = values.get("todolist")
     previous_todolist_id = todolist["id"] if todolist else None
-    run = await run_of(context)
-    topics = run.topic_store()
+    resources = (await prepared(context)).resources
+    topics = resources.topics
     previous = await topics.active(conversation_id)
     summary = (
-        await summarize_topic(run.message_log(), conversation_id, as_state_topic(previous))
+        await summarize_topic(resources.messages, conversation_id, as_state_topic(previous))
         if previous
         else None
     )
     topic = await topics.start(conversation_id, RESET_TITLE, summary)
     changed = topic_changed(previous.id if previous else None, topic.id, topic.title, "user_reset")
-    reset, entry = mission_reset(RESET_REASON, previous_todolist_id, run.clock())
+    reset, entry = mission_reset(RESET_REASON, previous_todolist_id, resources.clock())
     await graph.aupdate_state(
         config,
         {

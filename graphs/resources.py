@@ -1,26 +1,29 @@
-"""The run the nodes work with: stores, chat models and settings, opened once per process.
+"""The resources the nodes work with: stores, chat models and tools, opened once per process.
 
-``open_run(db, saver, settings)`` builds a ``KeelRun`` on an open database: keel's API, chat and
-tests open their database and give the run to each turn's context (``KeelContext.using``).
+``open_resources(db, saver, settings)`` builds ``Resources`` on an open database: keel's API, chat
+and tests open their database and give the resources to each turn's context
+(``resources.context(user_id)``).
 
-A graph run whose context brings no run (Studio, the LangGraph SDK, ``RemoteGraph``, a notebook
-that passes only plain data) runs on the process's shared run, which ``shared_run`` opens on first
-use from ``Settings`` (``KEEL_DATABASE_URL`` and the rest), off the event loop wherever opening
-blocks, and keeps for the life of the process (one per event loop: its connections belong to it).
+A graph run whose context brings none (Studio, the LangGraph SDK, ``RemoteGraph``, a notebook that
+passes only plain data) runs on the process's shared resources, which ``shared_resources`` opens
+on first use from ``Settings`` (``KEEL_DATABASE_URL`` and the rest), off the event loop wherever
+opening blocks, and keeps for the life of the process (one per event loop: its connections belong
+to it).
 
-``run_of(context)`` is what the graph builder calls for every node: the context resolved against
-its run.
+``prepared(context)`` is what the graph builder calls for every node: the context with its
+resources, and the acting user a LangGraph server authenticated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import replace
 from typing import Any
 
 import structlog
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 
@@ -32,23 +35,31 @@ from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
-from keel.nodes.support.context import AGENT_TOOLS, KeelContext, KeelRun
-from keel.nodes.support.models import build_agent_model, build_title_model, without_done_lines
+from keel.nodes.support.context import TUNABLES, KeelContext, Resources, Tunables
+from keel.nodes.support.models import (
+    build_agent_model,
+    build_title_model,
+    system_prompt,
+    without_done_lines,
+)
+from keel.tools.next_step import record_next_step
 from keel.tools.store import TaskStore
+from keel.tools.todo import TODO_TOOLS
 
 log = structlog.get_logger(__name__)
 
 
-def open_run(
+def open_resources(
     db: Database,
     saver: BaseCheckpointSaver | None = None,
     settings: Settings | None = None,
     clock: Clock = utcnow,
+    tools: Sequence[BaseTool] = TODO_TOOLS,
     **overrides: Any,
-) -> KeelRun:
-    """A run on ``db``: the stores, the models and the tunables of ``settings``.
+) -> Resources:
+    """The resources on ``db``: the stores, the models bound to ``tools``, and ``settings``.
 
-    ``overrides`` replace any of the run's fields (a test's model, say).
+    ``overrides`` replace any of the fields of ``Resources`` (a test's model, say).
     """
     settings = settings or Settings()
     openai = (settings.openai_api_key, settings.openai_model, settings.openai_base_url)
@@ -58,43 +69,40 @@ def open_run(
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),
-        "model": build_agent_model(AGENT_TOOLS, *openai),
+        "model": build_agent_model([*tools, record_next_step], *openai),
         "title_model": build_title_model(*openai),
-        "done_marker": settings.done_marker,
-        "loop_limit": settings.loop_limit,
-        "context_token_budget": settings.context_token_budget,
+        "tools": list(tools),
+        "prompt": system_prompt(tools),
+        "settings": Tunables.model_validate(settings.model_dump(include=set(TUNABLES))),
         "token_model": settings.token_model,
-        "resume_template": settings.resume_template,
-        "topic_gap_seconds": settings.topic_gap_seconds,
-        "checkpoint_keep": settings.checkpoint_keep,
         "pause_at": settings.pause_at,
         "clock": clock,
     }
-    run = KeelRun(**{**values, **overrides})
+    resources = Resources(**{**values, **overrides})
     if overrides.get("model") is not None:  # keel's own models take their DONE lines out
-        run.model = without_done_lines(overrides["model"])
-    return run
+        resources.model = without_done_lines(overrides["model"])
+    return resources
 
 
 class _Shared:
-    """The process's shared run on one event loop, and what keeps its database open."""
+    """The process's shared resources on one event loop, and what keeps their database open."""
 
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
-        self.run: KeelRun | None = None
+        self.resources: Resources | None = None
         self.stack = AsyncExitStack()
 
 
 _shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Shared] = weakref.WeakKeyDictionary()
 
 
-async def shared_run() -> KeelRun:
-    """The process's run, opened from ``Settings`` on first use (per event loop)."""
+async def shared_resources() -> Resources:
+    """The process's resources, opened from ``Settings`` on first use (per event loop)."""
     shared = _shared.setdefault(asyncio.get_running_loop(), _Shared())
-    if shared.run is not None:
-        return shared.run
+    if shared.resources is not None:
+        return shared.resources
     async with shared.lock:
-        if shared.run is None:
+        if shared.resources is None:
             settings = await asyncio.to_thread(Settings)
             backend = await shared.stack.enter_async_context(
                 open_backend(
@@ -104,25 +112,27 @@ async def shared_run() -> KeelRun:
                     offload=True,
                 )
             )
-            shared.run = await asyncio.to_thread(open_run, backend.db, backend.saver, settings)
-            log.info("shared_run_opened", database=backend.url.kind)
-    return shared.run
+            shared.resources = await asyncio.to_thread(
+                open_resources, backend.db, backend.saver, settings
+            )
+            log.info("shared_resources_opened", database=backend.url.kind)
+    return shared.resources
 
 
-async def run_of(context: KeelContext | dict[str, Any] | None) -> KeelRun:
-    """The run a node works with: ``context`` over its own run, or over the shared one.
+async def prepared(context: KeelContext | dict[str, Any] | None) -> KeelContext:
+    """The context a node reads: ``context`` on its resources, or on the shared ones.
 
     Under a LangGraph server with authentication, the acting user is the server's authenticated
     identity, whatever the context says.
     """
-    if context is None:
-        run = await shared_run()
-    else:
-        if not isinstance(context, KeelContext):
-            context = KeelContext.model_validate(context)
-        run = context.resolve(context.base or await shared_run())
+    if not isinstance(context, KeelContext):
+        context = KeelContext.model_validate(context or {})
+    if not context.prepared:
+        context = context.using(await shared_resources())
     identity = authenticated_user()
-    return replace(run, user_id=identity) if identity and identity != run.user_id else run
+    if identity and identity != context.user_id:
+        context = context.model_copy(update={"user_id": identity})
+    return context
 
 
 def authenticated_user() -> str | None:

@@ -28,7 +28,7 @@ from keel.checkpoints.newest import holding
 from keel.checkpoints.retention import Retention, prune_thread
 from keel.checkpoints.topics import TopicRow
 from keel.graphs.builder import KeelGraph
-from keel.graphs.resources import run_of
+from keel.graphs.resources import prepared
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
 from keel.nodes.response import pending_tool_calls
 from keel.nodes.support.agent_state import AgentState
@@ -278,7 +278,7 @@ async def run_turn(
         if retention is not None:
             retention.after_turn(conversation_id)
         elif isinstance(graph.checkpointer, BaseCheckpointSaver):
-            keep = (await run_of(context)).checkpoint_keep
+            keep = (await prepared(context)).checkpoint_keep
             await prune_thread(graph.checkpointer, conversation_id, keep)
         log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
         return result

@@ -17,18 +17,10 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.urls import DEFAULT_DATABASE_URL
-from keel.nodes.support.context import (
-    DEFAULT_CONTEXT_TOKEN_BUDGET,
-    DEFAULT_LOOP_LIMIT,
-    DEFAULT_RESUME_TEMPLATE,
-    DEFAULT_TOPIC_GAP_SECONDS,
-)
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER
+from keel.nodes.support.context import LOCAL_USER, Tunables
 from keel.nodes.support.models import DEFAULT_OPENAI_MODEL
 
-LOCAL_USER = "local"
 LOOPBACK = "127.0.0.1"
 
 
@@ -40,8 +32,8 @@ def _openai(name: str) -> AliasChoices:
     return AliasChoices(f"OPENAI_{name}", f"KEEL_OPENAI_{name}")
 
 
-class Settings(BaseSettings):
-    """How keel runs: the database, the HTTP server, the model and the graph's tunables."""
+class Settings(BaseSettings, Tunables):
+    """How keel runs: the database, the HTTP server, the model, and the graph's ``Tunables``."""
 
     model_config = SettingsConfigDict(env_prefix="KEEL_", extra="ignore", populate_by_name=True)
 
@@ -109,28 +101,6 @@ class Settings(BaseSettings):
         description="An OpenAI-compatible endpoint (``OPENAI_BASE_URL``).",
     )
 
-    done_marker: str = Field(
-        default=DEFAULT_DONE_MARKER, description="Regex of the line that says a task is done."
-    )
-    loop_limit: int = Field(
-        default=DEFAULT_LOOP_LIMIT, ge=1, description="RESPONSE -> ASSISTANT loops in one turn."
-    )
-    context_token_budget: int = Field(
-        default=DEFAULT_CONTEXT_TOKEN_BUDGET,
-        ge=1,
-        description="Estimated tokens the window may hold before a resume opens a fresh one.",
-    )
-    topic_gap_seconds: int = Field(
-        default=DEFAULT_TOPIC_GAP_SECONDS,
-        ge=0,
-        description="Silence after which the next message starts a new topic.",
-    )
-    resume_template: str = Field(
-        default=DEFAULT_RESUME_TEMPLATE, description="The continuation prompt of a resume."
-    )
-    checkpoint_keep: int = Field(
-        default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
-    )
     pause_at: str | None = Field(
         default=None,
         description="Crash tests only: the process stops for good at this named point.",

@@ -22,13 +22,13 @@ from langchain_core.messages import (
 )
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.history import render_history
 from keel.nodes.support.markers import NUDGE_PREFIX
-from keel.nodes.support.models import SYSTEM_PROMPT, ContextLengthExceeded
+from keel.nodes.support.models import ContextLengthExceeded
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, open_items
-from keel.tools.todo import storable
+from keel.tools.calls import storable
 
 log = structlog.get_logger(__name__)
 
@@ -71,10 +71,10 @@ def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
     return repaired
 
 
-def model_input(state: KeelState) -> list[BaseMessage]:
-    """What the model is given: system prompt, window, and a nudge when one is due."""
+def model_input(state: KeelState, prompt: str) -> list[BaseMessage]:
+    """What the model is given: the system ``prompt``, window, and a nudge when one is due."""
     window = state.get("window", [])
-    messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    messages: list[BaseMessage] = [SystemMessage(prompt)]
     history = render_history(state.get("history", []), bool(state.get("topic_changed")))
     if history:
         messages.append(SystemMessage(history))
@@ -85,15 +85,17 @@ def model_input(state: KeelState) -> list[BaseMessage]:
     return messages
 
 
-async def assistant(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
     ctx = runtime.context
     turn = (state.get("stats") or {}).get("turns", 0)
     reply_id = f"{conversation_id(runtime)}:turn-{turn}:assistant-{state.get('loops', 0)}"
-    model = ctx.agent_model()  # the run wraps it: its DONE line never reaches the window
+    model = ctx.resources.model  # the run wraps it: its DONE line never reaches the window
     try:
         reply = await model.ainvoke(
-            model_input(state), message_id=reply_id, done_marker=ctx.done_marker
+            model_input(state, ctx.resources.prompt),
+            message_id=reply_id,
+            done_marker=ctx.done_marker,
         )
     except ContextLengthExceeded as exc:
         log.warning("context_length_exceeded", detail=preview(exc))

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelRun
+from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import mission_reset
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, is_plan_complete
@@ -22,7 +22,7 @@ log = structlog.get_logger(__name__)
 REASON_COMPLETED = "completed_todolist_detected"
 
 
-def reset(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Clear a completed mission before a new query is planned."""
     if state.get("pending_question"):
         return {}
@@ -40,7 +40,7 @@ def reset(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
         previous_todolist_id=previous_id,
         new_query_preview=preview(state.get("content")),
     )
-    event, entry = mission_reset(REASON_COMPLETED, previous_id, runtime.context.clock())
+    event, entry = mission_reset(REASON_COMPLETED, previous_id, runtime.context.resources.clock())
     runtime.stream_writer(event)
     log.info("mission_reset_complete", previous_todolist_id=previous_id)
     return {"mission": None, "todolist": None, "audit": [entry]}

@@ -17,7 +17,7 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelRun
+from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import event
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.models import said_done
@@ -39,7 +39,7 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
     return []
 
 
-async def response(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
     update = completion(state, runtime)
     if update.get("turn_over"):
@@ -47,7 +47,7 @@ async def response(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any
     return update
 
 
-def completion(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """The completion decision as a state update."""
     ctx = runtime.context
     window = state.get("window", [])

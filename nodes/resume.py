@@ -21,7 +21,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.nodes.assistant import model_input
-from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.events import audit_entry, event
 from keel.nodes.support.markers import RESUME_KWARG, SYNTHETIC
 from keel.nodes.support.message_log import flush
@@ -38,7 +38,7 @@ TOOL_OUTPUT_FLOOR = 4000
 """Carried tool results are cut to fit the budget, but never below this many characters."""
 
 
-def context_exhausted(state: KeelState, ctx: KeelRun) -> bool:
+def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
     """The provider said so, or the next model input would pass the token budget.
 
     A window that holds nothing but a resume's continuation counts as fresh, whatever its size.
@@ -48,7 +48,8 @@ def context_exhausted(state: KeelState, ctx: KeelRun) -> bool:
     window = state.get("window", [])
     if window and {RESUME_KWARG, CARRIED} & window[-1].additional_kwargs.keys():
         return False  # a window this fresh cannot be made smaller; let the model try
-    return count_tokens(model_input(state), ctx.token_model) > ctx.context_token_budget
+    tokens = count_tokens(model_input(state, ctx.resources.prompt), ctx.resources.token_model)
+    return tokens > ctx.context_token_budget
 
 
 def continuation_step(state: KeelState) -> tuple[int, str]:
@@ -105,20 +106,20 @@ def carry(messages: Sequence[AnyMessage], budget: int, token_model: str | None) 
     return carried
 
 
-async def _backup(runtime: Runtime[KeelRun], reason: str) -> str | None:
+async def _backup(runtime: Runtime[KeelContext], reason: str) -> str | None:
     ctx = runtime.context
-    if ctx.backups is None:
+    if ctx.resources.backups is None:
         log.warning("backup_skipped", reason="no backup store configured")
         return None
     try:
         running = get_config()["configurable"].get(CONFIG_KEY_CHECKPOINTER)
-        return await ctx.backups.backup(conversation_id(runtime), reason, running)
+        return await ctx.resources.backups.backup(conversation_id(runtime), reason, running)
     except Exception as exc:  # a failed backup never stops the resume
         log.warning("backup_failed", error=type(exc).__name__, detail=preview(exc))
         return None
 
 
-async def resume(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Open a fresh window that picks up where the plan stands."""
     ctx = runtime.context
     reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
@@ -134,13 +135,15 @@ async def resume(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
         text += "\n\nSteps still open:\n" + "\n".join(f"- {r}" for r in remaining)
     message = HumanMessage(text, additional_kwargs={SYNTHETIC: True, RESUME_KWARG: remaining})
     detail = {"from_step": from_step, "to_step": step, "backup_id": backup_id}
-    entry = audit_entry("resume", reason, detail, ctx.clock())
+    entry = audit_entry("resume", reason, detail, ctx.resources.clock())
     log.info(
         f"Starting new session from step {step}", step=step, reason=reason, backup_id=backup_id
     )
     data = {"step": step, "description": description, "reason": reason, "backup_id": backup_id}
     runtime.stream_writer(event("resumed", data))
-    carried = carry(current_turn(state["window"]), ctx.context_token_budget, ctx.token_model)
+    carried = carry(
+        current_turn(state["window"]), ctx.context_token_budget, ctx.resources.token_model
+    )
     return {
         "window": unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *carried]),
         "history": [],

@@ -1,11 +1,11 @@
 """The tool_execution node: runs the assistant's tool calls, asking first before destructive ones.
 
-Delete and rename need a yes. Unless the user's message already said so ("delete task 3, yes I'm
-sure"), the node records the question in ``awaiting`` and comes back to itself, where it pauses
-with ``interrupt`` carrying the question. The next user message answers it, whether it comes as
-``Command(resume=...)`` or as a plain new input (``user_input`` hands it over as ``answer``).
-LangGraph re-runs a node from its start when an interrupt is resumed, so every question is asked
-before anything is changed: no tool runs twice.
+A tool declared with a ``Confirm`` (delete and rename) needs a yes. Unless the user's message
+already said so ("delete task 3, yes I'm sure"), the node records the question in ``awaiting`` and
+comes back to itself, where it pauses with ``interrupt`` carrying the question. The next user
+message answers it, whether it comes as ``Command(resume=...)`` or as a plain new input
+(``user_input`` hands it over as ``answer``). LangGraph re-runs a node from its start when an
+interrupt is resumed, so every question is asked before anything is changed: no tool runs twice.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessa
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from keel.nodes.support.context import KeelRun
+from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import event
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.previews import preview
@@ -32,21 +32,21 @@ from keel.nodes.support.state import (
     bump,
     unstreamed,
 )
+from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
 from keel.tools.phrasings import confirms, is_yes
-from keel.tools.todo import DESTRUCTIVE, GET, run_tool_call
+from keel.tools.spec import Confirm, confirmations
+from keel.tools.todo import GET
 
 log = structlog.get_logger(__name__)
 
 
-def confirmation_request(call: ToolCall) -> ConfirmationRequest:
-    """The question for a destructive call: action, task_id, the prompt and the call's id."""
-    action = DESTRUCTIVE[call["name"]]
-    task_id = call["args"].get("task_id")
+def confirmation_request(call: ToolCall, confirm: Confirm) -> ConfirmationRequest:
+    """The question for a call that needs a yes: action, task_id, the prompt and the call's id."""
     return {
-        "action": action,
-        "task_id": task_id,
-        "prompt": f"Are you sure you want to {action} task {task_id}? (yes/no)",
+        "action": confirm.verb,
+        "task_id": call["args"].get(confirm.target),
+        "prompt": confirm.question(call["args"]),
         "tool_call_id": call.get("id"),
     }
 
@@ -59,11 +59,9 @@ def _request(state: KeelState) -> str:
     return state.get("content", "")
 
 
-def _cancelled(call: ToolCall) -> ToolMessage:
-    verb = "deleted" if DESTRUCTIVE[call["name"]] == "delete" else "renamed"
-    text = f"Cancelled: task {call['args'].get('task_id')} was not {verb}."
+def _cancelled(call: ToolCall, confirm: Confirm) -> ToolMessage:
     return ToolMessage(
-        text,
+        confirm.cancelled(call["args"]),
         tool_call_id=call.get("id") or "",
         name=call["name"],
         additional_kwargs={"cancelled": True},
@@ -96,7 +94,7 @@ KEY_MAX_CHARS = 180
 async def _confirmed(
     call: ToolCall,
     state: KeelState,
-    runtime: Runtime[KeelRun],
+    runtime: Runtime[KeelContext],
     answers: dict[str, str],
     key: str,
 ) -> ToolMessage | None:
@@ -106,15 +104,16 @@ async def _confirmed(
         Ask: the question has not been put yet.
     """
     ctx, call_id = runtime.context, call.get("id") or ""
-    if call["name"] not in DESTRUCTIVE or confirms(_request(state)):
+    confirm = confirmations(ctx.resources.tools).get(call["name"])
+    if confirm is None or confirms(_request(state)):
         return None
     if call_id not in answers:
-        request = confirmation_request(call)
+        request = confirmation_request(call, confirm)
         waiting = state.get("awaiting")
         if not waiting or waiting.get("tool_call_id") != call_id:  # not asked yet: ask, if the
-            task_id = call["args"].get("task_id")  # task is there (else the lookup's own error)
+            task_id = call["args"].get(confirm.target)  # task is there (else the lookup's error)
             probe = ToolCall(name=GET, args={"task_id": task_id}, id=call_id, type="tool_call")
-            checked = await run_tool_call(probe, ctx.user_id, ctx.task_store())
+            checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store)
             if checked.status == "error":
                 return ToolMessage(
                     checked.content, tool_call_id=call_id, name=call["name"], status="error"
@@ -122,7 +121,7 @@ async def _confirmed(
             raise Ask(request)
         answers[call_id] = str(interrupt(request))
         await log_exchange(runtime, state, f"answer:{key}", "user", answers[call_id])
-    return None if is_yes(answers[call_id]) else _cancelled(call)
+    return None if is_yes(answers[call_id]) else _cancelled(call, confirm)
 
 
 def record_note(call: ToolCall) -> tuple[ToolMessage, NextStep | None]:
@@ -143,7 +142,7 @@ def _result_for_event(message: ToolMessage) -> Any:
         return str(message.content)
 
 
-async def tool_execution(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Run the pending tool calls of the last assistant message, asking first where needed.
 
     A call that needs a yes is asked for in one step (the question goes into ``awaiting``, so the
@@ -179,7 +178,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelRun]) -> dict[st
             results.append(message)
             continue
         result = stand_ins[call.get("id")] or await run_tool_call(
-            call, ctx.user_id, ctx.task_store(), ctx.pause_at, key
+            call, ctx.user_id, ctx.resources.store, ctx.resources.pause_at, key, ctx.resources.tools
         )
         result.id = f"{key}:result"  # a re-run after a crash logs it once
         results.append(result)

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.events import TopicReason, topic_changed
 from keel.nodes.support.history import load_history
 from keel.nodes.support.previews import preview
@@ -82,14 +82,14 @@ def topic_title(message: str) -> str:
     return f"{title}..." if len(words) > TITLE_WORDS else title or "(empty)"
 
 
-async def title_for(message: str, ctx: KeelRun) -> str:
+async def title_for(message: str, ctx: KeelContext) -> str:
     """A title for a topic opened by ``message``: the model's when configured, else first words."""
-    if ctx.title_model is None:
+    if ctx.resources.title_model is None:
         return topic_title(message)
     prompt = "Give a title of at most six words for a conversation that starts with the message."
     try:
         messages = [SystemMessage(prompt), HumanMessage(message[:2000])]
-        reply = await ctx.title_model.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
+        reply = await ctx.resources.title_model.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
         title = " ".join(reply.text.strip().strip('"').split())
     except Exception as exc:  # a title is never worth failing a turn for
         log.warning("topic_title_failed", error=type(exc).__name__)
@@ -110,7 +110,7 @@ def as_state_topic(row: TopicRow) -> Topic:
 
 
 async def start_topic(
-    ctx: KeelRun,
+    ctx: KeelContext,
     conversation: str,
     title: str,
     previous: Topic | None,
@@ -120,22 +120,30 @@ async def start_topic(
 
     ``topic_id`` names the topic; starting it again (a replayed turn) changes nothing.
     """
-    summary = await summarize_topic(ctx.message_log(), conversation, previous) if previous else None
-    return await ctx.topic_store().start(conversation, title, summary, topic_id)
+    summary = (
+        await summarize_topic(ctx.resources.messages, conversation, previous) if previous else None
+    )
+    return await ctx.resources.topics.start(conversation, title, summary, topic_id)
 
 
-async def _last_message_at(state: KeelState, ctx: KeelRun, conversation: str) -> datetime | None:
+async def _last_message_at(
+    state: KeelState, ctx: KeelContext, conversation: str
+) -> datetime | None:
     if at := state.get("last_message_at"):
         return datetime.fromisoformat(at)
-    return await ctx.message_log().last_message_at(conversation)
+    return await ctx.resources.messages.last_message_at(conversation)
 
 
-async def topic_detect(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Keep or change the active topic, and load the history the model will see."""
     ctx = runtime.context
-    conversation, message, now = conversation_id(runtime), state.get("content", ""), ctx.clock()
+    conversation, message, now = (
+        conversation_id(runtime),
+        state.get("content", ""),
+        ctx.resources.clock(),
+    )
     active = state.get("topic")
-    if active is None and (row := await ctx.topic_store().active(conversation)):
+    if active is None and (row := await ctx.resources.topics.active(conversation)):
         active = as_state_topic(row)
     last_at = await _last_message_at(state, ctx, conversation)
     change = detect_topic_change(message, last_at, now, ctx.topic_gap_seconds)
@@ -151,5 +159,5 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str,
             log.info("topic_changed", **event["data"])
         active = as_state_topic(row)
     changed = change is not None
-    history = await load_history(ctx.message_log(), conversation, active["id"], changed, now)
+    history = await load_history(ctx.resources.messages, conversation, active["id"], changed, now)
     return {"topic": active, "topic_changed": changed, "history": history}

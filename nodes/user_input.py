@@ -18,7 +18,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, bump, unstreamed
 
@@ -30,7 +30,7 @@ def answers_confirmation(state: KeelState) -> bool:
     return bool(state.get("awaiting")) and state.get("answer") is not None
 
 
-def user_input(state: KeelState, runtime: Runtime[KeelRun]) -> dict[str, Any]:
+def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Take ``state["content"]`` as the answer to a waiting question, or start a turn with it."""
     content = state.get("content", "")
     if state.get("awaiting"):

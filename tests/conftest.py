@@ -24,7 +24,7 @@ from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, build_graph
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.nodes.support.context import KeelContext
 from keel.tools.store import TaskStore
 
@@ -126,7 +126,7 @@ class Keel:
         tunables = {k: v for k, v in kw.items() if k in KeelContext.model_fields}
         parts = {k: v for k, v in kw.items() if k not in tunables}
         parts = {"store": self.store, "backups": None, **parts}
-        run = open_run(self.db, self.saver, clock=clock, **parts)
+        run = open_resources(self.db, self.saver, clock=clock, **parts)
         return run.context(user_id, **tunables)
 
     @property

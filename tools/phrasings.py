@@ -1,67 +1,39 @@
-"""The decision table of the todo assistant as a parser from words to intended tool calls.
+"""How people ask for things: requests parsed by the tools' phrasings, and the words of a yes.
 
-``parse_intents(text)`` splits a message into requests ("add milk and delete task 2") and maps each
-to an ``Intent``: the tool, its arguments, and a task reference that may be an id or a title.
-Used by the rule-based chat model (to choose tool calls) and by the plan node (one todolist item
-per intent). Confirmation phrases inside a request ("delete task 3, yes I'm sure") are recognised
-by ``confirms`` and never parsed as requests of their own.
+``parse_intents(text, tools)`` splits a message into requests ("add milk and delete task 2") and
+maps each to an ``Intent`` by the phrasings the tools declare (``keel.tools.spec``): the tool, its
+arguments, and a task reference that may be an id or a title. Used by the rule-based chat model
+(to choose tool calls) and by the plan node (one todolist item per intent). Confirmation phrases
+inside a request ("delete task 3, yes I'm sure") are recognised by ``confirms`` and never parsed
+as requests of their own; ``is_yes`` reads the answer to a confirmation question.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keel.tools.todo import COMPLETE, CREATE, DELETE, GET, LIST, RENAME
+from langchain_core.tools import BaseTool
 
-_ID = r"(?:task\s*)?#?(?P<ref>.+?)"
-_MORE = re.compile(
-    r"^(?:show|list|display|give|see)(?: me)? (?:some |the )?(?:more|next)"
-    r"(?: (?:tasks|todos|ones|page|page of tasks))?(?: please)?$"
-    r"|^(?:more|next) (?:tasks|todos|page)(?: please)?$",
-    re.I,
-)
-"""The next page of the list: "show more tasks", "next page", "show the next page"."""
-_TABLE: list[tuple[str, re.Pattern[str]]] = [
-    (LIST, _MORE),
-    (
-        LIST,
-        re.compile(
-            r"^(?:what'?s|what is) (?:on )?(?:my|the) (?:todo )?list\??$"
-            r"|^show (?:me )?(?:all|everything)(?: (?:my )?tasks)?$"
-            r"|^(?:show|list|display) (?:me )?(?:all )?(?:of )?(?:my |the )?(?:tasks|todos|list)$"
-            r"|^list$",
-            re.I,
-        ),
-    ),
-    (GET, re.compile(r"^(?:show|get|view) (?:me )?task\s*#?(?P<ref>\d+)$", re.I)),
-    (GET, re.compile(rf"^details (?:for|of|on|about) {_ID}$", re.I)),
-    (
-        RENAME,
-        re.compile(rf"^(?:rename|retitle) {_ID} (?:to|as|into) (?P<title>.+)$", re.I),
-    ),
-    (
-        COMPLETE,
-        re.compile(
-            rf"^(?:finish(?:ed)?|complete|done with|mark|check off|tick off) {_ID}"
-            r"(?: as (?:done|complete|completed|finished))?$",
-            re.I,
-        ),
-    ),
-    (
-        DELETE,
-        re.compile(rf"^(?:delete|remove|drop) {_ID}(?: from (?:my |the )?list)?$", re.I),
-    ),
-    (
-        CREATE,
-        re.compile(
-            r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
-            r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$",
-            re.I,
-        ),
-    ),
-]
+from keel.tools.spec import ToolSpec, spec_of
+from keel.tools.todo import TODO_TOOLS
+
+
+@functools.cache
+def _table(specs: tuple[tuple[str, ToolSpec], ...]) -> list[tuple[str, re.Pattern[str]]]:
+    """The decision table of ``specs`` (tool name, spec): every phrasing compiled, in order."""
+    return [
+        (name, re.compile(pattern, re.I)) for name, spec in specs for pattern in spec.patterns()
+    ]
+
+
+def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...]:
+    """The (name, spec) pairs of ``tools``, the decision table's key."""
+    return tuple((t.name, spec_of(t)) for t in tools if hasattr(t, "name"))
+
 
 YES_WORDS = frozenset({"yes", "y", "yep", "yeah", "sure", "confirm", "confirmed"})
 """Words that say yes: to a confirmation question, or inside the request itself."""
@@ -119,20 +91,22 @@ def _clean_ref(ref: str) -> str:
     return ref
 
 
-def _match(segment: str) -> Intent | None:
+def _match(segment: str, table: list[tuple[str, re.Pattern[str]]]) -> Intent | None:
     text = segment.strip().rstrip(".!?").strip()
-    for tool, pattern in _TABLE:
+    for tool, pattern in table:
         m = pattern.match(text)
         if not m:
             continue
         groups = m.groupdict()
         ref = _clean_ref(groups["ref"]) if groups.get("ref") else None
-        args: dict[str, Any] = {}
-        if groups.get("title"):
-            args["title"] = groups["title"].strip().strip("'\"").strip()
-        if tool != LIST and "ref" in pattern.groupindex and not ref:
+        if "ref" in pattern.groupindex and not ref:
             return None
-        return Intent(tool=tool, text=text, ref=ref, args=args, more=pattern is _MORE)
+        args = {
+            name: value.strip().strip("'\"").strip()
+            for name, value in groups.items()
+            if value and name not in ("ref", "more")
+        }
+        return Intent(tool=tool, text=text, ref=ref, args=args, more=bool(groups.get("more")))
     return None
 
 
@@ -172,26 +146,27 @@ def confirms(message: str) -> bool:
     return any(is_confirmation(text[a:b]) for a, b in _pieces(text))
 
 
-def parse_intents(message: str) -> list[Intent]:
-    """Every request in ``message`` that the decision table recognises, in order.
+def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> list[Intent]:
+    """Every request in ``message`` that the phrasings of ``tools`` recognise, in order.
 
     A piece that is no request of its own is glued back onto the one before it, so "add bread and
     butter" is one task titled "bread and butter". Linear in the length of the message: the text
     is normalised first (one space between words), and no pattern backtracks over a run.
     """
     text = normalize(message)
+    table = _table(specs_of(tools))
     intents: list[Intent] = []
     current: tuple[int, int] | None = None
     for a, b in _pieces(text):
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        if current and _match(piece) is None:
+        if current and _match(piece, table) is None:
             current = (current[0], b)
             continue
-        if current and (found := _match(text[current[0] : current[1]])):
+        if current and (found := _match(text[current[0] : current[1]], table)):
             intents.append(found)
         current = (a, b)
-    if current and (found := _match(text[current[0] : current[1]])):
+    if current and (found := _match(text[current[0] : current[1]], table)):
         intents.append(found)
     return intents

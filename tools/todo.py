@@ -1,24 +1,20 @@
-"""The six todo tools the agent may call, and the one way to run a tool call.
+"""The todo tools: what the agent may do with a user's tasks, each declared once.
 
-Each tool is a LangChain tool whose ``user_id`` and ``store`` arguments are injected by keel and
-hidden from the model's schema, so a model can never name another user. ``run_tool_call`` turns one
-model tool call into a ``ToolMessage``: JSON of what the store returned, or ``Error: ...`` with the
-store's own message. Nothing is reported that the store did not return, and no mutating call runs
-twice (see ``keel.tools.ledger``).
+Each tool is an async function over the task store, declared with ``keel_tool`` together with
+everything keel needs to know about it (``keel.tools.spec``). ``user_id`` and ``store`` are
+injected by keel and hidden from the model's schema, so a model can never name another user.
+``TODO_TOOLS`` is the one list; how a call runs is ``keel.tools.calls.run_tool_call``.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
-from langchain_core.messages import ToolCall, ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolArg, tool
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from langchain_core.tools import BaseTool, InjectedToolArg
+from pydantic import BeforeValidator, Field
 
-from keel.tools.crash_points import pause_point
-from keel.tools.ledger import recall, record
-from keel.tools.store import MAX_TASK_ID, TaskError, TaskStore
+from keel.tools.spec import Confirm, keel_tool
+from keel.tools.store import MAX_TASK_ID, TaskStore
 
 UserId = Annotated[str, InjectedToolArg]
 Store = Annotated[TaskStore, InjectedToolArg]
@@ -34,31 +30,32 @@ TaskId = Annotated[int, BeforeValidator(_not_a_bool)]
 """A task id as tools take it: a whole number (``true`` is not 1)."""
 
 
-def storable(value: Any) -> Any:
-    """Tool-call arguments with every integer past 64 bits written as its digits.
-
-    A tool call may name any number ("Show task 99999999999999999999"), but the checkpoint
-    serialiser refuses such an integer, which would fail every later turn of the conversation.
-    The tool still reads the digits, and answers that there is no such task.
-    """
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return value if -(2**63) <= value < 2**64 else str(value)
-    if isinstance(value, dict):
-        return {k: storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(v) for v in value]
-    return value
-
-
-@tool
+@keel_tool(
+    mutates=True,
+    phrasings=[
+        r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
+        r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$"
+    ],
+    reply="Created task: {title}",
+    example='add a task ("Add buy milk")',
+)
 async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
     """Create a new task with the given title."""
     return await store.create(user_id, title)
 
 
-@tool
+def _one_task(task: dict[str, Any]) -> str:
+    return f"Task {task['id']}: {task['title']} ({'completed' if task['completed'] else 'open'})"
+
+
+@keel_tool(
+    phrasings=[
+        r"^(?:show|get|view) (?:me )?task\s*#?(?P<ref>\d+)$",
+        r"^details (?:for|of|on|about) {task}$",
+    ],
+    reply=_one_task,
+    example='show one ("Show task 2")',
+)
 async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Show the details of one task by its id."""
     return await store.get(user_id, task_id)
@@ -67,6 +64,8 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
 LIST_LIMIT_DEFAULT = 50
 LIST_LIMIT_MAX = 100
 """How many tasks one ``list_todo_tasks`` call returns at most: a page, never the whole list."""
+MORE_TASKS = "show more tasks"
+"""What to say for the next page of a list."""
 
 
 def _whole_number(value: Any) -> Any:
@@ -110,6 +109,22 @@ def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any)
     }
 
 
+def describe_page(page: dict[str, Any]) -> str:
+    """A page of tasks as the offline model shows it, with where the page is in the list."""
+    tasks = page.get("tasks") or []
+    total = page.get("total", len(tasks))
+    if not tasks:
+        return f"No more tasks: you have {total:,} in all." if total else "Your list is empty."
+    lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
+    first = page.get("offset", 0) + 1
+    shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
+    if page.get("next_offset") is not None:
+        lines.append(f'({shown}; say "{MORE_TASKS}" for the next ones)')
+    elif first > 1:
+        lines.append(f"({shown}; that was the last of them)")
+    return "Your tasks:\n" + "\n".join(lines)
+
+
 LIST_DESCRIPTION = (
     "List the user's tasks by id, one page at a time. The result holds the page (tasks), how "
     "many tasks there are (total), the page's offset, and next_offset: pass it as offset for the "
@@ -117,7 +132,21 @@ LIST_DESCRIPTION = (
 )
 
 
-@tool(description=LIST_DESCRIPTION)
+@keel_tool(
+    description=LIST_DESCRIPTION,
+    phrasings=[
+        r"^(?P<more>(?:show|list|display|give|see)(?: me)? (?:some |the )?(?:more|next)"
+        r"(?: (?:tasks|todos|ones|page|page of tasks))?(?: please)?"
+        r"|(?:more|next) (?:tasks|todos|page)(?: please)?)$",
+        r"^(?:what'?s|what is) (?:on )?(?:my|the) (?:todo )?list\??$"
+        r"|^show (?:me )?(?:all|everything)(?: (?:my )?tasks)?$"
+        r"|^(?:show|list|display) (?:me )?(?:all )?(?:of )?(?:my |the )?(?:tasks|todos|list)$"
+        r"|^list$",
+    ],
+    reply=describe_page,
+    prompt="A task named by title: call list_todo_tasks first (title_contains) to find its id.",
+    example='list them ("What\'s on my list?")',
+)
 async def list_todo_tasks(
     user_id: UserId,
     store: Store,
@@ -133,7 +162,13 @@ async def list_todo_tasks(
     return task_page(await store.list(user_id, offset, limit), total, offset)
 
 
-@tool
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("rename", "renamed"),
+    phrasings=[r"^(?:rename|retitle) {task} (?:to|as|into) {title}$"],
+    reply="Renamed task {id} to: {title}",
+    example='rename one ("Rename task 2 to call mom")',
+)
 async def update_todo_task(
     task_id: TaskId, title: str, user_id: UserId, store: Store
 ) -> dict[str, Any]:
@@ -141,27 +176,31 @@ async def update_todo_task(
     return await store.rename(user_id, task_id, title)
 
 
-@tool
+@keel_tool(
+    mutates=True,
+    phrasings=[
+        r"^(?:finish(?:ed)?|complete|done with|mark|check off|tick off) {task}"
+        r"(?: as (?:done|complete|completed|finished))?$"
+    ],
+    reply="Completed task: {title}",
+    example='complete one ("Complete 2")',
+)
 async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Mark a task as completed."""
     return await store.complete(user_id, task_id)
 
 
-@tool
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("delete", "deleted"),
+    phrasings=[r"^(?:delete|remove|drop) {task}(?: from (?:my |the )?list)?$"],
+    reply="Deleted task {id}: {title}",
+    example='delete one ("Delete task 2")',
+)
 async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Delete a task."""
     return await store.delete(user_id, task_id)
 
-
-MUTATES = "mutates"
-"""Tool metadata: the tool changes tasks, so each call id runs once (``keel.tools.ledger``)."""
-CONFIRM = "confirm"
-"""Tool metadata: the agent asks the user for a yes first; the value is the question's verb."""
-
-create_todo_task.metadata = {MUTATES: True}
-update_todo_task.metadata = {MUTATES: True, CONFIRM: "rename"}
-complete_todo_task.metadata = {MUTATES: True}
-delete_todo_task.metadata = {MUTATES: True, CONFIRM: "delete"}
 
 TODO_TOOLS: list[BaseTool] = [
     create_todo_task,
@@ -171,83 +210,8 @@ TODO_TOOLS: list[BaseTool] = [
     complete_todo_task,
     delete_todo_task,
 ]
-"""The one list of the todo tools: the agent binds it and the MCP endpoint serves it."""
-TOOLS_BY_NAME = {t.name: t for t in TODO_TOOLS}
-CREATE, GET, LIST, RENAME, COMPLETE, DELETE = (t.name for t in TODO_TOOLS)
-"""The tools' names, for the code that speaks of a tool by name."""
-
-MUTATIONS = frozenset(t.name for t in TODO_TOOLS if (t.metadata or {}).get(MUTATES))
-"""Tools that change tasks: each call id runs at most once."""
-
-DESTRUCTIVE: dict[str, str] = {
-    t.name: t.metadata[CONFIRM] for t in TODO_TOOLS if t.metadata and CONFIRM in t.metadata
-}
-"""Tools that need a yes from the user first, with the verb of their confirmation question."""
-
-
-def _validation_message(name: str, exc: ValidationError) -> str:
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-        for e in exc.errors()
-        if e["loc"] and e["loc"][0] not in ("user_id", "store")
-    )
-    return f"Error: invalid arguments for {name}: {problems or 'missing arguments'}."
-
-
-async def _call_tool(tool_: BaseTool, args: dict[str, Any]) -> Any:
-    """The tool's function on ``args`` checked against its schema (``ValidationError`` if not).
-
-    What ``tool.ainvoke`` does, without the callback run it opens and the signature it inspects
-    on every call: keel's tool calls are traced as graph steps already.
-    """
-    schema = tool_.args_schema
-    coroutine = getattr(tool_, "coroutine", None)
-    if coroutine is None or not isinstance(schema, type) or not issubclass(schema, BaseModel):
-        return await tool_.ainvoke(args)
-    parsed = schema.model_validate(args)
-    return await coroutine(**{k: getattr(parsed, k) for k in args if k in schema.model_fields})
-
-
-async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
-    name, call_id = call["name"], call.get("id") or ""
-    args = {k: v for k, v in (call.get("args") or {}).items() if k not in ("user_id", "store")}
-    try:
-        result = await _call_tool(tool_, {**args, "user_id": user_id, "store": store})
-    except TaskError as exc:
-        return ToolMessage(f"Error: {exc.message}", tool_call_id=call_id, name=name, status="error")
-    except ValidationError as exc:
-        content = _validation_message(name, exc)
-        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
-    return ToolMessage(json.dumps(result), tool_call_id=call_id, name=name)
-
-
-async def run_tool_call(
-    call: ToolCall,
-    user_id: str,
-    store: TaskStore,
-    pause_at: str | None = None,
-    key: str | None = None,
-) -> ToolMessage:
-    """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
-
-    A mutating call with a ``key`` (else its id) runs at most once: its result is recorded under
-    the key in the transaction that changes the task, and a call with a recorded key returns that
-    result again. ``pause_at`` is for crash tests (``keel.tools.crash_points``).
-    """
-    name, call_id = call["name"], call.get("id") or ""
-    key = key or call_id
-    tool_ = TOOLS_BY_NAME.get(name)
-    if tool_ is None:
-        content = f"Error: unknown tool {name!r}."
-        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
-    if name not in MUTATIONS or not key:
-        return await _invoke(tool_, call, user_id, store)
-    async with store.db.transaction() as tx:
-        if recorded := await recall(tx, user_id, key):
-            return ToolMessage(
-                recorded.content, tool_call_id=call_id, name=name, status=recorded.status
-            )
-        message = await _invoke(tool_, call, user_id, store.within(tx))
-        await record(store.db, tx, user_id, key, name, message.status, str(message.content))
-    pause_point("after_tool_commit", pause_at)
-    return message
+"""The one list of the todo tools: the agent binds it, MCP serves it, the offline model and the
+plan read their phrasings, the system prompt their lines (each tool's ``ToolSpec``)."""
+GET, LIST = get_todo_task.name, list_todo_tasks.name
+"""The tools other code calls by name: a confirmation checks its task with GET; the offline
+model finds a task named by title with LIST."""

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelRun, conversation_id
+from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.markers import SYNTHETIC
 from keel.nodes.support.state import KeelState
 
@@ -39,7 +39,7 @@ def log_row(message: AnyMessage, topic_id: str | None) -> dict[str, Any]:
     return row
 
 
-async def flush(state: KeelState, runtime: Runtime[KeelRun]) -> str:
+async def flush(state: KeelState, runtime: Runtime[KeelContext]) -> str:
     """Write the turn's window to the log (messages already there are skipped); return when."""
     ctx = runtime.context
     topic = state.get("topic")
@@ -49,12 +49,12 @@ async def flush(state: KeelState, runtime: Runtime[KeelRun]) -> str:
         for m in state.get("window", [])
         if m.id and not m.additional_kwargs.get(SYNTHETIC)
     ]
-    await ctx.message_log().append(conversation_id(runtime), ctx.user_id, rows)
-    return ctx.clock().isoformat()
+    await ctx.resources.messages.append(conversation_id(runtime), ctx.user_id, rows)
+    return ctx.resources.clock().isoformat()
 
 
 async def log_exchange(
-    runtime: Runtime[KeelRun], state: KeelState, key: str, role: str, text: str
+    runtime: Runtime[KeelContext], state: KeelState, key: str, role: str, text: str
 ) -> None:
     """Write one message that is not in the window (a confirmation question or its answer)."""
     ctx = runtime.context
@@ -65,4 +65,4 @@ async def log_exchange(
         "content": text,
         "topic_id": topic["id"] if topic else None,
     }
-    await ctx.message_log().append(conversation_id(runtime), ctx.user_id, [row])
+    await ctx.resources.messages.append(conversation_id(runtime), ctx.user_id, [row])

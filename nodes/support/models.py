@@ -6,8 +6,8 @@ an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4
 a context-length error, which is raised as ``ContextLengthExceeded`` so the graph can resume in a
 fresh window; without a key, the rule-based model alone. Both take their DONE line out of their
 answer themselves, as they produce it (``keel.nodes.support.markers``); any other model a run is
-given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``SYSTEM_PROMPT`` is
-what the assistant node puts first in every model call.
+given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``system_prompt`` is
+what the assistant node puts first in every model call, made from the tools' declarations.
 """
 
 from __future__ import annotations
@@ -27,23 +27,32 @@ from pydantic import ConfigDict
 
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done, stream_without_done
 from keel.nodes.support.rule_model import RuleBasedChatModel
+from keel.tools.spec import spec_of
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
-SYSTEM_PROMPT = """You are keel, an assistant that manages the user's todo list.
+PROMPT_RULES = """You are keel, an assistant that manages the user's todo list.
 Rules:
-- Read and change tasks only through the tools. Never claim a task was created, renamed,
-  completed or deleted unless a tool result says so; if a tool returns an error, report that
-  error as it is.
-- Deleting or renaming a task asks the user for confirmation; just call the tool, keel asks.
-- A task named by title: call list_todo_tasks first to find its id.
-- Context management: the "current conversation" section holds the most recent turns and matters
-  most; "earlier context" is only relevant if it connects to the current message. When the user
-  switches topic or corrects you, focus on the correction and drop the old topic. If you are not
-  sure what the user refers to, ask instead of guessing.
+- Read and change tasks only through the tools. Never claim a tool did something unless its
+  result says so; if a tool returns an error, report that error as it is.
+{tool_lines}- Context management: the "current conversation" section holds the most recent turns and
+  matters most; "earlier context" is only relevant if it connects to the current message. When
+  the user switches topic or corrects you, focus on the correction and drop the old topic. If you
+  are not sure what the user refers to, ask instead of guessing.
 - When everything the user asked for is handled, end your reply with one last line that starts
   with "DONE:" followed by a few words of summary. Never write "DONE:" while anything is left.
 """
+
+
+def system_prompt(tools: Sequence[BaseTool]) -> str:
+    """What the assistant node puts first in every model call: the rules and the tools' lines."""
+    asking = [t.name for t in tools if spec_of(t).confirm]
+    lines = [f"- {line}\n" for t in tools if (line := spec_of(t).prompt)]
+    if asking:
+        names = ", ".join(asking)
+        lines.insert(0, f"- {names} ask the user for a yes first: just call them, keel asks.\n")
+    return PROMPT_RULES.format(tool_lines="".join(lines))
+
 
 AgentModel = Runnable[LanguageModelInput, AIMessage]
 

@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessag
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict
 
 from keel.nodes.support.markers import (
     DEFAULT_DONE_MARKER,
@@ -34,22 +34,14 @@ from keel.nodes.support.markers import (
     result_without_done,
     stream_without_done,
 )
+from keel.tools.calls import storable
 from keel.tools.phrasings import Intent, parse_intents
-from keel.tools.todo import (
-    COMPLETE,
-    CREATE,
-    DELETE,
-    GET,
-    LIST,
-    LIST_LIMIT_MAX,
-    RENAME,
-    storable,
-)
+from keel.tools.spec import spec_of
+from keel.tools.todo import LIST, LIST_LIMIT_MAX
 
 LOOKUP_PREFIX = "lookup_"
 LOOKUP_PAGES = 3
 """Pages of title matches a lookup reads at most before it gives up on finding an exact title."""
-MORE_TASKS = "show more tasks"
 _PAGE_SHOWN = re.compile(
     r"\(showing [\d,]+-(?P<shown>[\d,]+) of [\d,]+"
     rf'|{LIST}: \{{"total": (?P<total>\d+), "offset": \d+, "next_offset": (?P<next>\d+|null)'
@@ -57,11 +49,15 @@ _PAGE_SHOWN = re.compile(
 """Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
 EARLIER_HEADER = "## Earlier context"
 """The history message's older section, after its current one (``keel.nodes.support.history``)."""
-HELP_TEXT = (
-    'I can help with your todo list: add a task ("Add buy milk"), show one ("Show task 2"), '
-    'list them ("What\'s on my list?"), rename one ("Rename task 2 to call mom"), complete one '
-    '("Complete 2") or delete one ("Delete task 2").'
-)
+
+
+def help_text(tools: Sequence[BaseTool]) -> str:
+    """What the model says it can do: each tool's example, in the tools' order."""
+    examples = [e for t in tools if (e := spec_of(t).example)]
+    if not examples:
+        return "I have no tools to help with."
+    listed = ", ".join(examples[:-1]) + " or " + examples[-1] if len(examples) > 1 else examples[0]
+    return f"I can help with your todo list: {listed}."
 
 
 def _request(message: BaseMessage) -> str:
@@ -193,49 +189,25 @@ def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
     )
 
 
-def _describe_page(data: dict[str, Any]) -> str:
-    tasks = data.get("tasks") or []
-    total = data.get("total", len(tasks))
-    if not tasks:
-        return f"No more tasks: you have {total:,} in all." if total else "Your list is empty."
-    lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
-    first = data.get("offset", 0) + 1
-    shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
-    if data.get("next_offset") is not None:
-        lines.append(f'({shown}; say "{MORE_TASKS}" for the next ones)')
-    elif first > 1:
-        lines.append(f"({shown}; that was the last of them)")
-    return "Your tasks:\n" + "\n".join(lines)
-
-
-def _describe(call: ToolCall, result: ToolMessage) -> str:
+def _describe(call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool]) -> str:
     data = _payload(result)
-    if not isinstance(data, dict):
-        return str(result.content)
-    name = call["name"]
-    if name == LIST:
-        return _describe_page(data)
-    if name == GET:
-        state = "completed" if data["completed"] else "open"
-        return f"Task {data['id']}: {data['title']} ({state})"
-    phrases: dict[str, Callable[[dict[str, Any]], str]] = {
-        CREATE: lambda d: f"Created task: {d['title']}",
-        RENAME: lambda d: f"Renamed task {d['id']} to: {d['title']}",
-        COMPLETE: lambda d: f"Completed task: {d['title']}",
-        DELETE: lambda d: f"Deleted task {d['id']}: {d['title']}",
-    }
-    return phrases[name](data) if name in phrases else str(result.content)
+    tool_ = next((t for t in tools if t.name == call["name"]), None)
+    words = spec_of(tool_).report(data) if isinstance(data, dict) else None
+    return words if words is not None else str(result.content)
 
 
-def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMessage:
-    """The next assistant message for ``messages``: tool calls, or a final answer with DONE."""
+def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMessage:
+    """The next assistant message for ``messages``: tool calls, or a final answer with DONE.
+
+    Only ``tools`` are called, recognised by their phrasings and reported in their words.
+    """
     humans = [i for i, m in enumerate(messages) if m.type == "human" and not _is_nudge(m)]
     if not humans:
-        return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
+        return AIMessage(f"{help_text(tools)}\nDONE: explained what I can do")
     start = humans[-1]
-    intents = [i for i in parse_intents(_request(messages[start])) if i.tool in tool_names]
+    intents = parse_intents(_request(messages[start]), tools)
     if not intents:
-        return AIMessage(f"{HELP_TEXT}\nDONE: explained what I can do")
+        return AIMessage(f"{help_text(tools)}\nDONE: explained what I can do")
     executed = _executed(messages[start + 1 :])
     looked_up = _lookup_pages(executed)
     seen = [
@@ -271,7 +243,9 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
     if calls:
         return AIMessage("", tool_calls=calls)
     lines = [
-        _describe(c, r) for c, r in executed if not (c.get("id") or "").startswith(LOOKUP_PREFIX)
+        _describe(c, r, tools)
+        for c, r in executed
+        if not (c.get("id") or "").startswith(LOOKUP_PREFIX)
     ]
     lines += notes
     return AIMessage("\n".join(lines) + f"\nDONE: answered {len(intents)} request(s)")
@@ -280,8 +254,10 @@ def decide(messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> AIMess
 class RuleBasedChatModel(BaseChatModel):
     """An offline chat model that follows the todo decision table."""
 
-    tool_names: tuple[str, ...] = ()
-    """Names of the bound tools; it only calls these."""
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    tools: tuple[Any, ...] = ()
+    """The bound tools: it only calls these, as their phrasings and replies say."""
 
     @property
     def _llm_type(self) -> str:
@@ -294,9 +270,8 @@ class RuleBasedChatModel(BaseChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Return a copy that may call ``tools``."""
-        names = tuple(convert_to_openai_tool(t)["function"]["name"] for t in tools)
-        return self.model_copy(update={"tool_names": names})
+        """Return a copy that may call ``tools`` (keel tools: others have no phrasings)."""
+        return self.model_copy(update={"tools": tuple(t for t in tools if isinstance(t, BaseTool))})
 
     def _generate(
         self,
@@ -309,7 +284,7 @@ class RuleBasedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         """Decide; the answer comes back under ``message_id``, its DONE line taken out."""
-        message = decide(messages, self.tool_names)
+        message = decide(messages, self.tools)
         result = ChatResult(generations=[ChatGeneration(message=message)])
         return result_without_done(result, message_id, done_marker)
 
@@ -336,7 +311,7 @@ class RuleBasedChatModel(BaseChatModel):
         """The answer line by line, for a caller that streams, its DONE line taken out."""
 
         async def whole() -> AsyncIterator[BaseMessage]:
-            yield decide(messages, self.tool_names)
+            yield decide(messages, self.tools)
 
         async for chunk in stream_without_done(whole(), message_id, done_marker):
             yield chunk

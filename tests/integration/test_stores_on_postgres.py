@@ -15,7 +15,7 @@ import uuid
 from keel.checkpoints.backend import open_database
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.graphs.runner import run_turn, snapshot
 from tests.conftest import new_postgres_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
@@ -53,7 +53,9 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
         graph = build_graph(saver)
         blobs = []
         for n in range(8):
-            await run_turn(graph, cid, f"Add chore {n}", open_run(db).context(checkpoint_keep=4))
+            await run_turn(
+                graph, cid, f"Add chore {n}", open_resources(db).context(checkpoint_keep=4)
+            )
             with psycopg.connect(url) as conn:
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
         assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn

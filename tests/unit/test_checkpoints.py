@@ -10,7 +10,7 @@ from keel.checkpoints.saver import open_checkpointer
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.graphs.runner import run_turn, snapshot, thread_config
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}
@@ -41,7 +41,7 @@ def test_credentials_are_not_echoed():
 async def test_state_persists_across_reopen(database_url):
     cid = str(uuid.uuid4())
     async with open_database(database_url) as db, open_checkpointer(database_url) as saver:
-        await run_turn(build_graph(saver), cid, "Add buy milk", open_run(db).context())
+        await run_turn(build_graph(saver), cid, "Add buy milk", open_resources(db).context())
     async with open_checkpointer(database_url) as saver:
         state = await snapshot(build_graph(saver), cid)
     assert state["mission"] == "Add buy milk" and state["complete"]

@@ -7,7 +7,7 @@ import pytest
 from keel.checkpoints.backend import open_database
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.graphs.runner import run_turn, snapshot
 from keel.tools.store import TaskStore
 
@@ -80,13 +80,13 @@ async def test_the_pause_survives_a_restart(tmp_path):
         store = TaskStore(db)
         task = await store.create("local", "buy milk")
         asked = await run_turn(
-            build_graph(saver), cid, f"Delete task {task['id']}", open_run(db).context()
+            build_graph(saver), cid, f"Delete task {task['id']}", open_resources(db).context()
         )
         assert asked.awaiting_confirmation is not None
     async with open_database(url) as db, open_checkpointer(url) as saver:
         graph, store = build_graph(saver), TaskStore(db)
         state = await snapshot(graph, cid)
         assert state["pending_confirmation"]["prompt"] == asked.reply
-        done = await run_turn(graph, cid, "yes", open_run(db).context())
+        done = await run_turn(graph, cid, "yes", open_resources(db).context())
         assert done.reply == f"Deleted task {task['id']}: buy milk"
         assert await store.list("local") == []

@@ -9,12 +9,15 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from keel.graphs.runner import run_turn, snapshot, thread_config
 from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
 from keel.nodes.resume import continuation_step
-from keel.nodes.support.context import AGENT_TOOLS
-from keel.nodes.support.models import build_agent_model
+from keel.nodes.support.models import build_agent_model, system_prompt
 from keel.nodes.support.tokens import count_tokens
-from keel.tools.next_step import note_from_args, parse_next_step
+from keel.tools.next_step import note_from_args, parse_next_step, record_next_step
+from keel.tools.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI
 from tests.unit.scripted import ScriptedModel, call
+
+AGENT_TOOLS = [*TODO_TOOLS, record_next_step]
+PROMPT = system_prompt(TODO_TOOLS)
 
 
 @pytest.mark.parametrize(
@@ -95,7 +98,9 @@ async def test_exhausting_a_small_budget_twice_still_completes_the_plan(keel):
     replies = [AIMessage("", tool_calls=[call("create_todo_task", title=t)]) for t in "abcd"]
     replies.append(AIMessage("All four added.\nDONE: added a, b, c, d"))
     model = ScriptedModel(replies=replies, seen=[])
-    base = count_tokens(model_input({"window": [HumanMessage("add a; add b; add c; add d")]}))
+    base = count_tokens(
+        model_input({"window": [HumanMessage("add a; add b; add c; add d")]}, PROMPT)
+    )
     context = keel.context(model=model, context_token_budget=base + 90, loop_limit=12)
     with structlog.testing.capture_logs() as logs:
         result = await run_turn(keel.graph, cid, "add a; add b; add c; add d", context)
@@ -163,7 +168,7 @@ async def test_the_template_and_the_recorded_note_shape_the_prompt(memory_keel):
         AIMessage("done\nDONE: ok"),
     ]
     model = ScriptedModel(replies=replies, seen=[])
-    base = count_tokens(model_input({"window": [HumanMessage("add milk; add eggs")]}))
+    base = count_tokens(model_input({"window": [HumanMessage("add milk; add eggs")]}, PROMPT))
     context = memory_keel.context(
         model=model,
         context_token_budget=base + 30,

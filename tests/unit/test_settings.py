@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from keel.graphs.resources import open_run
+from keel.graphs.resources import open_resources
 from keel.graphs.settings import Settings, UnsafeSettings
 from keel.nodes.support.context import KeelContext
 
@@ -46,9 +46,9 @@ def test_the_settings_are_the_defaults_of_every_run(memory_keel, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     settings = Settings()
     assert (settings.loop_limit, settings.token_model) == (9, "gpt-test")
-    run = open_run(memory_keel.db, settings=settings)
-    assert run.loop_limit == 9 and run.token_model == "gpt-test"
-    resolved = KeelContext(user_id="ann", loop_limit=2).resolve(run)
+    run = open_resources(memory_keel.db, settings=settings)
+    assert run.settings.loop_limit == 9 and run.token_model == "gpt-test"
+    resolved = KeelContext(user_id="ann", loop_limit=2).using(run)
     assert (resolved.user_id, resolved.loop_limit, resolved.topic_gap_seconds) == (
         "ann",
         2,

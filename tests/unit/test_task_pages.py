@@ -15,13 +15,14 @@ from keel.graphs.runner import run_turn
 from keel.nodes.support.history import render_history
 from keel.nodes.support.rule_model import decide, next_page_offset
 from keel.tools import store as store_module
+from keel.tools.calls import run_tool_call
 from keel.tools.phrasings import parse_intents
 from keel.tools.store import TaskError
-from keel.tools.todo import LIST_LIMIT_DEFAULT, TODO_TOOLS, run_tool_call
+from keel.tools.todo import LIST_LIMIT_DEFAULT, TODO_TOOLS
 
 BOUND = 10_000
 """Bytes a list turn's reply, and its logged tool result, stay under."""
-NAMES = [t.name for t in TODO_TOOLS]
+NAMES = TODO_TOOLS
 
 
 def title(n: int) -> str:

@@ -1,0 +1,111 @@
+"""Running one tool call: the one way a model's (or an MCP client's) tool call reaches a tool.
+
+``run_tool_call`` turns a tool call into a ``ToolMessage``: JSON of what the store returned, or
+``Error: ...`` with the store's own message. Nothing is reported that the store did not return,
+and no mutating call runs twice (see ``keel.tools.ledger``). ``storable`` keeps tool-call
+arguments fit for a checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ValidationError
+
+from keel.tools.crash_points import pause_point
+from keel.tools.ledger import recall, record
+from keel.tools.spec import spec_of
+from keel.tools.store import TaskError, TaskStore
+from keel.tools.todo import TODO_TOOLS
+
+
+def storable(value: Any) -> Any:
+    """Tool-call arguments with every integer past 64 bits written as its digits.
+
+    A tool call may name any number ("Show task 99999999999999999999"), but the checkpoint
+    serialiser refuses such an integer, which would fail every later turn of the conversation.
+    The tool still reads the digits, and answers that there is no such task.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else str(value)
+    if isinstance(value, dict):
+        return {k: storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
+
+
+def _validation_message(name: str, exc: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+        for e in exc.errors()
+        if e["loc"] and e["loc"][0] not in ("user_id", "store")
+    )
+    return f"Error: invalid arguments for {name}: {problems or 'missing arguments'}."
+
+
+async def _call_tool(tool_: BaseTool, args: dict[str, Any]) -> Any:
+    """The tool's function on ``args`` checked against its schema (``ValidationError`` if not).
+
+    What ``tool.ainvoke`` does, without the callback run it opens and the signature it inspects
+    on every call: keel's tool calls are traced as graph steps already.
+    """
+    schema = tool_.args_schema
+    coroutine = getattr(tool_, "coroutine", None)
+    if coroutine is None or not isinstance(schema, type) or not issubclass(schema, BaseModel):
+        return await tool_.ainvoke(args)
+    parsed = schema.model_validate(args)
+    return await coroutine(**{k: getattr(parsed, k) for k in args if k in schema.model_fields})
+
+
+async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
+    name, call_id = call["name"], call.get("id") or ""
+    args = {k: v for k, v in (call.get("args") or {}).items() if k not in ("user_id", "store")}
+    try:
+        result = await _call_tool(tool_, {**args, "user_id": user_id, "store": store})
+    except TaskError as exc:
+        return ToolMessage(f"Error: {exc.message}", tool_call_id=call_id, name=name, status="error")
+    except ValidationError as exc:
+        content = _validation_message(name, exc)
+        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+    return ToolMessage(json.dumps(result), tool_call_id=call_id, name=name)
+
+
+async def run_tool_call(
+    call: ToolCall,
+    user_id: str,
+    store: TaskStore,
+    pause_at: str | None = None,
+    key: str | None = None,
+    tools: Sequence[BaseTool] = TODO_TOOLS,
+) -> ToolMessage:
+    """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
+
+    A mutating call with a ``key`` (else its id) runs at most once: its result is recorded under
+    the key in the transaction that changes the task, and a call with a recorded key returns that
+    result again. ``tools`` are the tools it may run (the run's); ``pause_at`` is for crash
+    tests (``keel.tools.crash_points``).
+    """
+    name, call_id = call["name"], call.get("id") or ""
+    key = key or call_id
+    tool_ = next((t for t in tools if t.name == name), None)
+    if tool_ is None:
+        content = f"Error: unknown tool {name!r}."
+        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+    if not spec_of(tool_).mutates or not key:
+        return await _invoke(tool_, call, user_id, store)
+    async with store.db.transaction() as tx:
+        if recorded := await recall(tx, user_id, key):
+            return ToolMessage(
+                recorded.content, tool_call_id=call_id, name=name, status=recorded.status
+            )
+        message = await _invoke(tool_, call, user_id, store.within(tx))
+        await record(store.db, tx, user_id, key, name, message.status, str(message.content))
+    pause_point("after_tool_commit", pause_at)
+    return message

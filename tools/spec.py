@@ -1,0 +1,129 @@
+"""What keel knows about a tool, declared beside its function with ``keel_tool``.
+
+A keel tool is a LangChain tool whose metadata carries a ``ToolSpec``: whether it changes tasks
+(each call id then runs once, ``keel.tools.ledger``), whether it asks the user first (the question
+and the cancel wording), how people ask for it (the offline model's phrasings, which also make
+the plan), how the offline model words its result, and its line in the system prompt. Everything
+else is derived from the tool list: the agent's bound tools, MCP, the offline model's decision
+table, the plan, the prompt and the docs' tool table. Adding a tool is one decorated function
+added to one list (``keel.tools.todo.TODO_TOOLS``).
+
+Phrasings are regular expressions matched against one request, whole and in any case, with two
+placeholders: ``{task}`` (a task named by number or by title, the argument ``task_id``) and
+``{title}`` (the argument ``title``); any other named group becomes the argument of that name,
+except ``more``, which marks a request for the next page of a list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import BaseTool, tool
+
+KEEL = "keel"
+"""The key of a tool's ``ToolSpec`` in its LangChain metadata."""
+TASK = r"(?:task\s*)?#?(?P<ref>.+?)"
+TITLE = r"(?P<title>.+)"
+
+
+@dataclass(frozen=True)
+class Confirm:
+    """A tool that needs the user's yes first: what the question and a refusal say."""
+
+    verb: str
+    """What the call will do, as the question asks it: "delete"."""
+    done: str
+    """The verb as a refusal reports it: "deleted"."""
+    target: str = "task_id"
+    """The argument naming the task the call acts on (checked to exist before asking)."""
+
+    def question(self, args: dict[str, Any]) -> str:
+        """The question put to the user."""
+        return f"Are you sure you want to {self.verb} task {args.get(self.target)}? (yes/no)"
+
+    def cancelled(self, args: dict[str, Any]) -> str:
+        """What the tool reports when the user said no."""
+        return f"Cancelled: task {args.get(self.target)} was not {self.done}."
+
+
+Reply = Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Everything keel needs to know about a tool besides its function and schema."""
+
+    mutates: bool = False
+    """It changes tasks: each call id runs at most once."""
+    confirm: Confirm | None = None
+    """It needs a yes first."""
+    phrasings: tuple[str, ...] = ()
+    """How people ask for it (see the module docstring)."""
+    reply: str | Reply | None = None
+    """The offline model's report of its result: a format string over the result, or a function."""
+    prompt: str | None = None
+    """Its line in the system prompt, if it needs one."""
+    example: str | None = None
+    """What the offline model's help says it can do, with an example: 'add a task ("Add milk")'."""
+
+    def patterns(self) -> list[str]:
+        """The phrasings with their placeholders filled in."""
+        return [p.replace("{task}", TASK).replace("{title}", TITLE) for p in self.phrasings]
+
+    def report(self, result: dict[str, Any]) -> str | None:
+        """The offline model's words for ``result``, or None when it has none."""
+        if self.reply is None:
+            return None
+        return self.reply(result) if callable(self.reply) else self.reply.format(**result)
+
+
+def keel_tool(
+    *,
+    mutates: bool = False,
+    confirm: Confirm | None = None,
+    phrasings: Sequence[str] = (),
+    reply: str | Reply | None = None,
+    prompt: str | None = None,
+    example: str | None = None,
+    description: str | None = None,
+) -> Callable[[Callable[..., Any]], BaseTool]:
+    """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
+    ``store`` (injected, hidden from the model) and the model's arguments.
+
+    The function's docstring (or ``description``) is what the model and MCP clients read.
+    """  # noqa: D205
+
+    def declare(fn: Callable[..., Any]) -> BaseTool:
+        made = tool(fn, description=description) if description else tool(fn)
+        spec = ToolSpec(mutates, confirm, tuple(phrasings), reply, prompt, example)
+        made.metadata = {**(made.metadata or {}), KEEL: spec}
+        return made
+
+    return declare
+
+
+NO_SPEC = ToolSpec()
+
+
+def spec_of(tool_: BaseTool | Any) -> ToolSpec:
+    """The ``ToolSpec`` of a tool (an empty one for a tool keel did not declare)."""
+    metadata = getattr(tool_, "metadata", None) or {}
+    spec = metadata.get(KEEL)
+    return spec if isinstance(spec, ToolSpec) else NO_SPEC
+
+
+def by_name(tools: Sequence[BaseTool]) -> dict[str, BaseTool]:
+    """The tools by their names."""
+    return {t.name: t for t in tools}
+
+
+def mutations(tools: Sequence[BaseTool]) -> frozenset[str]:
+    """Names of the tools that change tasks: each call id runs at most once."""
+    return frozenset(t.name for t in tools if spec_of(t).mutates)
+
+
+def confirmations(tools: Sequence[BaseTool]) -> dict[str, Confirm]:
+    """The tools that need a yes first, by name, with their question and cancel wording."""
+    return {t.name: c for t in tools if (c := spec_of(t).confirm) is not None}
