@@ -17,8 +17,9 @@ from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.builder import build_graph
 from keel.graphs.runner import thread_config
 from keel.nodes.support.context import AGENT_TOOLS
-from keel.nodes.support.markers import DoneLines, strip_done
+from keel.nodes.support.markers import DoneLines
 from keel.nodes.support.models import build_agent_model, said_done
+from tests.helpers import strip_done
 from tests.stub_openai import StubOpenAI
 
 

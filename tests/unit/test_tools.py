@@ -3,9 +3,9 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.backend import open_database
 from keel.tools.store import TITLE_MAX_CHARS, TaskStore
 from keel.tools.todo import TODO_TOOLS, run_tool_call
+from tests.helpers import open_database
 
 EMPTY_PAGE = {"total": 0, "offset": 0, "next_offset": None, "tasks": []}
 """What listing gives a user with no task: an empty first page."""
