@@ -41,14 +41,23 @@ def upgrade_command() -> None:
 @db_app.command("prune")
 def prune_command(
     keep: Annotated[
-        int, typer.Option("--keep", min=1, help="Checkpoints to keep per conversation.")
-    ] = DEFAULT_KEEP,
+        int | None,
+        typer.Option(
+            "--keep",
+            min=1,
+            help="Checkpoints to keep per conversation [default: KEEL_CHECKPOINT_KEEP, "
+            f"else {DEFAULT_KEEP}]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Keep the newest N checkpoints of every conversation; messages and tasks are never touched."""
+    settings = Settings()
+    kept = keep or settings.checkpoint_keep
 
     async def run() -> int:
-        async with open_checkpointer(_url()) as saver:
-            return await prune_all(saver, keep)
+        async with open_checkpointer(settings.database_url) as saver:
+            return await prune_all(saver, kept)
 
     threads = asyncio.run(run())
-    console.print(f"pruned {threads} conversation(s) to their newest {keep} checkpoints")
+    console.print(f"pruned {threads} conversation(s) to their newest {kept} checkpoints")

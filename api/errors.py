@@ -19,6 +19,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from keel.api.metrics import REFUSED
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.topics import TopicNotFound
+from keel.checkpoints.trouble import Trouble, is_transient
+from keel.checkpoints.trouble import database_trouble as checkpoint_trouble
 from keel.graphs.requests import KeyReused
 
 log = structlog.get_logger(__name__)
@@ -77,19 +79,12 @@ TURN_FAILED = (
 )
 UNPARSABLE_BODY = "There was an error parsing the body"
 """FastAPI's 400 for a body its JSON reader gave up on (anything but a plain syntax error)."""
-SQLITE_BUSY = (
-    "database is locked",
-    "database is busy",
-    "unable to open database",
-    "disk I/O error",
-)
-SQLITE_READ_ONLY = ("readonly database",)
-SQLITE_FULL = ("database or disk is full",)
-READ_ONLY = (
-    "database_read_only",
-    "the database is read-only: nothing can be saved until it is writable again",
-)
-FULL = ("database_full", "the database's disk is full: nothing can be saved until there is room")
+TROUBLE_MESSAGES = {
+    Trouble.READ_ONLY: "the database is read-only: nothing can be saved until it is writable again",
+    Trouble.FULL: "the database's disk is full: nothing can be saved until there is room",
+    Trouble.UNAVAILABLE: DATABASE_DOWN,
+}
+"""What a client is told of each way the database cannot serve (never the database's words)."""
 
 
 DATABASE_ERRORS: tuple[type[Exception], ...] = (
@@ -104,31 +99,13 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (
 
 def database_trouble(exc: BaseException) -> tuple[str, str] | None:
     """The code and message of a database that cannot serve (503), or None for other errors."""
-    text = str(exc).lower()
-    if isinstance(exc, sqlite3.OperationalError):
-        if any(t in text for t in SQLITE_READ_ONLY):
-            return READ_ONLY
-        if any(t in text for t in SQLITE_FULL):
-            return FULL
-    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
-        return READ_ONLY
-    if isinstance(exc, psycopg.errors.DiskFull):
-        return FULL
-    if is_database_down(exc):
-        return "database_unavailable", DATABASE_DOWN
-    return None
+    trouble = checkpoint_trouble(exc)
+    return (trouble.value, TROUBLE_MESSAGES[trouble]) if trouble else None
 
 
 def is_database_down(exc: BaseException) -> bool:
-    """The error means the database cannot be reached or is busy (not that a query was wrong).
-
-    A pooled connection not had in time (``PoolTimeout``) counts: the answer is 503, retry soon.
-    """
-    if isinstance(exc, psycopg.OperationalError | psycopg_pool.PoolTimeout):
-        return True
-    if isinstance(exc, sqlite3.OperationalError):
-        return any(text in str(exc) for text in SQLITE_BUSY)
-    return isinstance(exc, ConnectionError | OSError) and not isinstance(exc, FileNotFoundError)
+    """The database cannot serve right now (a 503 to the API): read-only, full or away."""
+    return is_transient(exc)
 
 
 def install_error_handlers(app: FastAPI) -> None:

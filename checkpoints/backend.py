@@ -229,10 +229,3 @@ async def open_backend(
         else:
             backend = await stack.enter_async_context(_postgres(db, pool_size, pool_timeout))
         yield backend
-
-
-@asynccontextmanager
-async def open_database(url: str) -> AsyncIterator[Database]:
-    """Only keel's tables of ``url`` (the checkpointer opened alongside goes unused)."""
-    async with open_backend(url) as backend:
-        yield backend.db

@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections import OrderedDict
-from datetime import UTC, datetime
 from typing import Any
 
+from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, read_time
 
 OWNERS_CACHED = 10_000
@@ -65,9 +65,10 @@ def _listed(row: Any) -> dict[str, Any]:
 class ConversationStore:
     """Create, list and delete conversations, and check who they belong to."""
 
-    def __init__(self, db: Database) -> None:
-        """Work on the app tables of ``db``."""
+    def __init__(self, db: Database, clock: Clock = utcnow) -> None:
+        """Work on the app tables of ``db``, stamping rows with ``clock``."""
         self.db = db
+        self.clock = clock
         self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
 
     def _remember(self, conversation_id: str, user_id: str) -> None:
@@ -79,7 +80,7 @@ class ConversationStore:
     async def create(self, user_id: str, conversation_id: str | None = None) -> dict[str, str]:
         """Create a conversation for ``user_id`` (a new UUIDv4 unless one is given)."""
         cid = conversation_id or str(uuid.uuid4())
-        now = datetime.now(UTC)
+        now = self.clock()
         await self.db.execute(
             "INSERT INTO keel_conversations (id, user_id, created_at) VALUES (:id, :user, :at)",
             {"id": cid, "user": user_id, "at": self.db.time(now)},
@@ -120,7 +121,7 @@ class ConversationStore:
             await self.db.execute(
                 "INSERT INTO keel_conversations (id, user_id, created_at) VALUES (:id, :user, :at) "
                 "ON CONFLICT (id) DO NOTHING",
-                {"id": conversation_id, "user": user_id, "at": self.db.time(datetime.now(UTC))},
+                {"id": conversation_id, "user": user_id, "at": self.db.time(self.clock())},
             )
             owner = await self.owner(conversation_id)
         if owner != user_id:

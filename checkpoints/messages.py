@@ -182,14 +182,6 @@ class MessageLog:
         )
         return [_from_row(r) for r in rows]
 
-    async def count(self, conversation_id: str, topic_id: str | None = None) -> int:
-        """How many messages the conversation (or one of its topics) has."""
-        where, params = self._where(conversation_id, topic_id)
-        row = await self.db.fetchone(
-            f"SELECT count(*) AS n FROM keel_messages WHERE {where}", params
-        )
-        return int(row["n"]) if row else 0
-
     @staticmethod
     def _where(conversation_id: str, topic_id: str | None) -> tuple[str, dict[str, Any]]:
         if topic_id is None:

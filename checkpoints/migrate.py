@@ -70,8 +70,3 @@ def head_revision() -> str | None:
 async def upgrade(engine: sa.Engine) -> None:
     """Apply every migration the database does not have yet, in a worker thread."""
     await asyncio.to_thread(upgrade_sync, engine)
-
-
-async def current_revision(engine: sa.Engine) -> str | None:
-    """The revision the database is at, read in a worker thread."""
-    return await asyncio.to_thread(revision_sync, engine)

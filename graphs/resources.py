@@ -64,8 +64,8 @@ def open_resources(
     settings = settings or Settings()
     openai = (settings.openai_api_key, settings.openai_model, settings.openai_base_url)
     values: dict[str, Any] = {
-        "store": TaskStore(db),
-        "conversations": ConversationStore(db),
+        "store": TaskStore(db, clock),
+        "conversations": ConversationStore(db, clock),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),

@@ -11,22 +11,20 @@ the events and tokens, and prunes old checkpoints.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 import structlog
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
-from psycopg_pool import PoolTimeout
 
 from keel.checkpoints.newest import holding
 from keel.checkpoints.retention import Retention, prune_thread
 from keel.checkpoints.topics import TopicRow
+from keel.checkpoints.trouble import is_transient
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
@@ -203,13 +201,6 @@ def _cut_off(snap: StateSnapshot) -> bool:
 
 
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
-
-
-def is_transient(exc: Exception) -> bool:
-    """The database is away or busy: the same work may well succeed on a later try."""
-    return isinstance(
-        exc, OSError | psycopg.OperationalError | PoolTimeout | sqlite3.OperationalError
-    )
 
 
 async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext) -> TurnResult:

@@ -133,6 +133,14 @@ class Keel:
     def messages(self) -> MessageLog:
         return MessageLog(self.db)
 
+    async def count_messages(self, conversation_id: str) -> int:
+        """How many messages the conversation's log holds."""
+        row = await self.db.fetchone(
+            "SELECT count(*) AS n FROM keel_messages WHERE conversation_id = :c",
+            {"c": conversation_id},
+        )
+        return int(row["n"]) if row else 0
+
     @property
     def topics(self) -> TopicStore:
         return TopicStore(self.db)

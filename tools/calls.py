@@ -106,6 +106,7 @@ async def run_tool_call(
                 recorded.content, tool_call_id=call_id, name=name, status=recorded.status
             )
         message = await _invoke(tool_, call, user_id, store.within(tx))
-        await record(store.db, tx, user_id, key, name, message.status, str(message.content))
+        content = str(message.content)
+        await record(store.db, tx, user_id, key, name, message.status, content, store.clock)
     pause_point("after_tool_commit", pause_at)
     return message

@@ -7,8 +7,8 @@ made, so after a crash a replayed call (same id) returns the recorded result and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Session
 
 
@@ -38,8 +38,12 @@ async def record(
     tool_name: str,
     status: str,
     content: str,
+    clock: Clock = utcnow,
 ) -> None:
-    """Record the result of ``tool_call_id`` (in the caller's transaction ``tx``)."""
+    """Record the result of ``tool_call_id`` (in the caller's transaction ``tx``).
+
+    ``clock`` stamps the row: the task store's, so that one clock stamps the call and its change.
+    """
     await tx.execute(
         "INSERT INTO keel_tool_results (user_id, tool_call_id, tool_name, status, content, "
         "created_at) VALUES (:user, :id, :name, :status, :content, :at)",
@@ -49,6 +53,6 @@ async def record(
             "name": tool_name,
             "status": status,
             "content": content,
-            "at": db.time(datetime.now(UTC)),
+            "at": db.time(clock()),
         },
     )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any
 
+from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, Session, read_time
 
 TITLE_MAX_CHARS = 500
@@ -97,19 +97,23 @@ NEXT_NUMBER = (
 class TaskStore:
     """CRUD on ``keel_tasks``, scoped to one user per call."""
 
-    def __init__(self, db: Database, tx: Session | None = None) -> None:
-        """Work on the app tables of ``db`` (inside the transaction ``tx`` when given)."""
+    def __init__(self, db: Database, clock: Clock = utcnow, tx: Session | None = None) -> None:
+        """Work on the app tables of ``db`` (inside the transaction ``tx`` when given).
+
+        Rows are stamped with ``clock``.
+        """
         self.db = db
+        self.clock = clock
         self.session: Session = tx or db
 
     def within(self, tx: Session) -> TaskStore:
         """The same store, working inside the caller's transaction ``tx``."""
-        return TaskStore(self.db, tx)
+        return TaskStore(self.db, self.clock, tx)
 
     async def create(self, user_id: str, title: str) -> dict[str, Any]:
         """Create a task (numbered after the user's last one) and return it."""
         title = _clean_title(title)
-        now = self.db.time(datetime.now(UTC))
+        now = self._now()
         async with self._tx() as tx:
             counter = await tx.fetchone(NEXT_NUMBER, {"user": user_id})
             assert counter is not None
@@ -206,7 +210,7 @@ class TaskStore:
         return _row(row)
 
     def _now(self) -> Any:
-        return self.db.time(datetime.now(UTC))
+        return self.db.time(self.clock())
 
     async def rename(self, user_id: str, task_id: int, title: str) -> dict[str, Any]:
         """Give a task a new title and return it."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
@@ -30,7 +28,7 @@ async def healthz() -> dict[str, str]:
 async def readyz(service: ServiceDep) -> JSONResponse:
     """Readiness: the database answers and takes a write (one row, rewritten)."""
     try:
-        await service.db.execute(PROBE, {"now": service.db.time(datetime.now(UTC))})
+        await service.db.execute(PROBE, {"now": service.db.time(service.resources.clock())})
     except Exception as exc:
         code, message = database_trouble(exc) or ("database_unavailable", "the database failed")
         return JSONResponse(error_body(code, message), status_code=503)

@@ -15,7 +15,7 @@ from keel.api.deps import ServiceDep, UserDep
 from keel.api.errors import APIError
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import ErrorOut, TaskOut
-from keel.tools.store import MAX_TASK_ID, TaskError, TaskStore
+from keel.tools.store import MAX_TASK_ID, TaskError
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 
@@ -55,7 +55,7 @@ async def list_tasks(
     ``X-Total-Count`` says how many tasks the caller has; when there are more after this page,
     ``Link: <...>; rel="next"`` names the next one.
     """
-    store = TaskStore(service.db)
+    store = service.resources.store
     total = await store.count(user)
     page = await store.list(user, offset, limit)
     response.headers["X-Total-Count"] = str(total)
@@ -72,6 +72,6 @@ async def get_task(
 ) -> dict[str, Any]:
     """One of the caller's tasks."""
     try:
-        return await TaskStore(service.db).get(user, task_id)
+        return await service.resources.store.get(user, task_id)
     except TaskError as exc:
         raise APIError(404, "task_not_found", str(exc)) from None

@@ -3,7 +3,7 @@ r"""The markers keel's messages carry, shared by the graph and the rule-based mo
 The DONE marker is how the assistant says a task is really finished: a reply is finished when one
 of its lines matches it (default ``^\s*DONE:``, case-insensitive; ``KEEL_DONE_MARKER`` changes it).
 The marker line is for the graph, not for the user: ``DoneLines`` takes it out of the model's
-answer as it arrives, ``strip_done`` out of a whole text. The nudge prefix and the resume and
+answer as it arrives. The nudge prefix and the resume and
 synthetic flags mark the messages keel itself writes for the model.
 """
 
@@ -48,19 +48,12 @@ def has_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> bool:
     return any(pattern.search(line) for line in lines(text))
 
 
-def strip_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> str:
-    """``text`` without the lines that match the DONE marker."""
-    pattern = _compile(marker)
-    kept = [line for line in lines(text) if not pattern.search(line)]
-    return "\n".join(kept).strip()
-
-
 class DoneLines:
     """The text of one message, passed on as it arrives, without the lines that mark it done.
 
     A line is held back until it is complete (the marker may need the whole line); blank lines at
     the start and between kept lines are kept only when more text follows, so the pieces joined
-    give what ``strip_done`` gives. ``done`` tells whether a DONE line went by.
+    are the text's other lines, stripped. ``done`` tells whether a DONE line went by.
     """
 
     def __init__(self, marker: str = DEFAULT_DONE_MARKER) -> None:

@@ -6,13 +6,13 @@ import threading
 
 import pytest
 
-from keel.checkpoints.backend import open_database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.runner import snapshot
 from keel.tools.store import TaskStore
 from tests.conftest import new_postgres_database
+from tests.helpers import open_database
 from tests.keel_process import run_keel, start_keel
 
 PAUSE_POINTS = ["before:response", "after_tool_commit"]

@@ -14,10 +14,10 @@ import httpx
 import pytest
 import websockets
 
-from keel.checkpoints.backend import open_database
 from keel.checkpoints.messages import MessageLog
 from keel.tools.store import TaskStore
 from tests.conftest import new_postgres_database
+from tests.helpers import open_database
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server
 

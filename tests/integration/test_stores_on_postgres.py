@@ -12,12 +12,12 @@ import importlib
 import inspect
 import uuid
 
-from keel.checkpoints.backend import open_database
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.runner import run_turn, snapshot
 from tests.conftest import new_postgres_database
+from tests.helpers import open_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
 
 UNIT_MODULES = (

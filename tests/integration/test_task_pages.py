@@ -11,8 +11,8 @@ import httpx
 import pytest
 import websockets
 
-from keel.checkpoints.backend import open_database
 from keel.tools.store import TaskStore
+from tests.helpers import open_database
 from tests.integration.conftest import ANN, BOB
 from tests.integration.test_api import new_conversation, say
 

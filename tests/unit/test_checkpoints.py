@@ -4,7 +4,6 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from keel.checkpoints.backend import open_database
 from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
 from keel.checkpoints.saver import open_checkpointer
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
@@ -12,6 +11,7 @@ from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.runner import run_turn, snapshot, thread_config
+from tests.helpers import open_database
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}
 
@@ -70,7 +70,7 @@ async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
     state = await snapshot(keel.graph, cid)
     assert state["stats"]["turns"] == 6 and state["complete"]
     assert len(await keel.store.list("local")) == 6
-    assert await keel.messages.count(cid) == 24
+    assert await keel.count_messages(cid) == 24
     result = await run_turn(keel.graph, cid, "Show all", context)
     assert "chore 5" in result.reply
 

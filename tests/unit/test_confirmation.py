@@ -4,12 +4,12 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.backend import open_database
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.runner import run_turn, snapshot
 from keel.tools.store import TaskStore
+from tests.helpers import open_database
 
 
 async def say(keel, cid, text):

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines, strip_done
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines
 from keel.tools.phrasings import YES_WORDS, confirms, is_yes, parse_intents
 from keel.tools.store import MAX_TASK_ID, TaskError
+from tests.helpers import strip_done
 
 LIMIT = 32_000
 

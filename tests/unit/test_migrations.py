@@ -7,11 +7,11 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from keel.checkpoints.backend import open_database
-from keel.checkpoints.migrate import current_revision, head_revision, migration_engine, upgrade
+from keel.checkpoints.migrate import head_revision, migration_engine, upgrade
 from keel.checkpoints.schema import metadata
 from keel.checkpoints.urls import parse_database_url
 from keel.graphs.runner import run_turn
+from tests.helpers import current_revision, open_database
 from tests.keel_process import run_keel
 
 
@@ -78,10 +78,26 @@ async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel
     assert "to their newest 2 checkpoints" in result.stdout
     kept = [s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})]
     assert len(kept) == 2
-    assert await keel.messages.count(cid) == 12
+    assert await keel.count_messages(cid) == 12
     assert len(await keel.store.list("local")) == 3
     after = await run_turn(keel.graph, cid, "Show all", keel.context())
     assert "chore 2" in after.reply
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_keel_db_prune_keeps_what_keel_checkpoint_keep_says(keel, database_url):
+    cid = str(uuid.uuid4())
+    for n in range(3):
+        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context(checkpoint_keep=1000))
+    result = run_keel(database_url, ["db", "prune"], KEEL_CHECKPOINT_KEEP="3")
+    assert result.returncode == 0, result.stderr
+    assert "to their newest 3 checkpoints" in result.stdout
+    kept = [s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})]
+    assert len(kept) == 3
+    again = run_keel(database_url, ["db", "prune", "--keep", "1"], KEEL_CHECKPOINT_KEEP="3")
+    assert "to their newest 1 checkpoints" in again.stdout  # --keep wins over the setting
+    kept = [s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})]
+    assert len(kept) == 1
 
 
 def test_prune_refuses_a_keep_below_one(tmp_path):

@@ -95,7 +95,7 @@ async def test_a_missing_todolist_warns_and_goes_on(memory_keel):
 async def test_user_reset_starts_a_topic_and_keeps_history(keel):
     cid = str(uuid.uuid4())
     first = await say(keel, cid, "Add buy milk")
-    before = await keel.messages.count(cid)
+    before = await keel.count_messages(cid)
     answer = await reset_conversation(keel.graph, cid, keel.context())
     assert answer["success"] is True and answer["previous_messages_preserved"] is True
     assert "preserved" in answer["message"]
@@ -110,7 +110,7 @@ async def test_user_reset_starts_a_topic_and_keeps_history(keel):
     state = await snapshot(keel.graph, cid)
     assert state["mission"] is None and state["todolist"] is None
     assert state["topic"]["id"] == answer["new_topic_id"]
-    assert await keel.messages.count(cid) == before
+    assert await keel.count_messages(cid) == before
     nxt = await say(keel, cid, "Show all")
     assert nxt.topic["id"] == answer["new_topic_id"] and nxt.mission == "Show all"
     assert resets(nxt) == []

@@ -3,10 +3,10 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.backend import open_database
 from keel.tools.calls import run_tool_call
 from keel.tools.store import TITLE_MAX_CHARS, TaskStore
 from keel.tools.todo import TODO_TOOLS
+from tests.helpers import open_database
 
 EMPTY_PAGE = {"total": 0, "offset": 0, "next_offset": None, "tasks": []}
 """What listing gives a user with no task: an empty first page."""

@@ -1,0 +1,34 @@
+"""Helpers several test modules share: opening keel's tables, reading the schema's revision."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import sqlalchemy as sa
+
+from keel.checkpoints.backend import open_backend
+from keel.checkpoints.database import Database
+from keel.checkpoints.migrate import revision_sync
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER, lines
+
+
+@asynccontextmanager
+async def open_database(url: str) -> AsyncIterator[Database]:
+    """Only keel's tables of ``url`` (the checkpointer opened alongside goes unused)."""
+    async with open_backend(url) as backend:
+        yield backend.db
+
+
+async def current_revision(engine: sa.Engine) -> str | None:
+    """The revision the database is at, read in a worker thread."""
+    return await asyncio.to_thread(revision_sync, engine)
+
+
+def strip_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> str:
+    """``text`` without the lines that match the DONE marker, read as a whole."""
+    pattern = re.compile(marker, re.IGNORECASE)
+    kept = [line for line in lines(text) if not pattern.search(line)]
+    return "\n".join(kept).strip()
