@@ -115,6 +115,7 @@ class ModelInputView(TypedDict, total=False):
 
     window: Annotated[list[AnyMessage], bounded_window]
     history: list[HistoryEntry]
+    answers: dict[str, str]
     topic_changed: bool
     nudges: int
     todolist: Todolist | None

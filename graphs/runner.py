@@ -32,7 +32,7 @@ from keel.nodes.response import pending_tool_calls
 from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.context import KeelContext
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import TurnOutput
+from keel.nodes.support.state import TurnOutput, turn_start
 
 log = structlog.get_logger(__name__)
 
@@ -64,14 +64,7 @@ def ended_turn(note: str | None = None) -> dict[str, Any]:
 
     Written ``as_node="response"``, the way the response node ends a turn.
     """
-    return {
-        "agent_state": AgentState.RESPONSE.value,
-        "complete": False,
-        "turn_over": True,
-        "turn_note": note,
-        "awaiting": None,
-        "answer": None,
-    }
+    return turn_start(agent_state=AgentState.RESPONSE.value, turn_over=True, turn_note=note)
 
 
 NOT_RUN = "Not run: the turn was stopped before this tool call."

@@ -43,6 +43,7 @@ def nudge_text(state: KeelState) -> str:
 
 
 INTERRUPTED_CALL = "Error: this tool call was interrupted and did not run."
+ANSWERS_HEADER = "Answers the user gave to your questions:"
 
 
 def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -72,12 +73,17 @@ def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
 
 
 def model_input(state: KeelState, prompt: str) -> list[BaseMessage]:
-    """What the model is given: the system ``prompt``, window, and a nudge when one is due."""
+    """What the model is given: the system ``prompt``, the history and the user's answers to its
+    questions, the window, and a nudge when one is due.
+    """  # noqa: D205
     window = state.get("window", [])
     messages: list[BaseMessage] = [SystemMessage(prompt)]
     history = render_history(state.get("history", []), bool(state.get("topic_changed")))
     if history:
         messages.append(SystemMessage(history))
+    if answers := state.get("answers"):
+        given = "\n".join(f"- {question} -> {answer}" for question, answer in answers.items())
+        messages.append(SystemMessage(f"{ANSWERS_HEADER}\n{given}"))
     messages.extend(repair_window(window))
     stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
     if state.get("nudges") and stopped_short:

@@ -2,7 +2,8 @@
 
 When the todolist is complete and no question is pending, the mission and the todolist are
 cleared (every other field is kept) and a ``state_updated`` event says so; the plan node then
-makes a new plan from the new message.
+makes a new plan from the new message. A message that answers the question the assistant ended
+its last turn on continues the mission: the answer is kept in ``answers`` (by question).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from langgraph.runtime import Runtime
 from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import mission_reset
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, is_plan_complete
+from keel.nodes.support.state import KeelState, is_plan_complete, with_answer
 
 log = structlog.get_logger(__name__)
 
@@ -23,9 +24,12 @@ REASON_COMPLETED = "completed_todolist_detected"
 
 
 def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Clear a completed mission before a new query is planned."""
-    if state.get("pending_question"):
-        return {}
+    """Clear a completed mission before a new query is planned (not when answering a question)."""
+    if question := state.get("pending_question"):
+        answer = state.get("content", "")
+        log.info("question_answered", answer_preview=preview(answer))
+        answers = with_answer(state.get("answers"), question, answer)
+        return {"pending_question": None, "answers": answers}
     todolist = state.get("todolist")
     if todolist is None:
         if state.get("mission"):

@@ -4,7 +4,9 @@ The turn ends only when the last assistant message has a DONE line, no tool call
 its result and the todolist has no open step. Otherwise it loops back to the assistant (with a
 nudge when the assistant stopped short). Steps that the assistant still leaves open after a nudge
 are closed as skipped, so the todolist tells the truth. A per-turn loop limit ends a turn that does
-not converge, with ``complete`` false and a ``loop_limit`` event; a turn the caller stopped
+not converge, with ``complete`` false and a ``loop_limit`` event. An answer that ends on a question
+to the user (no DONE, its last line ends with "?") ends the turn waiting for the reply, kept as
+``pending_question`` (the next message answers it, see the reset node); a turn the caller stopped
 (``stop_requested``) ends at once, with a ``turn_stopped`` event. When the turn ends, its messages
 are written to the message log.
 """
@@ -21,6 +23,7 @@ from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import event
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.models import said_done
+from keel.nodes.support.previews import preview
 from keel.nodes.support.progress import close_open_steps
 from keel.nodes.support.state import KeelState, open_items
 
@@ -37,6 +40,14 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
             answered = {m.tool_call_id for m in window[i + 1 :] if isinstance(m, ToolMessage)}
             return [c["id"] or "" for c in message.tool_calls if c.get("id") not in answered]
     return []
+
+
+def asked(message: AnyMessage | None) -> str | None:
+    """The question an assistant's final answer ends on (its last line ends with "?"), if any."""
+    if not isinstance(message, AIMessage) or message.tool_calls:
+        return None
+    lines = [line.strip() for line in message.text.splitlines() if line.strip()]
+    return lines[-1] if lines and lines[-1].endswith("?") else None
 
 
 async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
@@ -66,6 +77,9 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
             "stop_requested": False,
         }
     done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
+    if not done and (question := asked(last)) is not None:
+        log.info("question_asked", question_preview=preview(question))
+        return {"complete": False, "turn_over": True, "pending_question": question}
     if done and not pending_tool_calls(window):
         if todolist:
             todolist = close_open_steps(todolist, None, "done", "answered")

@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, bump, unstreamed
+from keel.nodes.support.state import KeelState, bump, turn_start, unstreamed
 
 log = structlog.get_logger(__name__)
 
@@ -46,13 +46,5 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
             ]
         ),
         "stats": stats,
-        "loops": 0,
-        "nudges": 0,
-        "complete": False,
-        "turn_over": False,
-        "turn_note": None,
-        "answer": None,
-        "confirmations": {},
-        "stop_requested": False,
-        "agent_state": AgentState.USER_INPUT.value,
+        **turn_start(agent_state=AgentState.USER_INPUT.value),
     }

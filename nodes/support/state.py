@@ -1,4 +1,4 @@
-"""The typed state of a keel conversation, its input and output schemas, and legacy mapping.
+"""The typed state of a keel conversation, its input and output schemas, and the per-turn fields.
 
 Graph state holds the working set of one conversation: the state machine's position, the mission
 and its todolist, the active topic, a bounded window of recent messages, and counters. Nodes read
@@ -14,7 +14,6 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from keel.nodes.support.agent_state import AgentState
 from keel.tools.next_step import NextStep
 
 WINDOW_MAX_MESSAGES = 40
@@ -180,9 +179,11 @@ class KeelState(TypedDict, total=False):
     last_message_at: str | None
     """ISO-8601 time the log was last written for this conversation (for the topic gap)."""
     pending_question: str | None
-    """A question the assistant asked and still waits on; blocks a mission reset."""
+    """A question the assistant ended its turn on: the next message answers it (so it continues
+    the mission rather than resetting it)."""
     answers: dict[str, str]
-    """Answers the user gave to earlier questions."""
+    """The user's answers to the assistant's questions, by question (the most recent, kept across
+    missions and shown to the model)."""
     next_step: NextStep | None
     """The next-step note for a resume."""
     stats: Stats
@@ -239,37 +240,34 @@ def is_plan_complete(todolist: Todolist | None) -> bool:
     return bool(todolist) and not open_items(todolist)
 
 
-def is_complete(state: KeelState) -> bool:
-    """Derived: the turn ended in RESPONSE on a DONE marker with nothing open."""
-    return state.get("agent_state") == AgentState.RESPONSE and bool(state.get("complete"))
+def turn_start(**fields: Any) -> dict[str, Any]:
+    """The per-turn fields as a turn starts (or is ended from outside), with ``fields`` over them.
 
-
-def is_processing(state: KeelState) -> bool:
-    """Derived: the state machine is in ASSISTANT or TOOL_EXECUTION."""
-    return state.get("agent_state") in (AgentState.ASSISTANT, AgentState.TOOL_EXECUTION)
-
-
-def from_legacy(legacy: dict[str, Any]) -> tuple[KeelState, AuditEntry | None]:
-    """Map a legacy record with ``completed`` / ``processing`` booleans to a state.
-
-    completed -> RESPONSE and complete; else processing -> ASSISTANT; else USER_INPUT. The mapping
-    is deterministic; when the booleans disagree (both true) or are not booleans, the reason is
-    returned as an audit entry.
+    The one list of what belongs to a single turn: the user_input node starts a turn with it and
+    the service's stops and commands end one with it.
     """
-    completed, processing = legacy.get("completed"), legacy.get("processing")
-    reasons = []
-    if completed and processing:
-        reasons.append("completed and processing both set; completed wins")
-    for name, value in (("completed", completed), ("processing", processing)):
-        if value is not None and not isinstance(value, bool):
-            reasons.append(f"{name}={value!r} is not a boolean; read as {bool(value)}")
-    if completed:
-        state: KeelState = {"agent_state": AgentState.RESPONSE.value, "complete": True}
-    elif processing:
-        state = {"agent_state": AgentState.ASSISTANT.value, "complete": False}
-    else:
-        state = {"agent_state": AgentState.USER_INPUT.value, "complete": False}
-    audit: AuditEntry | None = None
-    if reasons:
-        audit = {"kind": "legacy_mapping", "reason": "; ".join(reasons), "detail": dict(legacy)}
-    return state, audit
+    return {
+        "loops": 0,
+        "nudges": 0,
+        "complete": False,
+        "turn_over": False,
+        "turn_note": None,
+        "awaiting": None,
+        "answer": None,
+        "confirmations": {},
+        "stop_requested": False,
+        **fields,
+    }
+
+
+ANSWERS_MAX = 20
+"""Answers to the assistant's questions kept in state (the most recent)."""
+
+
+def with_answer(answers: dict[str, str] | None, question: str, answer: str) -> dict[str, str]:
+    """``answers`` with the user's ``answer`` to ``question`` last, the oldest dropped past
+    ``ANSWERS_MAX``.
+    """  # noqa: D205
+    kept = {q: a for q, a in (answers or {}).items() if q != question}
+    kept[question] = answer
+    return dict(list(kept.items())[-ANSWERS_MAX:])

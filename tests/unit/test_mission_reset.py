@@ -136,3 +136,28 @@ async def test_mission_reset_payload_with_a_scripted_model(memory_keel):
     first = await say(memory_keel, cid, "hello", model=model)
     second = await say(memory_keel, cid, "hello again", model=model)
     assert resets(second)[0]["previous_todolist_id"] == first.todolist["id"]
+
+
+async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(memory_keel):
+    cid = str(uuid.uuid4())
+    model = ScriptedModel(
+        replies=[
+            AIMessage("Happy to. Which days are free?"),
+            AIMessage("Then plan around Friday.\nDONE: planned"),
+        ],
+        seen=[],
+    )
+    asked = await say(memory_keel, cid, "Help me plan my week", model=model)
+    assert asked.reply == "Happy to. Which days are free?" and not asked.complete
+    assert len(model.seen) == 1  # asked, not nudged
+    state = (await memory_keel.graph.aget_state(thread_config(cid))).values
+    assert state["pending_question"] == "Happy to. Which days are free?"
+
+    answered = await say(memory_keel, cid, "only Friday", model=model)
+    assert resets(answered) == []
+    assert answered.mission == "Help me plan my week" and answered.complete
+    state = (await memory_keel.graph.aget_state(thread_config(cid))).values
+    assert state["pending_question"] is None
+    assert state["answers"] == {"Happy to. Which days are free?": "only Friday"}
+    shown = "\n".join(m.text for m in model.seen[1])
+    assert "Which days are free? -> only Friday" in shown
