@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
@@ -20,9 +21,20 @@ from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
 from keel.api.mcp import RequireKey, build_mcp
 from keel.api.routers import conversations, health, metrics, tasks, web, ws
+from keel.api.schemas import STREAM_PARTS
 from keel.api.service import open_service
 from keel.graphs.settings import Settings
 from keel.tools.todo import TODO_TOOLS
+
+
+def with_stream_parts(app: FastAPI) -> dict[str, Any]:
+    """The app's OpenAPI schema, with the schemas of the streamed events among its components."""
+    if app.openapi_schema is None:
+        schema = FastAPI.openapi(app)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for name, part in STREAM_PARTS.items():
+            components.setdefault(name, part)
+    return app.openapi_schema or {}
 
 
 def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TODO_TOOLS) -> FastAPI:
@@ -48,6 +60,7 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
     routers = (conversations, tasks, ws, health, metrics, web)
     for router in (r.router for r in routers):
         app.include_router(router)
+    app.openapi = lambda: with_stream_parts(app)  # type: ignore[method-assign]
     app.mount("/web", web.assets(), name="web")
     app.mount("/mcp", RequireKey(mcp.streamable_http_app(), lambda: app.state.service))
     return app

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,6 +28,7 @@ from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import is_transient, recover_turn, run_turn, snapshot
 from keel.graphs.settings import Settings
 from keel.nodes.support.context import KeelContext
+from keel.nodes.support.events import Event
 
 CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3
@@ -35,21 +36,26 @@ ATTEMPTS = 3
 BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"
 
 
-def describe_event(event_type: str, data: dict[str, Any]) -> str:
+def describe_event(event: Event) -> str:
     """One line a person can read for an event (shown with ``--verbose``)."""
-    if event_type == "state_updated" and data.get("mission_reset"):
-        if data.get("reason") == "user_requested":
+    if event["type"] == "state_updated" and event["data"]["mission_reset"]:
+        if event["data"]["reason"] == "user_requested":
             return "Mission reset (requested)"
         return "Starting new query (previous task completed)"
-    if event_type == "topic_changed":
-        return f"New topic: {data.get('title', '')}"
-    if event_type == "tool_call":
-        return f"Tool {data.get('name')}({data.get('args')})"
-    if event_type == "loop_limit":
-        return f"Loop limit reached after {data.get('loops')} rounds"
-    if event_type == "resumed":
-        return f"Starting new session from step {data.get('step')}"
-    return f"{event_type}: {data}"
+    if event["type"] == "topic_changed":
+        return f"New topic: {event['data']['title']}"
+    if event["type"] == "tool_call":
+        return f"Tool {event['data']['name']}({event['data']['args']})"
+    if event["type"] == "loop_limit":
+        return f"Loop limit reached after {event['data']['loops']} rounds"
+    if event["type"] == "resumed":
+        return f"Starting new session from step {event['data']['step']}"
+    return f"{event['type']}: {event['data']}"
+
+
+def _print_events(console: Console, events: Iterable[Event]) -> None:
+    for event in events:
+        console.print(f"[dim]· {escape(describe_event(event))}[/dim]")
 
 
 def _print_state(console: Console, state: Snapshot) -> None:
@@ -71,8 +77,7 @@ def _print_result(console: Console, result: TurnResult, verbose: bool) -> None:
         console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
         console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.recovered_reply)}")
     if verbose:
-        for event in result.events:
-            console.print(f"[dim]· {escape(describe_event(event.type, event.data))}[/dim]")
+        _print_events(console, result.events)
     console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.reply)}")
 
 
@@ -138,9 +143,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                     console.print(BUSY)
                     continue
                 if verbose:
-                    for event in reset["events"]:
-                        line = describe_event(event["type"], event["data"])
-                        console.print(f"[dim]· {escape(line)}[/dim]")
+                    _print_events(console, reset["events"])
                 console.print(f"[bold cyan]keel>[/bold cyan] {escape(reset['message'])}")
                 continue
             if len(text) > max_chars:

@@ -28,7 +28,7 @@ from prometheus_client import (
 )
 
 from keel.graphs.result import TurnResult
-from keel.nodes.support.events import NodeEvent
+from keel.nodes.support.events import Event
 from keel.tools.spec import confirmations
 from keel.tools.todo import TODO_TOOLS
 
@@ -71,7 +71,7 @@ def outcome_of(result: TurnResult) -> str:
     """What a turn came to: replayed, stopped, awaiting_confirmation, complete or incomplete."""
     if result.replayed:
         return "replayed"
-    if any(e.type == "turn_stopped" for e in result.events):
+    if any(e["type"] == "turn_stopped" for e in result.events):
         return "stopped"
     if result.awaiting_confirmation is not None:
         return "awaiting_confirmation"
@@ -87,22 +87,22 @@ def _tool_outcome(name: str, result: Any) -> str:
     return "confirmed" if name in CONFIRMED else "ok"
 
 
-def count_events(events: Iterable[NodeEvent]) -> None:
+def count_events(events: Iterable[Event]) -> None:
     """Count what a turn's (or a reset's) events say."""
     for event in events:
-        kind, data = event["type"], event["data"]
-        if kind == "tool_call":
-            outcome = _tool_outcome(data["name"], data.get("result"))
-            TOOL_CALLS.labels(data["name"], outcome).inc()
+        if event["type"] == "tool_call":
+            call = event["data"]
+            outcome = _tool_outcome(call["name"], call["result"])
+            TOOL_CALLS.labels(call["name"], outcome).inc()
             if outcome in ("confirmed", "cancelled"):
                 CONFIRMATIONS.labels(outcome).inc()
-        elif kind == "topic_changed":
-            TOPIC_CHANGES.labels(data.get("reason") or "unknown").inc()
-        elif kind == "state_updated" and data.get("mission_reset"):
-            MISSION_RESETS.labels(data.get("reason") or "unknown").inc()
-        elif kind == "resumed":
+        elif event["type"] == "topic_changed":
+            TOPIC_CHANGES.labels(event["data"]["reason"] or "unknown").inc()
+        elif event["type"] == "state_updated" and event["data"]["mission_reset"]:
+            MISSION_RESETS.labels(event["data"]["reason"] or "unknown").inc()
+        elif event["type"] == "resumed":
             RESUMES.inc()
-        elif kind == "loop_limit":
+        elif event["type"] == "loop_limit":
             LOOP_LIMITS.inc()
 
 
@@ -113,7 +113,7 @@ def count_turn(result: TurnResult | None, seconds: float) -> None:
     TURN_SECONDS.labels(outcome).observe(seconds)
     if result is None or result.replayed:
         return
-    count_events(NodeEvent(type=e.type, data=e.data) for e in result.events)
+    count_events(result.events)
     if result.awaiting_confirmation is not None:
         CONFIRMATIONS.labels("asked").inc()
 

@@ -1,13 +1,25 @@
-"""Request bodies, the checkpoint listing and the error envelope of the HTTP API.
+"""Request bodies, the checkpoint listing, the error envelope and the streamed frames of the API.
 
-The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as they are.
+The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as they are; the
+schema of a streamed event is derived from the graph's event union
+(``keel.nodes.support.events.StreamEvent``), its parts added to the OpenAPI components.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from keel.graphs.topic_result import TopicSegment
+from keel.nodes.support.events import StreamEvent
+
+STREAM_FRAME: dict[str, Any] = TypeAdapter(StreamEvent).json_schema(
+    ref_template="#/components/schemas/{model}"
+)
+"""The data of the ``event`` and ``token`` frames of a streamed turn (SSE, WebSocket)."""
+STREAM_PARTS: dict[str, Any] = STREAM_FRAME.pop("$defs")
+"""The schemas ``STREAM_FRAME`` refers to, by name: OpenAPI components."""
 
 LegacyFlag = (
     bool
@@ -170,7 +182,7 @@ class TaskOut(BaseModel):
 class ReopenAnswer(BaseModel):
     """The answer to reopening an earlier topic."""
 
-    topic: dict[str, Any] = Field(
+    topic: TopicSegment = Field(
         description="The topic now active: id, title, summary, started_at, ended_at, is_active.",
         examples=[{"id": "0b6c5d1e-…", "title": "Add buy milk", "is_active": True}],
     )

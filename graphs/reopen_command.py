@@ -16,10 +16,10 @@ import structlog
 
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
-from keel.graphs.result import TopicSegment, topic_segment
 from keel.graphs.runner import ended_turn, thread_config
+from keel.graphs.topic_result import TopicSegment, topic_segment
 from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import NodeEvent, TopicReason, audit_entry, topic_changed
+from keel.nodes.support.events import Event, TopicReason, audit_entry, topic_changed
 from keel.nodes.topic import as_state_topic, summarize_topic
 
 log = structlog.get_logger(__name__)
@@ -34,7 +34,7 @@ class Reopened(TypedDict):
     topic: TopicSegment
     previous_topic_id: str | None
     message: str
-    events: list[NodeEvent]
+    events: list[Event]
 
 
 async def reopen_topic(

@@ -1,9 +1,10 @@
 """What reading a conversation gives back: every result shape, typed once, and how it is read.
 
-The turn result (``TurnResult``, with its ``Confirmation``, ``Event`` and ``ToolCallRecord``),
-the snapshot of a conversation (``Snapshot``, with ``TopicRef`` and ``TopicSegment``) and the
-answer to a reset (``ResetAnswer``) are defined here and nowhere else: the API uses them as its
-response models, the CLI and the tests read them. ``turn_result`` and ``snapshot_of`` build them
+The turn result (``TurnResult``), the snapshot of a conversation (``Snapshot``) and the answer to
+a reset (``ResetAnswer``) are defined here and nowhere else: the API uses them as its response
+models, the CLI and the tests read them. Their parts are the graph's own types, used as they are:
+the events (``keel.nodes.support.events``), the confirmation (``keel.nodes.support.state``) and
+the topics (``keel.graphs.topic_result``). ``turn_result`` and ``snapshot_of`` build them
 from the graph's values and interrupts; ``pending_confirmation`` and ``agent_state_of`` read a
 ``StateSnapshot``. The snapshot and the reset answer are TypedDicts, read as mappings like the
 graph's own state; the turn result is a model.
@@ -20,99 +21,12 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from keel.checkpoints.topics import TopicRow
+from keel.graphs.topic_result import TopicSegment, topic_ref, topic_segment
 from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.events import NodeEvent
-from keel.nodes.support.state import Todolist, Topic
+from keel.nodes.support.events import Event, ToolCallData
+from keel.nodes.support.state import Confirmation, Todolist, TopicRef
 
-ISO_TIME = "2026-11-22T10:00:00+00:00"
 CONVERSATION_ID = "6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"
-
-
-class TopicRef(TypedDict):
-    """The active topic, as results show it."""
-
-    id: Annotated[str, Field(description="The topic's id.", examples=["0b6c5d1e-…"])]
-    title: Annotated[str, Field(description="The topic's title.", examples=["Add buy milk"])]
-
-
-class TopicSegment(TypedDict):
-    """A topic segment of the conversation."""
-
-    id: Annotated[str, Field(description="Its id.", examples=["0b6c5d1e-…"])]
-    title: Annotated[
-        str,
-        Field(
-            description="The topic's title (first words of its first message, or a model's).",
-            examples=["Add buy milk"],
-        ),
-    ]
-    summary: Annotated[
-        str | None,
-        Field(
-            description="A short summary, set when the topic ended.",
-            examples=["Add buy milk. Last exchange: …"],
-        ),
-    ]
-    started_at: Annotated[
-        str, Field(description="When the topic started (ISO-8601, UTC).", examples=[ISO_TIME])
-    ]
-    ended_at: Annotated[
-        str | None,
-        Field(description="When it ended (ISO-8601, UTC), or null while active.", examples=[None]),
-    ]
-    is_active: Annotated[
-        bool, Field(description="Whether it is the conversation's active topic.", examples=[True])
-    ]
-
-
-def topic_ref(topic: Topic | None) -> TopicRef | None:
-    """The topic in state as results show it: id and title."""
-    return {"id": topic["id"], "title": topic["title"]} if topic else None
-
-
-def topic_segment(row: TopicRow) -> TopicSegment:
-    """A row of the topic table as results show it."""
-    return {
-        "id": row.id,
-        "title": row.title,
-        "summary": row.summary,
-        "started_at": row.started_at.isoformat(),
-        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
-        "is_active": row.is_active,
-    }
-
-
-class Confirmation(BaseModel):
-    """A destructive action waiting for the user's yes or no."""
-
-    action: str = Field(description="What will be done.", examples=["delete"])
-    task_id: Any = Field(description="The task it will be done to.", examples=[3])
-    prompt: str = Field(
-        description="The question put to the user.",
-        examples=["Are you sure you want to delete task 3? (yes/no)"],
-    )
-
-
-class Event(BaseModel):
-    """Something a node reported during the turn."""
-
-    type: str = Field(description="Event type.", examples=["tool_call"])
-    data: dict[str, Any] = Field(
-        description="Event payload.", examples=[{"name": "list_todo_tasks"}]
-    )
-
-
-class ToolCallRecord(BaseModel):
-    """A tool call made during the turn, with what it returned."""
-
-    name: str = Field(description="The tool's name.", examples=["create_todo_task"])
-    args: dict[str, Any] = Field(
-        description="The arguments the model gave.", examples=[{"title": "buy milk"}]
-    )
-    result: Any = Field(
-        description="What the tool returned (JSON), or its error text.",
-        examples=[{"id": 1, "title": "buy milk", "completed": False}],
-    )
 
 
 class TurnResult(BaseModel):
@@ -154,7 +68,7 @@ class TurnResult(BaseModel):
         default_factory=list,
         examples=[[{"type": "topic_changed", "data": {"reason": "phrase"}}]],
     )
-    tool_calls: list[ToolCallRecord] = Field(
+    tool_calls: list[ToolCallData] = Field(
         description="The tool calls of the turn with their results.",
         default_factory=list,
         examples=[[{"name": "list_todo_tasks", "args": {}, "result": {"tasks": []}}]],
@@ -177,7 +91,11 @@ def confirmation_in(interrupts: Sequence[Interrupt]) -> Confirmation | None:
     """The confirmation among ``interrupts``, if one of them asks for one."""
     for intr in interrupts:
         if isinstance(intr.value, dict) and "prompt" in intr.value:
-            return Confirmation(**{k: intr.value[k] for k in ("action", "task_id", "prompt")})
+            return {
+                "action": intr.value["action"],
+                "task_id": intr.value["task_id"],
+                "prompt": intr.value["prompt"],
+            }
     return None
 
 
@@ -210,14 +128,14 @@ def turn_result(
     conversation_id: str,
     values: dict[str, Any],
     interrupts: Sequence[Interrupt],
-    events: list[dict[str, Any]],
+    events: list[Event],
 ) -> TurnResult:
     """Build the TurnResult of a conversation from its state and interrupts after a turn."""
     waiting = confirmation_in(interrupts)
     todolist: Todolist | None = values.get("todolist")
     return TurnResult(
         conversation_id=conversation_id,
-        reply=waiting.prompt if waiting else _reply(values),
+        reply=waiting["prompt"] if waiting else _reply(values),
         agent_state=AgentState.TOOL_EXECUTION.value  # the node that asks waits inside
         if waiting
         else str(values.get("agent_state", AgentState.USER_INPUT.value)),
@@ -226,8 +144,8 @@ def turn_result(
         mission=values.get("mission"),
         todolist=dict(todolist) if todolist else None,
         topic=topic_ref(values.get("topic")),
-        events=[Event(**e) for e in events],
-        tool_calls=[ToolCallRecord(**e["data"]) for e in events if e["type"] == "tool_call"],
+        events=events,
+        tool_calls=[e["data"] for e in events if e["type"] == "tool_call"],
     )
 
 
@@ -253,7 +171,7 @@ class Snapshot(TypedDict):
     todolist: Annotated[dict[str, Any] | None, Field(description="The plan.", examples=[None])]
     topic: Annotated[TopicRef | None, Field(description="The active topic.", examples=[None])]
     pending_confirmation: Annotated[
-        dict[str, Any] | None,
+        Confirmation | None,
         Field(
             description="A destructive action waiting for yes/no: action, task_id and prompt.",
             examples=[None],
@@ -297,7 +215,7 @@ def snapshot_of(
         "mission": values.get("mission"),
         "todolist": values.get("todolist"),
         "topic": topic_ref(values.get("topic")),
-        "pending_confirmation": waiting.model_dump() if waiting else None,
+        "pending_confirmation": waiting,
         "stats": values.get("stats", {}),
     }
     if topics is not None:
@@ -329,7 +247,7 @@ class ResetAnswer(TypedDict):
 class Reset(ResetAnswer):
     """A reset's answer with the events it made (a topic change, a mission reset)."""
 
-    events: list[NodeEvent]
+    events: list[Event]
 
 
 def reset_answer(reset: Reset) -> ResetAnswer:

@@ -31,6 +31,7 @@ from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snaps
 from keel.nodes.response import pending_tool_calls
 from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.context import KeelContext
+from keel.nodes.support.events import Event, StreamEvent, token
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import TurnOutput, turn_start
 
@@ -104,9 +105,8 @@ def held_before_tools(values: dict[str, Any], interrupts: Sequence[Interrupt]) -
     return not interrupts and values.get("agent_state") != AgentState.RESPONSE.value
 
 
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
-"""Receives, as they happen, a turn's events ``{"type": ..., "data": ...}`` and model tokens
-``{"type": "token", "data": {"text": ...}}``."""
+EventSink = Callable[[StreamEvent], Awaitable[None]]
+"""Receives, as they happen, a turn's events and the model's tokens (``token`` events)."""
 
 
 async def _stream(
@@ -122,7 +122,7 @@ async def _stream(
     When ``stop`` is set by then, the turn ends there instead: the pending tool calls do not run.
     """
     config = thread_config(conversation_id)
-    events: list[dict[str, Any]] = []
+    events: list[Event] = []
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()
     for _ in range(MAX_RUNS):
@@ -149,7 +149,7 @@ async def _stream(
             elif sink is not None:
                 message, _ = chunk  # only the assistant's text, its DONE line already out
                 if isinstance(message, AIMessageChunk) and message.text:
-                    await sink({"type": "token", "data": {"text": message.text}})
+                    await sink(token(message.text))
         if not held_before_tools(values, interrupts):
             break
         if stop is not None and stop.is_set():

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import event
+from keel.nodes.support.events import loop_limit, turn_stopped
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.models import said_done
 from keel.nodes.support.previews import preview
@@ -65,7 +65,7 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     last = window[-1] if window else None
     todolist = state.get("todolist")
     if state.get("stop_requested"):
-        runtime.stream_writer(event("turn_stopped", {"loops": state.get("loops", 0)}))
+        runtime.stream_writer(turn_stopped(state.get("loops", 0)))
         log.info("turn_stopped", loops=state.get("loops", 0))
         if todolist:
             todolist = close_open_steps(todolist, "*", "skipped", "the turn was stopped")
@@ -92,8 +92,7 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     exhausted = bool(state.get("context_exhausted"))
     if loops >= ctx.loop_limit:
         still_open = [i["description"] for i in open_items(todolist)]
-        data = {"loops": loops, "limit": ctx.loop_limit, "open_items": still_open}
-        runtime.stream_writer(event("loop_limit", data))
+        runtime.stream_writer(loop_limit(loops, ctx.loop_limit, still_open))
         log.warning("loop_limit_reached", loops=loops, limit=ctx.loop_limit)
         note = f"I stopped after {loops} rounds without finishing this."
         return {"complete": False, "turn_over": True, "turn_note": note, "todolist": todolist}

@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.assistant import model_input
 from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import audit_entry, event
+from keel.nodes.support.events import audit_entry, resumed
 from keel.nodes.support.markers import RESUME_KWARG, SYNTHETIC
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.previews import preview
@@ -139,8 +139,7 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
     log.info(
         f"Starting new session from step {step}", step=step, reason=reason, backup_id=backup_id
     )
-    data = {"step": step, "description": description, "reason": reason, "backup_id": backup_id}
-    runtime.stream_writer(event("resumed", data))
+    runtime.stream_writer(resumed(step, description, reason, backup_id))
     carried = carry(
         current_turn(state["window"]), ctx.context_token_budget, ctx.resources.token_model
     )

@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import event
+from keel.nodes.support.events import tool_called
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.previews import preview
 from keel.nodes.support.progress import close_step
@@ -187,8 +187,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         todolist = close_step(
             todolist, call["name"], status, str(result.content) if failed else None
         )
-        payload = {"name": call["name"], "args": call["args"], "result": _result_for_event(result)}
-        runtime.stream_writer(event("tool_call", payload))
+        runtime.stream_writer(tool_called(call["name"], call["args"], _result_for_event(result)))
         log.info(
             "tool_executed",
             tool=call["name"],

@@ -12,7 +12,9 @@ import sqlalchemy as sa
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.database import Database
 from keel.checkpoints.migrate import revision_sync
+from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER, lines
+from keel.nodes.support.state import KeelState
 
 
 @asynccontextmanager
@@ -32,3 +34,13 @@ def strip_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> str:
     pattern = re.compile(marker, re.IGNORECASE)
     kept = [line for line in lines(text) if not pattern.search(line)]
     return "\n".join(kept).strip()
+
+
+def is_complete(state: KeelState) -> bool:
+    """The turn ended in RESPONSE on a DONE marker with nothing open."""
+    return state.get("agent_state") == AgentState.RESPONSE and bool(state.get("complete"))
+
+
+def is_processing(state: KeelState) -> bool:
+    """The state machine is in ASSISTANT or TOOL_EXECUTION."""
+    return state.get("agent_state") in (AgentState.ASSISTANT, AgentState.TOOL_EXECUTION)

@@ -19,6 +19,7 @@ from keel.api.errors import TURN_FAILED, database_trouble, error_body
 from keel.api.metrics import count_events
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import (
+    STREAM_FRAME,
     CancelAnswer,
     CheckpointOut,
     Conversation,
@@ -35,6 +36,7 @@ from keel.graphs.reopen_command import reopen_topic
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
+from keel.nodes.support.events import StreamEvent
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 MAX_PAGE = 1000
@@ -94,7 +96,7 @@ async def delete_conversation(cid: ConversationDep, service: ServiceDep) -> Resp
 
 
 async def _sse(
-    task: asyncio.Task[TurnResult], queue: asyncio.Queue[dict[str, Any] | None]
+    task: asyncio.Task[TurnResult], queue: asyncio.Queue[StreamEvent | None]
 ) -> AsyncIterator[dict[str, str]]:
     """Frames of a running turn; the turn goes on (and frees its lock) if the client leaves."""
     while (event := await queue.get()) is not None:
@@ -112,7 +114,7 @@ async def _sse(
 @router.post(
     "/{conversation_id}/messages",
     response_model=TurnResult,
-    responses={**ERRORS, 200: {"content": {"text/event-stream": {}}}},
+    responses={**ERRORS, 200: {"content": {"text/event-stream": {"schema": STREAM_FRAME}}}},
 )
 async def post_message(
     message: NewMessage,
@@ -130,7 +132,7 @@ async def post_message(
     check_size(service, message.content)
     if "text/event-stream" not in request.headers.get("accept", ""):
         return await take_turn(service, cid, user, message.content, idempotency_key)
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
     task = await start_turn(service, cid, user, message.content, queue.put, idempotency_key)
     task.add_done_callback(lambda _: queue.put_nowait(None))
     return EventSourceResponse(_sse(task, queue))

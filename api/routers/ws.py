@@ -12,7 +12,7 @@ import asyncio
 import json
 import re
 import uuid
-from typing import Any
+from collections.abc import Mapping
 
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -28,6 +28,7 @@ from keel.api.turn_requests import KEY_PATTERN, check_size, start_turn, turn_slo
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import reset_answer
+from keel.nodes.support.events import StreamEvent
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 
@@ -48,11 +49,11 @@ def _first_error(exc: ValidationError) -> str:
     return str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
 
 
-async def _send(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
+async def _send(ws: WebSocket, kind: str, data: Mapping[str, object]) -> None:
     await ws.send_json({"type": kind, "data": data})
 
 
-async def _send_if_open(ws: WebSocket, kind: str, data: dict[str, Any]) -> None:
+async def _send_if_open(ws: WebSocket, kind: str, data: Mapping[str, object]) -> None:
     try:
         await _send(ws, kind, data)
     except Exception:  # the client left; the turn goes on without it
@@ -106,7 +107,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
         await _send(ws, "error", {"code": "invalid_request", "message": BAD_KEY})
         return
 
-    async def sink(event: dict[str, Any]) -> None:
+    async def sink(event: StreamEvent) -> None:
         await _send_if_open(ws, "event", event)
 
     task = await start_turn(service, cid, user, content, sink, key)  # runs if the client leaves

@@ -1,16 +1,21 @@
-"""What the graph reports: events for the caller, and the audit entries kept in state.
+"""What the graph reports: the typed events for the caller, and the audit entries kept in state.
 
 An event is ``{"type": ..., "data": {...}}``, written by a node on the graph's custom stream
 (``runtime.stream_writer``, which does nothing outside a streaming run); the turn runner collects
-the events into the turn result, and the CLI and the API show or stream them. The payloads of a
-topic change and of a mission reset are built here once, for the nodes and the ``/reset`` command
-alike, and audit entries are stamped with the run's clock.
+the events into the turn result, and the CLI and the API show or stream them. Every event type is
+a TypedDict tagged by its ``type``, ``Event`` is their union (``StreamEvent`` adds the model's
+tokens, which are streamed but not kept), and each has exactly one builder here, which every
+producer calls. The API's schemas are derived from these types; audit entries are stamped with the
+run's clock.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from keel.nodes.support.state import AuditEntry
 
@@ -18,35 +23,172 @@ TopicReason = Literal["phrase", "time_gap", "user_reset", "returned"]
 """Why a topic changed: a switch or correction phrase, a silence, ``/reset``, or a return to an
 earlier topic."""
 
-
-class NodeEvent(TypedDict):
-    """One event on the custom stream."""
-
-    type: str
-    data: dict[str, Any]
+TOPIC_ID = "0b6c5d1e-…"
 
 
-class TopicChanged(TypedDict):
-    """The data of a ``topic_changed`` event."""
-
-    previous_topic_id: str | None
-    new_topic_id: str
-    reason: TopicReason
-    phrase: str | None
-    title: str
+def _tag(kind: str) -> Any:
+    """The ``type`` field of an event of type ``kind``, documented."""
+    return Field(description="The event's type.", examples=[kind])
 
 
-class MissionReset(TypedDict):
+def _data(example: dict[str, Any]) -> Any:
+    """The ``data`` field of an event, documented with an example payload."""
+    return Field(description="The event's payload.", examples=[example])
+
+
+class TopicChangedData(TypedDict):
+    """The data of a ``topic_changed`` event (and of the audit entry of a reopened topic)."""
+
+    previous_topic_id: Annotated[
+        str | None, Field(description="The topic that ended.", examples=["9a1f…"])
+    ]
+    new_topic_id: Annotated[str, Field(description="The topic now active.", examples=[TOPIC_ID])]
+    reason: Annotated[
+        TopicReason,
+        Field(description="phrase, time_gap, user_reset or returned.", examples=["phrase"]),
+    ]
+    phrase: Annotated[
+        str | None, Field(description="The phrase that switched, if one did.", examples=[None])
+    ]
+    title: Annotated[str, Field(description="The new topic's title.", examples=["Add buy milk"])]
+
+
+class TopicChangedEvent(TypedDict):
+    """A new topic replaced the active one."""
+
+    type: Annotated[Literal["topic_changed"], _tag("topic_changed")]
+    data: Annotated[TopicChangedData, _data({"reason": "phrase", "title": "Add buy milk"})]
+
+
+class MissionResetData(TypedDict):
     """The data of the ``state_updated`` event of a mission reset, and its audit detail."""
 
-    mission_reset: bool
-    reason: str
-    previous_todolist_id: str | None
+    mission_reset: Annotated[
+        bool, Field(description="The mission and todolist were cleared.", examples=[True])
+    ]
+    reason: Annotated[
+        str,
+        Field(
+            description="completed_todolist_detected or user_requested.",
+            examples=["completed_todolist_detected"],
+        ),
+    ]
+    previous_todolist_id: Annotated[
+        str | None, Field(description="The plan that was cleared.", examples=["3c2d…"])
+    ]
 
 
-def event(kind: str, data: dict[str, Any]) -> NodeEvent:
-    """An event of type ``kind``."""
-    return {"type": kind, "data": data}
+class StateUpdatedEvent(TypedDict):
+    """The mission and its todolist were cleared."""
+
+    type: Annotated[Literal["state_updated"], _tag("state_updated")]
+    data: Annotated[MissionResetData, _data({"mission_reset": True, "reason": "user_requested"})]
+
+
+class ToolCallData(TypedDict):
+    """A tool call made during the turn, with what it returned."""
+
+    name: Annotated[str, Field(description="The tool's name.", examples=["create_todo_task"])]
+    args: Annotated[
+        dict[str, Any],
+        Field(description="The arguments the model gave.", examples=[{"title": "buy milk"}]),
+    ]
+    result: Annotated[
+        Any,
+        Field(
+            description="What the tool returned (JSON), or its error text.",
+            examples=[{"id": 1, "title": "buy milk", "completed": False}],
+        ),
+    ]
+
+
+class ToolCallEvent(TypedDict):
+    """A tool ran."""
+
+    type: Annotated[Literal["tool_call"], _tag("tool_call")]
+    data: Annotated[ToolCallData, _data({"name": "list_todo_tasks", "args": {}, "result": {}})]
+
+
+class ResumedData(TypedDict):
+    """The data of a ``resumed`` event."""
+
+    step: Annotated[
+        int, Field(description="The step the fresh window continues from.", examples=[2])
+    ]
+    description: Annotated[str, Field(description="What that step is.", examples=["Add buy milk"])]
+    reason: Annotated[
+        str,
+        Field(description="token_budget or context_length_error.", examples=["token_budget"]),
+    ]
+    backup_id: Annotated[
+        str | None, Field(description="The backup of the old window, if made.", examples=[None])
+    ]
+
+
+class ResumedEvent(TypedDict):
+    """A fresh context window was opened."""
+
+    type: Annotated[Literal["resumed"], _tag("resumed")]
+    data: Annotated[ResumedData, _data({"step": 2, "reason": "token_budget"})]
+
+
+class LoopLimitData(TypedDict):
+    """The data of a ``loop_limit`` event."""
+
+    loops: Annotated[int, Field(description="Rounds the turn took.", examples=[8])]
+    limit: Annotated[int, Field(description="The loop limit.", examples=[8])]
+    open_items: Annotated[
+        list[str], Field(description="The plan's steps still open.", examples=[["Add buy milk"]])
+    ]
+
+
+class LoopLimitEvent(TypedDict):
+    """The turn ended at the loop limit."""
+
+    type: Annotated[Literal["loop_limit"], _tag("loop_limit")]
+    data: Annotated[LoopLimitData, _data({"loops": 8, "limit": 8, "open_items": []})]
+
+
+class TurnStoppedData(TypedDict):
+    """The data of a ``turn_stopped`` event."""
+
+    loops: Annotated[int, Field(description="Rounds the turn took.", examples=[1])]
+
+
+class TurnStoppedEvent(TypedDict):
+    """The caller stopped the turn."""
+
+    type: Annotated[Literal["turn_stopped"], _tag("turn_stopped")]
+    data: Annotated[TurnStoppedData, _data({"loops": 1})]
+
+
+class TokenData(TypedDict):
+    """The data of a ``token`` event."""
+
+    text: Annotated[str, Field(description="The model's next text.", examples=["Created"])]
+
+
+class TokenEvent(TypedDict):
+    """Text of the model's reply as it is written (streamed only, never kept)."""
+
+    type: Annotated[Literal["token"], _tag("token")]
+    data: Annotated[TokenData, _data({"text": "Created"})]
+
+
+_Reported = (
+    TopicChangedEvent
+    | StateUpdatedEvent
+    | ToolCallEvent
+    | ResumedEvent
+    | LoopLimitEvent
+    | TurnStoppedEvent
+)
+
+Event = Annotated[_Reported, Field(discriminator="type")]
+"""Something a node reported during a turn (or a reset), told apart by its ``type``."""
+
+StreamEvent = Annotated[_Reported | TokenEvent, Field(discriminator="type")]
+"""What a turn streams as it runs: its events and, among them, the model's tokens."""
 
 
 def topic_changed(
@@ -55,28 +197,63 @@ def topic_changed(
     title: str,
     reason: TopicReason,
     phrase: str | None = None,
-) -> NodeEvent:
+) -> TopicChangedEvent:
     """The event of a new topic replacing ``previous_topic_id``."""
-    data: TopicChanged = {
+    data: TopicChangedData = {
         "previous_topic_id": previous_topic_id,
         "new_topic_id": new_topic_id,
         "reason": reason,
         "phrase": phrase,
         "title": title,
     }
-    return event("topic_changed", dict(data))
+    return {"type": "topic_changed", "data": data}
 
 
 def mission_reset(
     reason: str, previous_todolist_id: str | None, at: datetime
-) -> tuple[NodeEvent, AuditEntry]:
+) -> tuple[StateUpdatedEvent, AuditEntry]:
     """The event and the audit entry of clearing the mission and its todolist at ``at``."""
-    data: MissionReset = {
+    data: MissionResetData = {
         "mission_reset": True,
         "reason": reason,
         "previous_todolist_id": previous_todolist_id,
     }
-    return event("state_updated", dict(data)), audit_entry("mission_reset", reason, dict(data), at)
+    event: StateUpdatedEvent = {"type": "state_updated", "data": data}
+    return event, audit_entry("mission_reset", reason, dict(data), at)
+
+
+def tool_called(name: str, args: dict[str, Any], result: Any) -> ToolCallEvent:
+    """The event of the tool ``name`` having run with ``args`` and returned ``result``."""
+    return {"type": "tool_call", "data": {"name": name, "args": args, "result": result}}
+
+
+def resumed(step: int, description: str, reason: str, backup_id: str | None) -> ResumedEvent:
+    """The event of a fresh window opened (for ``reason``) to continue from ``step``."""
+    data: ResumedData = {
+        "step": step,
+        "description": description,
+        "reason": reason,
+        "backup_id": backup_id,
+    }
+    return {"type": "resumed", "data": data}
+
+
+def loop_limit(loops: int, limit: int, open_items: list[str]) -> LoopLimitEvent:
+    """The event of a turn ended after ``loops`` rounds, ``open_items`` left open."""
+    return {
+        "type": "loop_limit",
+        "data": {"loops": loops, "limit": limit, "open_items": open_items},
+    }
+
+
+def turn_stopped(loops: int) -> TurnStoppedEvent:
+    """The event of a turn stopped by its caller after ``loops`` rounds."""
+    return {"type": "turn_stopped", "data": {"loops": loops}}
+
+
+def token(text: str) -> TokenEvent:
+    """The event of the model having written ``text``."""
+    return {"type": "token", "data": {"text": text}}
 
 
 def audit_entry(kind: str, reason: str, detail: dict[str, Any], at: datetime) -> AuditEntry:

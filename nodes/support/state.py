@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from keel.tools.next_step import NextStep
@@ -52,11 +53,16 @@ class Todolist(TypedDict):
     """Ids of the steps that are done."""
 
 
-class Topic(TypedDict):
+class TopicRef(TypedDict):
+    """A topic as results name it: its id and title."""
+
+    id: Annotated[str, Field(description="The topic's id.", examples=["0b6c5d1e-…"])]
+    title: Annotated[str, Field(description="The topic's title.", examples=["Add buy milk"])]
+
+
+class Topic(TopicRef):
     """The active topic segment of the conversation."""
 
-    id: str
-    title: str
     started_at: str
     """ISO-8601 UTC timestamp."""
 
@@ -69,15 +75,25 @@ class Stats(TypedDict, total=False):
     tool_calls: int
 
 
-class ConfirmationRequest(TypedDict):
+class Confirmation(TypedDict):
+    """A destructive action waiting for the user's yes or no, as the user is asked it."""
+
+    action: Annotated[
+        str, Field(description="What will be done: delete or rename.", examples=["delete"])
+    ]
+    task_id: Annotated[Any, Field(description="The task it will be done to.", examples=[3])]
+    prompt: Annotated[
+        str,
+        Field(
+            description="The question put to the user.",
+            examples=["Are you sure you want to delete task 3? (yes/no)"],
+        ),
+    ]
+
+
+class ConfirmationRequest(Confirmation):
     """A destructive tool call waiting for the user's yes or no."""
 
-    action: str
-    """What the call will do: delete or rename."""
-    task_id: Any
-    """The task it will do it to."""
-    prompt: str
-    """The question put to the user."""
     tool_call_id: str | None
     """The tool call that waits."""
 

@@ -46,15 +46,15 @@ async def test_done_with_a_pending_tool_call_does_not_complete(memory_keel):
     ]
     result, model = await run(memory_keel, replies, text="show all")
     assert len(model.seen) == 2
-    assert result.complete and [t.name for t in result.tool_calls] == ["list_todo_tasks"]
+    assert result.complete and [t["name"] for t in result.tool_calls] == ["list_todo_tasks"]
 
 
 async def test_loop_limit_ends_the_turn_incomplete_and_says_so(memory_keel):
     result, model = await run(memory_keel, [], text="hello", loop_limit=3)
     assert len(model.seen) == 4  # the first call plus three loops
     assert not result.complete
-    assert [e.type for e in result.events] == ["loop_limit"]
-    assert result.events[0].data["limit"] == 3
+    assert [e["type"] for e in result.events] == ["loop_limit"]
+    assert result.events[0]["data"]["limit"] == 3
     assert "I stopped after 3 rounds" in result.reply
 
 

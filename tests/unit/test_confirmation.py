@@ -70,7 +70,7 @@ async def test_the_tool_runs_once_after_the_yes(memory_keel, monkeypatch):
     assert calls == ["bread"]
     titles = [t["title"] for t in await memory_keel.store.list("local")]
     assert titles == [other["title"], "bread"]
-    assert [t.name for t in result.tool_calls] == ["create_todo_task", "delete_todo_task"]
+    assert [t["name"] for t in result.tool_calls] == ["create_todo_task", "delete_todo_task"]
 
 
 async def test_the_pause_survives_a_restart(tmp_path):

@@ -121,7 +121,7 @@ async def test_a_resume_in_the_middle_of_a_turn_keeps_the_turn(memory_keel):
         result = await run_turn(memory_keel.graph, cid, message, context)
         expected = f"errand number {k} with a longish description to fill the window"
         assert result.reply == f"Created task: {expected}", result.reply
-        assert any(e.type == "resumed" for e in result.events)
+        assert any(e["type"] == "resumed" for e in result.events)
     listed = await run_turn(memory_keel.graph, cid, "Show all", context)
     for k in range(14):
         assert listed.reply.count(f"errand number {k} with") == 1, listed.reply

@@ -15,7 +15,7 @@ async def say(keel, cid, text, **ctx):
 
 
 def resets(result):
-    return [e.data for e in result.events if e.type == "state_updated"]
+    return [e["data"] for e in result.events if e["type"] == "state_updated"]
 
 
 async def test_completed_todolist_meets_a_new_query(keel):

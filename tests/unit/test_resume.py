@@ -109,7 +109,7 @@ async def test_exhausting_a_small_budget_twice_still_completes_the_plan(keel):
     assert state["stats"]["total_resumes"] >= 2
     assert [i["status"] for i in result.todolist["items"]] == ["done"] * 4
     assert sorted(t["title"] for t in await keel.store.list("local")) == ["a", "b", "c", "d"]
-    resumed = [e for e in result.events if e.type == "resumed"]
+    resumed = [e for e in result.events if e["type"] == "resumed"]
     assert len(resumed) == state["stats"]["total_resumes"]
     assert any(e["event"].startswith("Starting new session from step") for e in logs)
     values = (await keel.graph.aget_state(thread_config(cid))).values
@@ -157,7 +157,7 @@ async def test_a_failed_backup_warns_and_the_resume_goes_on(memory_keel):
         result = await run_turn(memory_keel.graph, str(uuid.uuid4()), "hello", context)
     assert result.complete and result.reply == "fine"
     assert "backup_failed" in [e["event"] for e in logs]
-    assert [e.type for e in result.events].count("resumed") == 1
+    assert [e["type"] for e in result.events].count("resumed") == 1
 
 
 async def test_the_template_and_the_recorded_note_shape_the_prompt(memory_keel):
@@ -205,8 +205,8 @@ async def test_a_provider_context_length_error_resumes_in_a_fresh_window(memory_
         result = await run_turn(
             memory_keel.graph, str(uuid.uuid4()), "add milk", memory_keel.context(model=model)
         )
-        assert [e.type for e in result.events].count("resumed") == 1
-        assert result.events[0].data["reason"] == "context_length_error"
+        assert [e["type"] for e in result.events].count("resumed") == 1
+        assert result.events[0]["data"]["reason"] == "context_length_error"
         assert result.reply == "Created task: milk" and result.complete
         assert len(stub.requests) == 3
         retried = stub.requests[1]["messages"]

@@ -1,14 +1,10 @@
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from keel.graphs.legacy_import import from_legacy
 from keel.nodes.support import state as state_mod
 from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.state import (
-    bounded_window,
-    from_legacy,
-    is_complete,
-    is_plan_complete,
-    is_processing,
-)
+from keel.nodes.support.state import bounded_window, is_plan_complete
+from tests.helpers import is_complete, is_processing
 
 
 def test_legacy_completed_maps_to_response_and_complete():

@@ -20,7 +20,7 @@ async def test_a_stopped_turn_runs_no_tool_and_says_so(memory_keel):
         memory_keel.graph, cid, "Add buy milk", memory_keel.context(), stop=stopped()
     )
     assert result.reply == STOPPED and result.complete is False
-    assert [e.type for e in result.events][-1] == "turn_stopped"
+    assert [e["type"] for e in result.events][-1] == "turn_stopped"
     assert await memory_keel.store.list("local") == []
     log = await memory_keel.messages.history(cid)
     assert [(m.role, m.content) for m in log if m.role != "assistant"] == [

@@ -243,7 +243,7 @@ async def test_show_more_tasks_lists_the_next_page(keel, long_titles):
     cid = str(uuid.uuid4())
     await say(keel, cid, "What's on my list?")
     more = await say(keel, cid, "show more tasks")
-    assert [c.args for c in more.tool_calls] == [{"offset": 50}]
+    assert [c["args"] for c in more.tool_calls] == [{"offset": 50}]
     lines = more.reply.splitlines()
     assert lines[1].startswith(f"  51. [ ] {title(51)}") and f"{title(50)} " not in more.reply
     assert lines[-1] == '(showing 51-100 of 120; say "show more tasks" for the next ones)'
@@ -264,7 +264,7 @@ async def test_a_task_beyond_the_first_page_is_found_by_title(keel):
     cid = str(uuid.uuid4())
     asked = await say(keel, cid, f"Delete {title(250)}")
     assert asked.awaiting_confirmation is not None
-    assert asked.awaiting_confirmation.task_id == 250
+    assert asked.awaiting_confirmation["task_id"] == 250
     done = await say(keel, cid, "yes")
     assert done.reply == f"Deleted task 250: {title(250)}"
     assert await keel.store.count("local") == 299
@@ -278,7 +278,7 @@ async def test_an_exact_title_among_many_similar_ones_is_found(keel):
     result = await say(keel, str(uuid.uuid4()), "complete milk")
     assert result.reply == "Completed task: milk"
     assert (await keel.store.get("local", 150))["completed"]
-    lookups = [c.args for c in result.tool_calls if c.name == "list_todo_tasks"]
+    lookups = [c["args"] for c in result.tool_calls if c["name"] == "list_todo_tasks"]
     assert lookups == [
         {"title_contains": "milk", "limit": 100},
         {"title_contains": "milk", "limit": 100, "offset": 100},

@@ -19,7 +19,7 @@ async def test_create(keel):
     result = await say(keel, new_id(), "Add buy milk")
     assert result.reply == "Created task: buy milk"
     assert result.complete and result.agent_state == "response"
-    assert [t.name for t in result.tool_calls] == ["create_todo_task"]
+    assert [t["name"] for t in result.tool_calls] == ["create_todo_task"]
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk"]
 
 
@@ -50,7 +50,7 @@ async def test_complete_by_id_and_by_title(keel):
     assert (await say(keel, new_id(), f"Finish {a['id']}")).reply == "Completed task: buy milk"
     result = await say(keel, new_id(), "complete walk dog")
     assert result.reply == "Completed task: walk dog"
-    assert [t.name for t in result.tool_calls] == ["list_todo_tasks", "complete_todo_task"]
+    assert [t["name"] for t in result.tool_calls] == ["list_todo_tasks", "complete_todo_task"]
     assert all(t["completed"] for t in await keel.store.list("local"))
     assert (await keel.store.get("local", b["id"]))["completed"]
 
@@ -78,8 +78,8 @@ async def test_delete_asks_then_deletes(keel):
     cid = new_id()
     asked = await say(keel, cid, f"Remove task {task['id']}")
     assert asked.awaiting_confirmation is not None
-    assert asked.awaiting_confirmation.action == "delete"
-    assert asked.awaiting_confirmation.task_id == task["id"]
+    assert asked.awaiting_confirmation["action"] == "delete"
+    assert asked.awaiting_confirmation["task_id"] == task["id"]
     assert not asked.complete
     done = await say(keel, cid, "y")
     assert done.reply == f"Deleted task {task['id']}: buy milk"
@@ -101,7 +101,7 @@ async def test_tool_error_is_reported_as_the_tool_said(keel):
 async def test_unknown_title_is_said_and_nothing_is_claimed(keel):
     result = await say(keel, new_id(), "complete the moon landing")
     assert result.reply == "I couldn't find a task called 'moon landing'."
-    assert [t.name for t in result.tool_calls] == ["list_todo_tasks"]
+    assert [t["name"] for t in result.tool_calls] == ["list_todo_tasks"]
 
 
 async def test_one_users_conversation_cannot_touch_another_users_tasks(keel):

@@ -33,8 +33,8 @@ async def test_the_same_call_id_in_other_turns_and_conversations_runs_each_call(
     await run_turn(memory_keel.graph, first, "Add apples", context)
     pears = await run_turn(memory_keel.graph, second, "Add pears", context)
     plums = await run_turn(memory_keel.graph, first, "Add plums", context)
-    assert pears.tool_calls[0].result["title"] == "pears"
-    assert plums.tool_calls[0].result["title"] == "plums"
+    assert pears.tool_calls[0]["result"]["title"] == "pears"
+    assert plums.tool_calls[0]["result"]["title"] == "plums"
     titles = [t["title"] for t in await memory_keel.store.list("local")]
     assert titles == ["apples", "pears", "plums"]
     for cid, expected in ((first, ["apples", "plums"]), (second, ["pears"])):

@@ -116,10 +116,10 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
 
     day2 = datetime(2026, 1, 7, 10, 8, 20, tzinfo=UTC)
     switch = await say("lets discuss a change in the webui chat", day2)
-    [changed] = [e for e in switch.events if e.type == "topic_changed"]
-    assert changed.data["reason"] == "phrase" and changed.data["phrase"] == "lets discuss"
-    assert changed.data["previous_topic_id"] == sse_topic
-    ui_topic = changed.data["new_topic_id"]
+    [changed] = [e for e in switch.events if e["type"] == "topic_changed"]
+    assert changed["data"]["reason"] == "phrase" and changed["data"]["phrase"] == "lets discuss"
+    assert changed["data"]["previous_topic_id"] == sse_topic
+    ui_topic = changed["data"]["new_topic_id"]
 
     await say("good. also it always looks like pm is about to reply", day2 + timedelta(minutes=21))
     await say("tell me which /commands you would tell scar to use", day2 + timedelta(minutes=24))
@@ -129,10 +129,10 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
     correction = await say(
         "but we werent discussing the sse feed now", day2 + timedelta(minutes=26)
     )
-    [changed] = [e for e in correction.events if e.type == "topic_changed"]
-    assert changed.data["reason"] == "phrase"
-    assert changed.data["phrase"] == "but we werent discussing"
-    assert changed.data["previous_topic_id"] == ui_topic
+    [changed] = [e for e in correction.events if e["type"] == "topic_changed"]
+    assert changed["data"]["reason"] == "phrase"
+    assert changed["data"]["phrase"] == "but we werent discussing"
+    assert changed["data"]["previous_topic_id"] == ui_topic
     seen = history_text(model)
     assert "switched topics or corrected you" in seen
     assert "SSE feed" not in seen and "heartbeat" not in seen
@@ -156,11 +156,11 @@ async def test_a_silence_longer_than_the_gap_starts_a_topic(memory_keel, clock, 
     await run_turn(memory_keel.graph, cid, "Add buy milk", context)
     clock.advance(seconds=4)
     same = await run_turn(memory_keel.graph, cid, "Show all", context)
-    assert not [e for e in same.events if e.type == "topic_changed"]
+    assert not [e for e in same.events if e["type"] == "topic_changed"]
     clock.advance(seconds=6)
     later = await run_turn(memory_keel.graph, cid, "Add walk dog", context)
-    [changed] = [e for e in later.events if e.type == "topic_changed"]
-    assert changed.data == {
+    [changed] = [e for e in later.events if e["type"] == "topic_changed"]
+    assert changed["data"] == {
         "previous_topic_id": same.topic["id"],
         "new_topic_id": later.topic["id"],
         "reason": "time_gap",
