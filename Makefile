@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 LINT_VIEW := build/lint
 PACKAGES := api checkpoints graphs nodes tools
 
-.PHONY: run chat studio notebooks test lint typecheck venv dev clean lint-view system screenshot
+.PHONY: run chat studio notebooks test lint typecheck venv dev clean lint-view system screenshot docs
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ system:
 
 test: system lint typecheck
 	$(BIN)/pytest
+
+# The tool table in docs/api.md, made from the tools' declarations.
+docs: dev
+	$(BIN)/python -c "from pathlib import Path; from keel.tools.spec import with_tool_table; \
+	from keel.tools.todo import TODO_TOOLS; p = Path('docs/api.md'); \
+	p.write_text(with_tool_table(p.read_text(), TODO_TOOLS))"
 
 # The chat page's picture in the README, taken from a real session in Chromium.
 screenshot: dev system

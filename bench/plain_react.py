@@ -1,7 +1,7 @@
 """The baseline for the benchmarks: a plain LangGraph ReAct graph doing keel's todo work.
 
 Messages live in graph state (``MessagesState``), as in LangGraph's own ReAct examples; the same
-rule-based model and the same six todo tools (bound to one user and store) run in it.
+rule-based model and the same todo tools (bound to one user and store) run in it.
 """
 
 from __future__ import annotations

@@ -127,3 +127,29 @@ def mutations(tools: Sequence[BaseTool]) -> frozenset[str]:
 def confirmations(tools: Sequence[BaseTool]) -> dict[str, Confirm]:
     """The tools that need a yes first, by name, with their question and cancel wording."""
     return {t.name: c for t in tools if (c := spec_of(t).confirm) is not None}
+
+
+def tool_table(tools: Sequence[BaseTool]) -> str:
+    """The tools as the docs list them (a Markdown table), made from their declarations."""
+    rows = [
+        "| tool | what it does | changes tasks | asks first | the offline model understands |",
+        "|---|---|---|---|---|",
+    ]
+    for t in tools:
+        spec = spec_of(t)
+        what = (t.description or "").split("\n")[0].split(". ")[0].rstrip(".")
+        asks = f'yes: "{spec.confirm.question({spec.confirm.target: "N"})}"' if spec.confirm else ""
+        mutates = "yes" if spec.mutates else ""
+        rows.append(f"| `{t.name}` | {what} | {mutates} | {asks} | {spec.example or ''} |")
+    return "\n".join(rows) + "\n"
+
+
+TABLE_START = "<!-- tools: made by `make docs` from the tools' declarations -->\n"
+TABLE_END = "<!-- /tools -->"
+
+
+def with_tool_table(markdown: str, tools: Sequence[BaseTool]) -> str:
+    """``markdown`` with the table between its tool-table markers made anew from ``tools``."""
+    start = markdown.index(TABLE_START) + len(TABLE_START)
+    end = markdown.index(TABLE_END, start)
+    return markdown[:start] + tool_table(tools) + markdown[end:]

@@ -82,21 +82,24 @@ def classified(exc: Exception) -> Exception:
     return ProviderFailed(f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
-def build_title_model(
-    api_key: str | None = None, model: str = DEFAULT_OPENAI_MODEL, base_url: str | None = None
-) -> BaseChatModel | None:
-    """A model that writes short topic titles, when an OpenAI key is given."""
-    if not api_key:
-        return None
-    from langchain_openai import ChatOpenAI
+def openai_model(api_key: str, model: str, base_url: str | None, timeout: float) -> BaseChatModel:
+    """Keel's ``ChatOpenAI`` (``KeelChatOpenAI``): one provider call and one retry at most."""
+    from keel.nodes.support.openai_model import KeelChatOpenAI
 
-    return ChatOpenAI(
+    return KeelChatOpenAI(
         model=model,
         base_url=base_url,
         api_key=api_key,  # type: ignore[arg-type]
         max_retries=1,
-        timeout=20,
+        timeout=timeout,
     )
+
+
+def build_title_model(
+    api_key: str | None = None, model: str = DEFAULT_OPENAI_MODEL, base_url: str | None = None
+) -> BaseChatModel | None:
+    """A model that writes short topic titles, when an OpenAI key is given."""
+    return openai_model(api_key, model, base_url, timeout=20) if api_key else None
 
 
 def build_agent_model(
@@ -109,15 +112,7 @@ def build_agent_model(
     rule_based = RuleBasedChatModel().bind_tools(tools)
     if not api_key:
         return rule_based
-    from keel.nodes.support.openai_model import KeelChatOpenAI
-
-    openai = KeelChatOpenAI(
-        model=model,
-        base_url=base_url,
-        api_key=api_key,  # type: ignore[arg-type]
-        max_retries=1,
-        timeout=60,
-    )
+    openai = openai_model(api_key, model, base_url, timeout=60)
     return openai.bind_tools(tools).with_fallbacks(
         [rule_based], exceptions_to_handle=(ProviderFailed,)
     )

@@ -1,23 +1,18 @@
 """The rule-based chat model: keel's offline default and the fallback behind OpenAI.
 
 A real LangChain ``BaseChatModel``: it binds tools, emits tool calls and ends its answers with the
-DONE marker. It implements the todo decision table (see ``keel.tools.phrasings``) statelessly from
-the messages it is given: the last human message is the request (a nudge only makes it look again);
-tool results after it are what has been done. A task named by title is looked up with
-``list_todo_tasks`` first, filtered by the title (a page of the matches at a time, so a lookup reads
-each task once and returns at most a page, however long the list). A list is shown a page at a time;
-"show more tasks" lists the page after the one the conversation showed last (found in the earlier
-messages the model is given). It reports only what the tools returned, in the decision table's
-phrases.
+DONE marker. It follows the phrasings its bound tools declare (``keel.tools.phrasings``),
+statelessly from the messages it is given: the last human message is the request (a nudge only makes
+it look again); tool results after it are what has been done. A task named by title is looked up
+first, and "show more tasks" continues the list shown last (``keel.nodes.support.lookups``). It
+reports only what the tools returned, in the words each tool declares.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -27,6 +22,14 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
+from keel.nodes.support.lookups import (
+    LOOKUP_PREFIX,
+    lookup,
+    lookup_pages,
+    next_page_offset,
+    payload,
+    resolve,
+)
 from keel.nodes.support.markers import (
     DEFAULT_DONE_MARKER,
     NUDGE_PREFIX,
@@ -37,18 +40,6 @@ from keel.nodes.support.markers import (
 from keel.tools.calls import storable
 from keel.tools.phrasings import Intent, parse_intents
 from keel.tools.spec import spec_of
-from keel.tools.todo import LIST, LIST_LIMIT_MAX
-
-LOOKUP_PREFIX = "lookup_"
-LOOKUP_PAGES = 3
-"""Pages of title matches a lookup reads at most before it gives up on finding an exact title."""
-_PAGE_SHOWN = re.compile(
-    r"\(showing [\d,]+-(?P<shown>[\d,]+) of [\d,]+"
-    rf'|{LIST}: \{{"total": (?P<total>\d+), "offset": \d+, "next_offset": (?P<next>\d+|null)'
-)
-"""Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
-EARLIER_HEADER = "## Earlier context"
-"""The history message's older section, after its current one (``keel.nodes.support.history``)."""
 
 
 def help_text(tools: Sequence[BaseTool]) -> str:
@@ -83,101 +74,6 @@ def _executed(after: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]
     return done
 
 
-def _payload(result: ToolMessage) -> Any:
-    if result.status == "error":
-        return None
-    try:
-        return json.loads(str(result.content))
-    except ValueError:
-        return None
-
-
-def _lookup_pages(
-    executed: Sequence[tuple[ToolCall, ToolMessage]],
-) -> dict[str, list[ToolMessage]]:
-    """The results of the turn's title lookups, by the title looked up, in the order they ran."""
-    pages: dict[str, list[ToolMessage]] = {}
-    for call, result in executed:
-        title = call["args"].get("title_contains")
-        if call["name"] == LIST and isinstance(title, str):
-            pages.setdefault(title, []).append(result)
-    return pages
-
-
-class Lookup(NamedTuple):
-    """What a title lookup has told so far."""
-
-    task_id: int | None = None
-    """The task the title names."""
-    next_offset: int | None = None
-    """Not known yet: the offset of the next page of matches to read."""
-    note: str | None = None
-    """No such task (or the lookup failed): what to tell the user."""
-
-
-def _resolve(ref: str, results: Sequence[ToolMessage]) -> Lookup:
-    """What the lookup pages of ``ref`` (oldest first) tell.
-
-    An exact title wins (in any case); else the one task whose title contains ``ref``. While
-    neither is certain and more matches are left, the next page is read, ``LOOKUP_PAGES`` at most.
-    """
-    wanted = ref.casefold()
-    tasks: list[dict[str, Any]] = []
-    for result in results:
-        data = _payload(result)
-        if not isinstance(data, dict):
-            return Lookup(note=str(result.content))
-        tasks.extend(data.get("tasks") or [])
-    exact = [t for t in tasks if t["title"].casefold() == wanted]
-    if exact:
-        return Lookup(task_id=exact[0]["id"])
-    last = _payload(results[-1])
-    next_offset = last.get("next_offset") if isinstance(last, dict) else None
-    if isinstance(next_offset, int) and len(results) < LOOKUP_PAGES:
-        return Lookup(next_offset=next_offset)
-    partial = [t for t in tasks if wanted in t["title"].casefold()]
-    if len(partial) == 1 and next_offset is None:
-        return Lookup(task_id=partial[0]["id"])
-    return Lookup(note=f"I couldn't find a task called '{ref}'.")
-
-
-def _lookup(ref: str, offset: int) -> ToolCall:
-    args: dict[str, Any] = {"title_contains": ref, "limit": LIST_LIMIT_MAX}
-    if offset:
-        args["offset"] = offset
-    lookup_id = f"{LOOKUP_PREFIX}{uuid.uuid4().hex[:12]}"
-    return ToolCall(name=LIST, args=storable(args), id=lookup_id, type="tool_call")
-
-
-def _in_order(message: BaseMessage) -> list[str]:
-    """The texts of an earlier message, oldest first (a history message's older section first)."""
-    if isinstance(message, ToolMessage):
-        return [f"{message.name}: {message.text}"]
-    text = message.text
-    if message.type == "system" and (cut := text.find(EARLIER_HEADER)) >= 0:
-        return [text[cut:], text[:cut]]
-    return [text]
-
-
-def next_page_offset(earlier: Sequence[BaseMessage]) -> int:
-    """Where the page after the last list shown in ``earlier`` starts (0 when none was shown).
-
-    The model is given earlier turns as a history text: the list reply's page line says where its
-    page ended, and a list result (which puts its paging before its tasks) says it too when the
-    reply was cut short. A title lookup's result starts otherwise, so it is never taken for a page.
-    """
-    found: re.Match[str] | None = None
-    for message in earlier:
-        for text in _in_order(message):
-            for match in _PAGE_SHOWN.finditer(text):
-                found = match
-    if found is None:
-        return 0
-    if found["shown"] is not None:
-        return int(found["shown"].replace(",", ""))
-    return int(found["total"]) if found["next"] == "null" else int(found["next"])
-
-
 def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
     args = dict(intent.args)
     if task_id is not None:
@@ -190,7 +86,7 @@ def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
 
 
 def _describe(call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool]) -> str:
-    data = _payload(result)
+    data = payload(result)
     tool_ = next((t for t in tools if t.name == call["name"]), None)
     words = spec_of(tool_).report(data) if isinstance(data, dict) else None
     return words if words is not None else str(result.content)
@@ -209,7 +105,7 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
     if not intents:
         return AIMessage(f"{help_text(tools)}\nDONE: explained what I can do")
     executed = _executed(messages[start + 1 :])
-    looked_up = _lookup_pages(executed)
+    looked_up = lookup_pages(executed)
     seen = [
         (c["name"], c["args"])
         for c, _ in executed
@@ -225,7 +121,7 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
             if ref not in looked_up:
                 lookups.setdefault(ref, 0)
                 continue
-            found = _resolve(ref, looked_up[ref])
+            found = resolve(ref, looked_up[ref])
             if found.next_offset is not None:
                 lookups.setdefault(ref, found.next_offset)
                 continue
@@ -239,7 +135,7 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
             seen.remove((call["name"], call["args"]))
             continue
         calls.append(call)
-    calls += [_lookup(ref, offset) for ref, offset in lookups.items()]
+    calls += [lookup(ref, offset) for ref, offset in lookups.items()]
     if calls:
         return AIMessage("", tool_calls=calls)
     lines = [

@@ -1,4 +1,4 @@
-"""The HTTP API of design.md against a real `keel serve` process, on SQLite and PostgreSQL."""
+"""The HTTP API of docs/api.md against a real `keel serve` process, on SQLite and PostgreSQL."""
 
 import asyncio
 import json

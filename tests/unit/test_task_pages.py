@@ -13,7 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from keel.graphs.runner import run_turn
 from keel.nodes.support.history import render_history
-from keel.nodes.support.rule_model import decide, next_page_offset
+from keel.nodes.support.lookups import next_page_offset
+from keel.nodes.support.rule_model import decide
 from keel.tools import store as store_module
 from keel.tools.calls import run_tool_call
 from keel.tools.phrasings import parse_intents
