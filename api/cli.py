@@ -13,6 +13,7 @@ from rich.console import Console
 
 from keel.api.db_command import db_app
 from keel.api.logs import configure_logging
+from keel.graphs.settings import LOCAL_USER
 
 WS_MAX_BYTES = 1 << 20
 """The largest WebSocket message keel takes (a message is at most KEEL_MAX_MESSAGE_CHARS)."""
@@ -80,7 +81,7 @@ def chat_command(
     conversation: Annotated[
         str | None, typer.Option("--conversation", "-c", help="Continue this conversation id.")
     ] = None,
-    user: Annotated[str, typer.Option("--user", "-u", help="Act as this user.")] = "local",
+    user: Annotated[str, typer.Option("--user", "-u", help="Act as this user.")] = LOCAL_USER,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show events.")] = False,
     log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "warning",
 ) -> None:

@@ -91,7 +91,7 @@ def instrument(service: Any) -> None:
     import keel.checkpoints.topics as topics
     import keel.graphs.runner as turn
     import keel.tools.store as store
-    import keel.tools.todo as todo
+    import keel.tools.calls as calls
 
     for cls, category in (
         (conversations.ConversationStore, "app tables: conversations"),
@@ -102,10 +102,10 @@ def instrument(service: Any) -> None:
         for name, fn in list(vars(cls).items()):
             if not name.startswith("_") and asyncio.iscoroutinefunction(fn):
                 setattr(cls, name, _timed(category, fn))
-    todo.run_tool_call = _timed("tool call (ledger tx, incl. task SQL)", todo.run_tool_call)
+    calls.run_tool_call = _timed("tool call (ledger tx, incl. task SQL)", calls.run_tool_call)
     import keel.nodes.tool_execution as tool_node
 
-    tool_node.run_tool_call = todo.run_tool_call
+    tool_node.run_tool_call = calls.run_tool_call
     import keel.checkpoints.retention as retention
 
     retention.prune_thread = _timed("retention (prune, in the background)", retention.prune_thread)
