@@ -90,8 +90,8 @@ def instrument(service: Any) -> None:
     import keel.checkpoints.messages as messages
     import keel.checkpoints.topics as topics
     import keel.graphs.runner as turn
-    import keel.tools.store as store
     import keel.tools.calls as calls
+    import keel.tools.store as store
 
     for cls, category in (
         (conversations.ConversationStore, "app tables: conversations"),
