@@ -13,9 +13,10 @@ topics change, the measures the systems keel descends from watched, are the ``re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -30,7 +31,6 @@ from prometheus_client import (
 from keel.graphs.result import TurnResult
 from keel.nodes.support.events import Event
 from keel.tools.spec import confirmations
-from keel.tools.todo import TODO_TOOLS
 
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -51,8 +51,6 @@ CONFIRMATIONS = Counter(
 MISSION_RESETS = Counter("keel_mission_resets", "Missions reset, by reason.", ["reason"])
 TOPIC_CHANGES = Counter("keel_topic_changes", "Topics changed, by reason.", ["reason"])
 RESUMES = Counter("keel_resumes", "Fresh context windows opened after exhaustion.")
-CONFIRMED = frozenset(confirmations(TODO_TOOLS))
-"""The tools whose calls ran after a yes."""
 LOOP_LIMITS = Counter("keel_loop_limit_ends", "Turns ended by the loop limit.")
 POOL = Gauge(
     "keel_db_pool",
@@ -78,21 +76,22 @@ def outcome_of(result: TurnResult) -> str:
     return "complete" if result.complete else "incomplete"
 
 
-def _tool_outcome(name: str, result: Any) -> str:
+def _tool_outcome(name: str, result: Any, asking: Container[str]) -> str:
     text = result if isinstance(result, str) else ""
     if text.startswith("Cancelled"):
         return "cancelled"
     if text.startswith(("Error", "Not run")):
         return "error"
-    return "confirmed" if name in CONFIRMED else "ok"
+    return "confirmed" if name in asking else "ok"
 
 
-def count_events(events: Iterable[Event]) -> None:
-    """Count what a turn's (or a reset's) events say."""
+def count_events(events: Iterable[Event], tools: Sequence[BaseTool] = ()) -> None:
+    """Count what a turn's (or a reset's) events say (``tools``: the run's, for confirmations)."""
+    asking = confirmations(tools)
     for event in events:
         if event["type"] == "tool_call":
             call = event["data"]
-            outcome = _tool_outcome(call["name"], call["result"])
+            outcome = _tool_outcome(call["name"], call["result"], asking)
             TOOL_CALLS.labels(call["name"], outcome).inc()
             if outcome in ("confirmed", "cancelled"):
                 CONFIRMATIONS.labels(outcome).inc()
@@ -106,14 +105,14 @@ def count_events(events: Iterable[Event]) -> None:
             LOOP_LIMITS.inc()
 
 
-def count_turn(result: TurnResult | None, seconds: float) -> None:
-    """Count one turn (``None``: it failed)."""
+def count_turn(result: TurnResult | None, seconds: float, tools: Sequence[BaseTool] = ()) -> None:
+    """Count one turn (``None``: it failed) run with ``tools``."""
     outcome = "failed" if result is None else outcome_of(result)
     TURNS.labels(outcome).inc()
     TURN_SECONDS.labels(outcome).observe(seconds)
     if result is None or result.replayed:
         return
-    count_events(result.events)
+    count_events(result.events, tools)
     if result.awaiting_confirmation is not None:
         CONFIRMATIONS.labels("asked").inc()
 

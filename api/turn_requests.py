@@ -97,7 +97,7 @@ async def start_turn(
                     )
             finally:
                 service.stops.pop(conversation_id, None)
-                metrics.count_turn(result, time.monotonic() - began)
+                metrics.count_turn(result, time.monotonic() - began, service.resources.tools)
                 metrics.count_pool(service.pool_stats())
                 await service.remember(conversation_id, result)
             return result

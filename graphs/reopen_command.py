@@ -64,6 +64,7 @@ async def reopen_topic(
     update = {
         "topic": as_state_topic(topic),
         "last_message_at": now.isoformat(),  # a silence before the return is not a new topic
+        "pending_question": None,
         "audit": [audit_entry("topic_reopened", REASON, detail, now)],
         **ended_turn(),
     }

@@ -54,6 +54,7 @@ async def reset_conversation(graph: KeelGraph, conversation_id: str, context: Ke
             "mission": None,
             "todolist": None,
             "pending_question": None,
+            "answers": {},
             "topic": as_state_topic(topic),
             "topic_changed": True,
             "window": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],

@@ -3,7 +3,8 @@
 When the todolist is complete and no question is pending, the mission and the todolist are
 cleared (every other field is kept) and a ``state_updated`` event says so; the plan node then
 makes a new plan from the new message. A message that answers the question the assistant ended
-its last turn on continues the mission: the answer is kept in ``answers`` (by question).
+its last turn on continues the mission: the answer is kept in ``answers`` (by question); a message
+that changed the topic drops the question instead.
 """
 
 from __future__ import annotations
@@ -25,18 +26,20 @@ REASON_COMPLETED = "completed_todolist_detected"
 
 def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Clear a completed mission before a new query is planned (not when answering a question)."""
-    if question := state.get("pending_question"):
+    question = state.get("pending_question")
+    if question and not state.get("topic_changed"):
         answer = state.get("content", "")
         log.info("question_answered", answer_preview=preview(answer))
         answers = with_answer(state.get("answers"), question, answer)
         return {"pending_question": None, "answers": answers}
+    update: dict[str, Any] = {"pending_question": None} if question else {}
     todolist = state.get("todolist")
     if todolist is None:
         if state.get("mission"):
             log.warning("todolist_missing", mission_preview=preview(state.get("mission")))
-        return {}
+        return update
     if not is_plan_complete(todolist):
-        return {}
+        return update
     previous_id = todolist["id"]
     log.info(
         "resetting_mission_for_new_query",
@@ -47,4 +50,4 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     event, entry = mission_reset(REASON_COMPLETED, previous_id, runtime.context.resources.clock())
     runtime.stream_writer(event)
     log.info("mission_reset_complete", previous_todolist_id=previous_id)
-    return {"mission": None, "todolist": None, "audit": [entry]}
+    return {**update, "mission": None, "todolist": None, "audit": [entry]}

@@ -5,8 +5,9 @@ its result and the todolist has no open step. Otherwise it loops back to the ass
 nudge when the assistant stopped short). Steps that the assistant still leaves open after a nudge
 are closed as skipped, so the todolist tells the truth. A per-turn loop limit ends a turn that does
 not converge, with ``complete`` false and a ``loop_limit`` event. An answer that ends on a question
-to the user (no DONE, its last line ends with "?") ends the turn waiting for the reply, kept as
-``pending_question`` (the next message answers it, see the reset node); a turn the caller stopped
+to the user (no DONE, its last line ends with "?") while steps of the plan are still open ends the
+turn waiting for the reply, kept as ``pending_question`` (the next message answers it, see the
+reset node); a turn the caller stopped
 (``stop_requested``) ends at once, with a ``turn_stopped`` event. When the turn ends, its messages
 are written to the message log.
 """
@@ -77,7 +78,7 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
             "stop_requested": False,
         }
     done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
-    if not done and (question := asked(last)) is not None:
+    if not done and open_items(todolist) and (question := asked(last)) is not None:
         log.info("question_asked", question_preview=preview(question))
         return {"complete": False, "turn_over": True, "pending_question": question}
     if done and not pending_tool_calls(window):

@@ -111,13 +111,14 @@ async def _confirmed(
         request = confirmation_request(call, confirm)
         waiting = state.get("awaiting")
         if not waiting or waiting.get("tool_call_id") != call_id:  # not asked yet: ask, if the
-            task_id = call["args"].get(confirm.target)  # task is there (else the lookup's error)
-            probe = ToolCall(name=GET, args={"task_id": task_id}, id=call_id, type="tool_call")
-            checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store)
-            if checked.status == "error":
-                return ToolMessage(
-                    checked.content, tool_call_id=call_id, name=call["name"], status="error"
-                )
+            if confirm.target == "task_id":  # task is there (else the lookup's own error)
+                task_id = call["args"].get("task_id")
+                probe = ToolCall(name=GET, args={"task_id": task_id}, id=call_id, type="tool_call")
+                checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store)
+                if checked.status == "error":
+                    return ToolMessage(
+                        checked.content, tool_call_id=call_id, name=call["name"], status="error"
+                    )
             raise Ask(request)
         answers[call_id] = str(interrupt(request))
         await log_exchange(runtime, state, f"answer:{key}", "user", answers[call_id])

@@ -12,15 +12,19 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
+from keel.checkpoints.trouble import is_transient
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
 from keel.tools.spec import spec_of
 from keel.tools.store import TaskError, TaskStore
 from keel.tools.todo import TODO_TOOLS
+
+log = structlog.get_logger(__name__)
 
 
 def storable(value: Any) -> Any:
@@ -74,7 +78,7 @@ async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStor
     except ValidationError as exc:
         content = _validation_message(name, exc)
         return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
-    return ToolMessage(json.dumps(result), tool_call_id=call_id, name=name)
+    return ToolMessage(json.dumps(result, default=str), tool_call_id=call_id, name=name)
 
 
 async def run_tool_call(
@@ -90,14 +94,33 @@ async def run_tool_call(
     A mutating call with a ``key`` (else its id) runs at most once: its result is recorded under
     the key in the transaction that changes the task, and a call with a recorded key returns that
     result again. ``tools`` are the tools it may run (the run's); ``pause_at`` is for crash
-    tests (``keel.tools.crash_points``).
+    tests (``keel.tools.crash_points``). A tool that fails in a way of its own (not the database)
+    answers an error, its transaction rolled back, and is not recorded: a retry runs it again.
     """
     name, call_id = call["name"], call.get("id") or ""
-    key = key or call_id
     tool_ = next((t for t in tools if t.name == name), None)
     if tool_ is None:
         content = f"Error: unknown tool {name!r}."
         return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+    try:
+        return await _run(tool_, call, user_id, store, pause_at, key or call_id)
+    except Exception as exc:
+        if is_transient(exc):  # the database cannot serve now: the caller retries or answers 503
+            raise
+        log.exception("tool_failed", tool=name, error=type(exc).__name__)
+        content = f"Error: {name} failed ({type(exc).__name__}); nothing it would change was kept."
+        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+
+
+async def _run(
+    tool_: BaseTool,
+    call: ToolCall,
+    user_id: str,
+    store: TaskStore,
+    pause_at: str | None,
+    key: str,
+) -> ToolMessage:
+    name, call_id = call["name"], call.get("id") or ""
     if not spec_of(tool_).mutates or not key:
         return await _invoke(tool_, call, user_id, store)
     async with store.db.transaction() as tx:

@@ -11,16 +11,23 @@ added to one list (``keel.tools.todo.TODO_TOOLS``).
 Phrasings are regular expressions matched against one request, whole and in any case, with two
 placeholders: ``{task}`` (a task named by number or by title, the argument ``task_id``) and
 ``{title}`` (the argument ``title``); any other named group becomes the argument of that name,
-except ``more``, which marks a request for the next page of a list.
+except ``more``, which marks a request for the next page of a list. A request goes to the first
+tool in the list with a phrasing that matches it, so a more specific tool comes before a more
+general one. Like every pattern keel matches against user text, a phrasing must be linear in the
+length of the text: no nested or adjacent unbounded quantifiers over the same characters.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from langchain_core.tools import BaseTool, tool
+
+log = structlog.get_logger(__name__)
 
 KEEL = "keel"
 """The key of a tool's ``ToolSpec`` in its LangChain metadata."""
@@ -37,15 +44,18 @@ class Confirm:
     done: str
     """The verb as a refusal reports it: "deleted"."""
     target: str = "task_id"
-    """The argument naming the task the call acts on (checked to exist before asking)."""
+    """The argument naming what the call acts on (a ``task_id`` is checked to exist first)."""
+    noun: str = "task"
+    """What the target is, as the question names it."""
 
     def question(self, args: dict[str, Any]) -> str:
         """The question put to the user."""
-        return f"Are you sure you want to {self.verb} task {args.get(self.target)}? (yes/no)"
+        what = f"{self.noun} {args.get(self.target)}"
+        return f"Are you sure you want to {self.verb} {what}? (yes/no)"
 
     def cancelled(self, args: dict[str, Any]) -> str:
         """What the tool reports when the user said no."""
-        return f"Cancelled: task {args.get(self.target)} was not {self.done}."
+        return f"Cancelled: {self.noun} {args.get(self.target)} was not {self.done}."
 
 
 Reply = Callable[[dict[str, Any]], str]
@@ -73,10 +83,14 @@ class ToolSpec:
         return [p.replace("{task}", TASK).replace("{title}", TITLE) for p in self.phrasings]
 
     def report(self, result: dict[str, Any]) -> str | None:
-        """The offline model's words for ``result``, or None when it has none."""
+        """The offline model's words for ``result``, or None when it has none (or they fail)."""
         if self.reply is None:
             return None
-        return self.reply(result) if callable(self.reply) else self.reply.format(**result)
+        try:
+            return self.reply(result) if callable(self.reply) else self.reply.format(**result)
+        except Exception as exc:  # a reply that does not fit the result: show the result itself
+            log.warning("tool_reply_failed", error=type(exc).__name__)
+            return None
 
 
 def keel_tool(
@@ -94,6 +108,8 @@ def keel_tool(
 
     The function's docstring (or ``description``) is what the model and MCP clients read.
     """  # noqa: D205
+    for pattern in ToolSpec(phrasings=tuple(phrasings)).patterns():
+        re.compile(pattern)  # a phrasing that is no regular expression fails here, not in a turn
 
     def declare(fn: Callable[..., Any]) -> BaseTool:
         made = tool(fn, description=description) if description else tool(fn)

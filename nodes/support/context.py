@@ -10,13 +10,21 @@ takes the process's setting (``KEEL_*``, ``keel.graphs.settings``, which declare
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
@@ -82,6 +90,24 @@ class Tunables(BaseModel):
             return {k: v for k, v in data.items() if v is not None or k not in TUNABLES}
         return data
 
+    @field_validator("done_marker")
+    @classmethod
+    def _a_regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+    @field_validator("resume_template")
+    @classmethod
+    def _a_template(cls, value: str) -> str:
+        try:
+            value.format(step=1, description="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"fills only {{step}} and {{description}}: {exc!r}") from None
+        return value
+
 
 TUNABLES = tuple(Tunables.model_fields)
 
@@ -122,27 +148,40 @@ class Resources:
         return KeelContext(user_id=user_id, **tunables).using(self)
 
 
+def _unset_is_the_servers(schema: dict[str, Any]) -> None:
+    """In the context's JSON schema (Studio's form), a tunable may be left empty (null)."""
+    for name in TUNABLES:
+        field_ = schema["properties"][name]
+        kept = {k: v for k, v in field_.items() if k not in ("title", "description", "default")}
+        field_.clear()
+        field_.update(
+            anyOf=[kept, {"type": "null"}],
+            default=None,
+            description=f"{Tunables.model_fields[name].description} Empty: the server's setting.",
+        )
+
+
 class KeelContext(Tunables):
     """The run context: who acts and the tunables (a caller's), and the process's resources."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_unset_is_the_servers)
 
     user_id: str = Field(
         default=LOCAL_USER, min_length=1, description="The acting user: every task is theirs."
     )
     _resources: Resources | None = PrivateAttr(default=None)
+    _given: frozenset[str] | None = PrivateAttr(default=None)
 
     def using(self, resources: Resources) -> KeelContext:
-        """This context on ``resources``: what it leaves unset takes their settings.
+        """This context on ``resources``: what its caller left unset takes their settings.
 
         Callers in keel's own process (the API, the chat, tests) give their resources this way; a
         context without them (Studio, the SDK) is given the process's shared ones.
         """
-        unset = {
-            n: getattr(resources.settings, n) for n in TUNABLES if n not in self.model_fields_set
-        }
+        given = self._given if self._given is not None else frozenset(self.model_fields_set)
+        unset = {n: getattr(resources.settings, n) for n in TUNABLES if n not in given}
         context = self.model_copy(update=unset)
-        context._resources = resources
+        context._resources, context._given = resources, given
         return context
 
     @property

@@ -276,14 +276,17 @@ def turn_start(**fields: Any) -> dict[str, Any]:
     }
 
 
-ANSWERS_MAX = 20
+ANSWERS_MAX = 10
 """Answers to the assistant's questions kept in state (the most recent)."""
+ANSWER_MAX_CHARS = 200
+"""A question and its answer are kept to this many characters each (a preview of longer ones)."""
 
 
 def with_answer(answers: dict[str, str] | None, question: str, answer: str) -> dict[str, str]:
     """``answers`` with the user's ``answer`` to ``question`` last, the oldest dropped past
     ``ANSWERS_MAX``.
     """  # noqa: D205
+    question, answer = question[:ANSWER_MAX_CHARS], answer[:ANSWER_MAX_CHARS]
     kept = {q: a for q, a in (answers or {}).items() if q != question}
     kept[question] = answer
     return dict(list(kept.items())[-ANSWERS_MAX:])

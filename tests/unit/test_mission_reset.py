@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage
 
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.runner import run_turn, snapshot, thread_config
-from tests.unit.scripted import ScriptedModel
+from tests.unit.scripted import ScriptedModel, call
 
 
 async def say(keel, cid, text, **ctx):
@@ -161,3 +161,27 @@ async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(mem
     assert state["answers"] == {"Happy to. Which days are free?": "only Friday"}
     shown = "\n".join(m.text for m in model.seen[1])
     assert "Which days are free? -> only Friday" in shown
+
+
+async def test_a_closing_question_after_the_work_is_done_is_no_pending_question(memory_keel):
+    cid = str(uuid.uuid4())
+    model = ScriptedModel(
+        replies=[
+            AIMessage("", tool_calls=[call("create_todo_task", title="milk")]),
+            AIMessage("Added it. Anything else?"),
+            AIMessage("Added milk.\nDONE: added"),
+        ],
+        seen=[],
+    )
+    result = await say(memory_keel, cid, "Add milk", model=model)
+    state = (await memory_keel.graph.aget_state(thread_config(cid))).values
+    assert result.complete and not state.get("pending_question")  # nudged, then done
+
+
+async def test_user_reset_forgets_the_answers(memory_keel):
+    cid = str(uuid.uuid4())
+    await say(memory_keel, cid, "Add buy milk")
+    config = thread_config(cid)
+    await memory_keel.graph.aupdate_state(config, {"answers": {"q?": "a"}}, as_node="response")
+    await reset_conversation(memory_keel.graph, cid, memory_keel.context())
+    assert (await memory_keel.graph.aget_state(config)).values["answers"] == {}

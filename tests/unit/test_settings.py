@@ -81,3 +81,15 @@ def test_only_serving_refuses_a_public_host_without_keys(monkeypatch):
         settings.for_serving()
     monkeypatch.setenv("KEEL_API_KEYS", "ann:k1")
     assert Settings().for_serving().keys == {"k1": "ann"}
+
+
+def test_a_context_refuses_tunables_that_would_fail_a_turn():
+    with pytest.raises(ValueError, match="not a regular expression"):
+        KeelContext(done_marker="(")
+    with pytest.raises(ValueError, match="step"):
+        KeelContext(resume_template="{nope}")
+
+
+def test_studio_may_leave_a_tunable_empty():
+    field = KeelContext.model_json_schema()["properties"]["loop_limit"]
+    assert field["default"] is None and {"type": "null"} in field["anyOf"]
