@@ -109,6 +109,15 @@ class TopicStore:
         assert row is not None
         return _from_row(row)
 
+    async def closed(self, conversation_id: str, limit: int) -> list[TopicRow]:
+        """The conversation's last ``limit`` ended topics, oldest first (a bounded query)."""
+        rows = await self.db.fetch(
+            "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = :false "
+            "ORDER BY ended_at DESC, id DESC LIMIT :n",
+            {"c": conversation_id, "false": False, "n": limit},
+        )
+        return [_from_row(r) for r in reversed(rows)]
+
     async def list(self, conversation_id: str) -> list[TopicRow]:
         """Every topic of the conversation, oldest first."""
         rows = await self.db.fetch(

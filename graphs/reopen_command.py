@@ -20,7 +20,7 @@ from keel.graphs.runner import ended_turn, thread_config
 from keel.graphs.topic_result import TopicSegment, topic_segment
 from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import Event, TopicReason, audit_entry, topic_changed
-from keel.nodes.topic import as_state_topic, summarize_topic
+from keel.nodes.topic import as_state_topic, return_to_topic
 
 log = structlog.get_logger(__name__)
 
@@ -51,12 +51,8 @@ async def reopen_topic(
             "message": f"Already on the topic: {previous.title}",
             "events": [],
         }
-    summary = None
-    if previous is not None:
-        summary = await summarize_topic(
-            resources.messages, conversation_id, as_state_topic(previous)
-        )
-    topic = await topics.reopen(conversation_id, topic_id, summary)
+    before = as_state_topic(previous) if previous is not None else None
+    topic = await return_to_topic(resources, conversation_id, topic_id, before)
     previous_id = previous.id if previous else None
     changed = topic_changed(previous_id, topic.id, topic.title, REASON)
     detail: dict[str, Any] = dict(changed["data"])

@@ -36,6 +36,7 @@ from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
 from keel.nodes.support.context import TUNABLES, KeelContext, Resources, Tunables
+from keel.nodes.support.embeddings import load_embedder
 from keel.nodes.support.models import (
     build_agent_model,
     build_title_model,
@@ -70,11 +71,15 @@ def open_resources(
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),
         "model": build_agent_model([*tools, record_next_step], *openai),
-        "title_model": build_title_model(*openai),
+        "title_model": (side_model := build_title_model(*openai)),
+        "plan_model": side_model,
         "tools": list(tools),
         "prompt": system_prompt(tools),
         "settings": Tunables.model_validate(settings.model_dump(include=set(TUNABLES))),
         "token_model": settings.token_model,
+        "embedder": load_embedder(),
+        "shift_threshold": settings.topic_shift_threshold,
+        "return_threshold": settings.topic_return_threshold,
         "pause_at": settings.pause_at,
         "clock": clock,
     }

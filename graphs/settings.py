@@ -101,6 +101,20 @@ class Settings(BaseSettings, Tunables):
         description="An OpenAI-compatible endpoint (``OPENAI_BASE_URL``).",
     )
 
+    topic_shift_threshold: float = Field(
+        default=0.28,
+        ge=0,
+        le=1,
+        description="Score of the semantic signal (0 to 1) from which a message that no longer "
+        "follows the topic starts a new one; 1 turns the signal off.",
+    )
+    topic_return_threshold: float = Field(
+        default=0.35,
+        ge=-1,
+        le=1,
+        description="Similarity (cosine) to a closed topic's summary from which a shift goes back "
+        "to that topic instead of opening a new one.",
+    )
     pause_at: str | None = Field(
         default=None,
         description="Crash tests only: the process stops for good at this named point.",

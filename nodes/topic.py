@@ -1,15 +1,16 @@
 """The topic_detect node: starts a new topic segment when the conversation changes course.
 
-A new topic starts on an explicit switch or correction phrase, after a silence longer than
-``topic_gap_seconds`` since the conversation's last message, or on ``/reset``. The old topic is
-ended with a summary; the new one is titled from its first message (by a model when one is
-configured). History is never deleted. The node also loads the earlier messages the model will
-see this turn (see ``keel.nodes.support.history``).
+The detector (``keel.nodes.support.shifts``) decides: ``/reset``, a switch or correction phrase,
+a silence longer than ``topic_gap_seconds``, or a message that no longer follows the active topic
+(the semantic signal) starts a new topic; a shift back to the subject of a closed topic reopens
+that one instead (reason ``returned``, its own history the context again). The old topic is ended
+with a summary; a new one is titled from its first message (by a model when one is configured).
+History is never deleted. The node also loads the earlier messages the model will see this turn
+(see ``keel.nodes.support.history``).
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -21,56 +22,24 @@ from langgraph.runtime import Runtime
 
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import TopicReason, topic_changed
+from keel.nodes.support.context import KeelContext, Resources, conversation_id
+from keel.nodes.support.events import topic_changed
 from keel.nodes.support.history import load_history
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, Topic
+from keel.nodes.support.shifts import (
+    RETURN_CANDIDATES,
+    Shift,
+    assess,
+    explicit_change,
+    find_return,
+    says_return,
+)
+from keel.nodes.support.state import HistoryEntry, KeelState, Topic
 
 log = structlog.get_logger(__name__)
 
-SWITCH_PHRASES = (
-    "new topic",
-    "different topic",
-    "let's discuss",
-    "lets discuss",
-    "switching to",
-    "moving on to",
-    "but we weren't discussing",
-    "but we werent discussing",
-    "we were talking about",
-)
-CORRECTION_PHRASES = (
-    "but we weren't discussing",
-    "but we werent discussing",
-    "we were talking about",
-    "not about that",
-    "different topic",
-    "let's discuss",
-    "lets discuss",
-    "switching topics",
-    "new topic",
-    "back to",
-)
-PHRASES = tuple(dict.fromkeys(sorted(SWITCH_PHRASES + CORRECTION_PHRASES, key=len, reverse=True)))
-_PHRASE = re.compile(r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + r")(?![\w'])", re.I)
-RESET_COMMAND = "/reset"
 TITLE_WORDS = 5
 TITLE_MAX_CHARS = 60
-
-
-def detect_topic_change(
-    message: str, last_message_at: datetime | None, now: datetime, gap_seconds: float
-) -> tuple[TopicReason, str | None] | None:
-    """Why ``message`` starts a new topic (reason, phrase), or None when it does not."""
-    if message.strip().lower() == RESET_COMMAND:
-        return "user_reset", None
-    match = _PHRASE.search(message.replace("\u2019", "'"))
-    if match:
-        return "phrase", match.group(1).lower()
-    if last_message_at is not None and (now - last_message_at).total_seconds() > gap_seconds:
-        return "time_gap", None
-    return None
 
 
 def topic_title(message: str) -> str:
@@ -126,6 +95,20 @@ async def start_topic(
     return await ctx.resources.topics.start(conversation, title, summary, topic_id)
 
 
+async def return_to_topic(
+    resources: Resources, conversation: str, topic_id: str, previous: Topic | None
+) -> TopicRow:
+    """Make the earlier topic ``topic_id`` the active one again, ending ``previous`` (summed up).
+
+    The one way back to a topic: the topic_detect node's returns and the API's reopen both take
+    it. Raises TopicNotFound when the conversation has no such topic.
+    """
+    summary = (
+        await summarize_topic(resources.messages, conversation, previous) if previous else None
+    )
+    return await resources.topics.reopen(conversation, topic_id, summary)
+
+
 async def _last_message_at(
     state: KeelState, ctx: KeelContext, conversation: str
 ) -> datetime | None:
@@ -134,8 +117,32 @@ async def _last_message_at(
     return await ctx.resources.messages.last_message_at(conversation)
 
 
+async def _shift(
+    state: KeelState, ctx: KeelContext, conversation: str, active: Topic | None, now: datetime
+) -> tuple[Shift | None, list[HistoryEntry] | None]:
+    """Whether this message changes the topic, and the active topic's history if it was read."""
+    resources, message = ctx.resources, state.get("content", "")
+    last_at = await _last_message_at(state, ctx, conversation)
+    shift = explicit_change(message, last_at, now, ctx.topic_gap_seconds)
+    if active is None or shift is not None and shift.reason == "user_reset":
+        return shift, None
+    history = await load_history(resources.messages, conversation, active["id"], False, now)
+    recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
+    shift = assess(
+        message, recent, shift, resources.embedder, resources.tools, resources.shift_threshold
+    )
+    if shift is None or not (shift.reason == "semantic" or says_return(shift)):
+        return shift, history
+    ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)
+    closed = [(t.id, t.summary or t.title) for t in ended if t.id != active["id"]]
+    found = find_return(
+        message, shift, recent, closed, resources.embedder, resources.return_threshold
+    )
+    return found, history
+
+
 async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Keep or change the active topic, and load the history the model will see."""
+    """Keep, change or go back to an earlier topic, and load the history the model will see."""
     ctx = runtime.context
     conversation, message, now = (
         conversation_id(runtime),
@@ -145,19 +152,22 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
     active = state.get("topic")
     if active is None and (row := await ctx.resources.topics.active(conversation)):
         active = as_state_topic(row)
-    last_at = await _last_message_at(state, ctx, conversation)
-    change = detect_topic_change(message, last_at, now, ctx.topic_gap_seconds)
-    if active is None or change is not None:
-        reason, phrase = change or ("phrase", None)
-        title = await title_for(message, ctx)
-        turn = (state.get("stats") or {}).get("turns", 0)
-        topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:turn-{turn}"))
-        row = await start_topic(ctx, conversation, title, active, topic_id)
-        if active is not None:
-            event = topic_changed(active["id"], row.id, row.title, reason, phrase)
+    shift, history = await _shift(state, ctx, conversation, active, now)
+    if active is None or shift is not None:
+        if shift is not None and shift.topic_id is not None:
+            row = await return_to_topic(ctx.resources, conversation, shift.topic_id, active)
+        else:
+            title = await title_for(message, ctx)
+            turn = (state.get("stats") or {}).get("turns", 0)
+            topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:turn-{turn}"))
+            row = await start_topic(ctx, conversation, title, active, topic_id)
+        if active is not None and shift is not None:
+            event = topic_changed(active["id"], row.id, row.title, shift.reason, shift.phrase)
             runtime.stream_writer(event)
-            log.info("topic_changed", **event["data"])
+            log.info("topic_changed", score=shift.score, **event["data"])
         active = as_state_topic(row)
-    changed = change is not None
-    history = await load_history(ctx.resources.messages, conversation, active["id"], changed, now)
+    changed = shift is not None
+    if changed or history is None:  # a return reads its topic's own history, a new topic the last
+        fresh = changed and shift is not None and shift.topic_id is None  # few messages
+        history = await load_history(ctx.resources.messages, conversation, active["id"], fresh, now)
     return {"topic": active, "topic_changed": changed, "history": history}

@@ -38,12 +38,37 @@ def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return chunks
 
 
+def completion(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
+    """A chat completion answering ``message``."""
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "stub",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def default_plan(request: dict[str, Any]) -> dict[str, Any]:
+    """The plan the stub gives when none was queued: the request as one plain step."""
+    asked = next((m["content"] for m in reversed(request["messages"]) if m["role"] == "user"), "")
+    return {"steps": [{"description": str(asked)[:80] or "answer", "tool": None}]}
+
+
 class StubOpenAI:
-    """Serves /v1/chat/completions from a queue of (status, body) answers; records requests."""
+    """Serves /v1/chat/completions from a queue of (status, body) answers; records requests.
+
+    A request for structured output (``response_format``: a mission's plan) is answered apart,
+    from ``plans`` (JSON the model "returns"), or a one-step plan when none is queued, and recorded
+    in ``plan_requests``: the queue of ordinary answers stays for the chat.
+    """
 
     def __init__(self) -> None:
         self.answers: list[tuple[int, dict[str, Any]]] = []
         self.requests: list[dict[str, Any]] = []
+        self.plans: list[tuple[int, Any]] = []
+        self.plan_requests: list[dict[str, Any]] = []
         self.delays: dict[int, float] = {}
         """Seconds to wait before answering the request of this number (0 is the first)."""
         stub = self
@@ -52,6 +77,9 @@ class StubOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length))
+                if request.get("response_format"):
+                    self.answer_plan(request)
+                    return
                 stub.requests.append(request)
                 time.sleep(stub.delays.get(len(stub.requests) - 1, 0.0))
                 status, body = stub.answers.pop(0) if stub.answers else (500, {"error": {}})
@@ -65,6 +93,17 @@ class StubOpenAI:
                     self.wfile.write(b"data: [DONE]\n\n")
                     return
                 data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def answer_plan(self, request: dict[str, Any]) -> None:
+                stub.plan_requests.append(request)
+                status, plan = stub.plans.pop(0) if stub.plans else (200, default_plan(request))
+                body = completion({"role": "assistant", "content": json.dumps(plan)})
+                data = json.dumps(body if status == 200 else {"error": plan}).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
@@ -115,6 +154,10 @@ class StubOpenAI:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
         self.answers.append((200, body))
+
+    def plan(self, steps: Any, status: int = 200) -> None:
+        """Queue the plan the model returns next: ``{"steps": [...]}`` (any JSON, to test junk)."""
+        self.plans.append((status, steps))
 
     def context_length_error(self) -> None:
         self.answers.append(

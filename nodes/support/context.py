@@ -32,6 +32,7 @@ from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
+from keel.nodes.support.embeddings import Embedder
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER
 from keel.nodes.support.models import AgentModel
 from keel.tools.store import TaskStore
@@ -136,8 +137,16 @@ class Resources:
     """Where a resume backs the conversation up; None skips the backup (with a warning)."""
     title_model: BaseChatModel | None = field(default=None, repr=False)
     """A model that titles new topics; None titles them with their first words."""
+    plan_model: BaseChatModel | None = field(default=None, repr=False)
+    """A model that plans missions (structured output); None plans by the tools' phrasings."""
     token_model: str | None = None
     """Model name whose tokenizer counts the budget (tiktoken); None uses the estimate."""
+    embedder: Embedder | None = field(default=None, repr=False)
+    """Sentence embeddings for the semantic topic signal; None: topic changes by phrases only."""
+    shift_threshold: float = 0.28
+    """The semantic signal's score from which a message starts a new topic."""
+    return_threshold: float = 0.35
+    """The similarity to a closed topic's summary from which a shift goes back to it."""
     clock: Clock = field(default=utcnow, repr=False)
     """What time it is (the stores share it)."""
     pause_at: str | None = None

@@ -19,9 +19,9 @@ from typing_extensions import TypedDict
 
 from keel.nodes.support.state import AuditEntry
 
-TopicReason = Literal["phrase", "time_gap", "user_reset", "returned"]
-"""Why a topic changed: a switch or correction phrase, a silence, ``/reset``, or a return to an
-earlier topic."""
+TopicReason = Literal["phrase", "time_gap", "user_reset", "semantic", "returned"]
+"""Why a topic changed: a switch or correction phrase, a silence, ``/reset``, a message that no
+longer follows the topic (the semantic signal), or a return to an earlier topic."""
 
 TOPIC_ID = "0b6c5d1e-…"
 

@@ -98,7 +98,7 @@ def openai_model(api_key: str, model: str, base_url: str | None, timeout: float)
 def build_title_model(
     api_key: str | None = None, model: str = DEFAULT_OPENAI_MODEL, base_url: str | None = None
 ) -> BaseChatModel | None:
-    """A model that writes short topic titles, when an OpenAI key is given."""
+    """A model that writes short topic titles (and plans missions), when an OpenAI key is given."""
     return openai_model(api_key, model, base_url, timeout=20) if api_key else None
 
 

@@ -6,6 +6,7 @@ without a way to measure them again.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,22 @@ def test_the_http_load_bench_runs(deep):
     row = next(line for line in out.splitlines() if line.startswith("| sqlite | 1 | 2 | 3 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[7] == "0 (0)" and cells[11] == "0 (0)"  # no errors, keel's or plain's
+
+
+def test_the_topic_detector_bench_runs():
+    out = bench("bench/topic_detector.py", "--messages", "61")
+    assert "| first 6 |" in out and "| last 6 |" in out
+
+
+def test_the_topic_fit_and_corpus_scripts_run(tmp_path):
+    corpus = tmp_path / "corpus.json"
+    dialogue = {"dial_id": 7, "utterances": ["a", "b", "c", "d"], "segments": [2, 2], "set": "dev"}
+    corpus.write_text(json.dumps([dialogue, {**dialogue, "dial_id": 8, "set": "train"}]))
+    converted = bench("bench/topic_corpus.py", str(corpus), "--set", "dev")
+    assert json.loads(converted) == {
+        "id": "corpus-7",
+        "turns": ["a", "b", "c", "d"],
+        "labels": [0, 0, 1, 0],
+    }
+    fitted = bench("bench/topic_fit.py", "bench/data/topics_dev.jsonl")
+    assert fitted.splitlines()[-1].startswith("WEIGHTS = (")

@@ -7,7 +7,8 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from keel.graphs.runner import run_turn
-from keel.nodes.topic import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change, topic_title
+from keel.nodes.support.shifts import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change
+from keel.nodes.topic import topic_title
 from tests.unit.scripted import ScriptedModel
 
 NOW = datetime(2026, 1, 7, 10, 0, tzinfo=UTC)

@@ -1,0 +1,90 @@
+"""The planner: the steps of a mission's todolist, from the model or from the tools' phrasings.
+
+With a real model configured, the model plans (``model_steps``): it is asked for the steps as
+structured output (``PlanSteps``: each step's description and the tool it intends, or none), and
+the answer is validated: at least one and at most ``MAX_STEPS`` steps, known tools only, no empty
+or overlong description. A plan the model cannot give, or gives unusable, falls back to the
+phrasings (``phrase_steps``: one step per request the tools recognise, a single "answer" step
+otherwise), which is also how the offline rule-based model plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
+from pydantic import BaseModel, Field
+
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import TodoItem
+from keel.tools.phrasings import parse_intents
+
+log = structlog.get_logger(__name__)
+
+MAX_STEPS = 10
+DESCRIPTION_MAX_CHARS = 200
+PLAN_PROMPT = (
+    "Break the user's request into the steps needed to carry it out, in order. Give each step a "
+    "short description and the one tool it will use, or null for a step that is only an answer. "
+    "Tools:\n{tools}"
+)
+
+
+class PlanStep(BaseModel):
+    """One step as the model plans it."""
+
+    description: str = Field(description="What the step does, in a few words.")
+    tool: str | None = Field(description="The tool the step uses, or null for a plain answer.")
+
+
+class PlanSteps(BaseModel):
+    """The model's plan for a request."""
+
+    steps: list[PlanStep] = Field(description="The steps, in order.")
+
+
+def phrase_steps(mission: str, tools: Sequence[BaseTool]) -> list[TodoItem]:
+    """One step per request ``tools`` recognise in ``mission``; one "answer" step when none."""
+    intents = parse_intents(mission, tools)
+    if not intents:
+        return [_item(1, f"Answer: {preview(mission, 80)}", None)]
+    return [_item(n, i.text, i.tool) for n, i in enumerate(intents, start=1)]
+
+
+def _item(number: int, description: str, tool: str | None) -> TodoItem:
+    return {"id": number, "description": description, "tool": tool, "status": "pending"}
+
+
+def usable(plan: PlanSteps, tools: Sequence[BaseTool]) -> list[TodoItem] | None:
+    """The model's plan as todolist items, or None when it is not one keel can follow."""
+    names = {t.name for t in tools}
+    steps = plan.steps
+    if not 1 <= len(steps) <= MAX_STEPS:
+        return None
+    for step in steps:
+        text = step.description.strip()
+        if not text or len(text) > DESCRIPTION_MAX_CHARS or step.tool not in names | {None}:
+            return None
+    return [_item(n, s.description.strip(), s.tool) for n, s in enumerate(steps, start=1)]
+
+
+async def model_steps(
+    mission: str, model: BaseChatModel, tools: Sequence[BaseTool]
+) -> list[TodoItem] | None:
+    """The model's plan for ``mission``, validated; None when it has no usable one."""
+    listed = "\n".join(f"- {t.name}: {(t.description or '').splitlines()[0]}" for t in tools)
+    messages = [SystemMessage(PLAN_PROMPT.format(tools=listed)), HumanMessage(mission[:4000])]
+    try:
+        planner = model.with_structured_output(PlanSteps)
+        plan = await planner.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
+    except Exception as exc:  # the model's plan is an improvement, never a reason to fail a turn
+        log.warning("plan_from_model_failed", error=type(exc).__name__)
+        return None
+    items = usable(plan, tools) if isinstance(plan, PlanSteps) else None
+    if items is None:
+        log.warning("plan_from_model_unusable", plan_preview=preview(str(plan)))
+    return items

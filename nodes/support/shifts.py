@@ -1,0 +1,289 @@
+"""The topic-shift detector: when a message starts a new topic, or returns to an earlier one.
+
+One place for every signal, strongest first:
+
+1. ``/reset`` (``user_reset``), a switch or correction phrase ("new topic", "let's discuss",
+   "back to", ...: ``phrase``) and a silence longer than ``topic_gap_seconds`` (``time_gap``):
+   ``detect_topic_change``. They always win.
+2. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
+   active topic's recent messages, with a small logistic model over features of their sentence
+   embeddings (``keel.nodes.support.embeddings``) and of their words; a score at or above the
+   ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting is a shift. A request the tools understand ("Add buy
+   milk") or a message of fewer than two content words ("ok, thanks") never is: a todo session
+   stays one topic.
+3. A return (``returned``): when a message drifts, or says "back to" or "we were talking about",
+   ``returned_to`` compares it with the summaries of the conversation's closed topics; one more
+   similar than ``KEEL_TOPIC_RETURN_THRESHOLD`` (less with such a phrase) and than the active
+   topic is reopened instead of a new one. A switch ("new topic") or a correction ("not about
+   that") always goes forward.
+
+The weights are fitted by ``bench/topic_fit.py`` on labelled dialogues; ``keel topics eval``
+runs this detector over a file of dialogues (``segment``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from langchain_core.tools import BaseTool
+
+from keel.nodes.support.embeddings import Embedder
+from keel.nodes.support.events import TopicReason
+from keel.tools.phrasings import parse_intents
+
+SWITCH_PHRASES = (
+    "new topic",
+    "different topic",
+    "let's discuss",
+    "lets discuss",
+    "switching to",
+    "moving on to",
+    "but we weren't discussing",
+    "but we werent discussing",
+    "we were talking about",
+)
+CORRECTION_PHRASES = (
+    "but we weren't discussing",
+    "but we werent discussing",
+    "we were talking about",
+    "not about that",
+    "different topic",
+    "let's discuss",
+    "lets discuss",
+    "switching topics",
+    "new topic",
+    "back to",
+)
+PHRASES = tuple(dict.fromkeys(sorted(SWITCH_PHRASES + CORRECTION_PHRASES, key=len, reverse=True)))
+_PHRASE = re.compile(r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + r")(?![\w'])", re.I)
+RESET_COMMAND = "/reset"
+RETURN_PHRASES = ("back to", "we were talking about")
+"""Phrases that point back: with one, a closed topic needs less similarity to be reopened."""
+
+RECENT = 4
+"""The active topic's messages the semantic signal compares a message with (the last few)."""
+RETURN_CANDIDATES = 20
+"""Closed topics a return is looked for among (the most recent), so a turn's cost is bounded."""
+PHRASE_RETURN_DISCOUNT = 0.1
+"""How much less similarity a return needs when the message says "back to" or the like."""
+
+
+@dataclass(frozen=True)
+class Shift:
+    """Why a message changes the topic, and, for a return, which topic it goes back to."""
+
+    reason: TopicReason
+    phrase: str | None = None
+    topic_id: str | None = None
+    score: float | None = None
+
+
+def detect_topic_change(
+    message: str, last_message_at: datetime | None, now: datetime, gap_seconds: float
+) -> tuple[TopicReason, str | None] | None:
+    """``/reset``, a switch or correction phrase, or a long silence (reason, phrase); else None."""
+    if message.strip().lower() == RESET_COMMAND:
+        return "user_reset", None
+    match = _PHRASE.search(message.replace("\u2019", "'"))
+    if match:
+        return "phrase", match.group(1).lower()
+    if last_message_at is not None and (now - last_message_at).total_seconds() > gap_seconds:
+        return "time_gap", None
+    return None
+
+
+def explicit_change(
+    message: str, last_message_at: datetime | None, now: datetime, gap_seconds: float
+) -> Shift | None:
+    """``detect_topic_change`` as a ``Shift``."""
+    found = detect_topic_change(message, last_message_at, now, gap_seconds)
+    return Shift(*found) if found else None
+
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+STOP_WORDS = frozenset(
+    "i you he she it we they me him her us them my your his its our their a an the and or but "
+    "if then so to of in on at for with about as is are was were be been am do does did have "
+    "has had not no yes yeah oh lol ok okay well just really very too that this what which who "
+    "whom how why when where there here can could would should will shall may might must also "
+    "like get got go going know think want i'm it's that's don't you're i've i'll thanks thank "
+    "please sure".split()
+)
+_QUESTION = re.compile(r"^\W*(?:what|do|have|are|did|how|where|who|which|is|would|can|any)\b", re.I)
+
+FEATURES = (
+    "similarity to the previous message",
+    "similarity to the last two messages",
+    "similarity to the last four messages",
+    "share of content words not in the last three messages",
+    "has a question mark",
+    "starts like a question",
+    "content words / 10",
+    "bias",
+    "the previous message asked a question",
+    "messages in the topic so far / 8",
+)
+WEIGHTS = (-1.925, -1.642, -0.829, 0.178, 1.596, 0.260, 0.657, -1.534, -0.937, 0.104)
+"""The logistic model's weights, in the order of ``FEATURES`` (``bench/topic_fit.py``)."""
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that say what it is about (no stop words, three letters or more)."""
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 2}
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
+def features(
+    message: str, vector: np.ndarray, recent: Sequence[str], recent_vectors: np.ndarray
+) -> list[float]:
+    """The features of ``message`` after the topic's ``recent`` messages (oldest first)."""
+    words = content_words(message)
+    seen = set().union(*(content_words(t) for t in recent[-3:]))
+    return [
+        float(vector @ recent_vectors[-1]),
+        float(vector @ _unit(recent_vectors[-2:].mean(axis=0))),
+        float(vector @ _unit(recent_vectors[-4:].mean(axis=0))),
+        len(words - seen) / (len(words) or 1),
+        float("?" in message),
+        float(bool(_QUESTION.match(message))),
+        len(words) / 10,
+        1.0,
+        float("?" in recent[-1]),
+        min(len(recent), 8) / 8,
+    ]
+
+
+def probability(values: Sequence[float]) -> float:
+    """The logistic model's probability that a message with these features shifts the topic."""
+    return 1 / (1 + math.exp(-sum(w * x for w, x in zip(WEIGHTS, values, strict=True))))
+
+
+def drift(
+    message: str,
+    recent: Sequence[str],
+    embedder: Embedder,
+    vectors: np.ndarray | None = None,
+) -> float | None:
+    """How likely ``message`` leaves the topic of ``recent``; None when it cannot tell.
+
+    ``vectors`` are the embeddings of ``recent`` followed by ``message``'s, if already made.
+    """
+    if not recent or len(content_words(message)) < 2:
+        return None
+    if vectors is None:
+        vectors = embedder.embed([*recent[-RECENT:], message])
+    return probability(features(message, vectors[-1], recent[-RECENT:], vectors[:-1]))
+
+
+def returned_to(
+    message_vector: np.ndarray,
+    closed: Sequence[tuple[str, str]],
+    active_vector: np.ndarray | None,
+    embedder: Embedder,
+    threshold: float,
+) -> tuple[str, float] | None:
+    """The closed topic (id, summary) ``message_vector`` goes back to, with its similarity.
+
+    A topic qualifies when its summary is at least ``threshold`` similar to the message and more
+    similar than the active topic (``active_vector``) is.
+    """
+    candidates = list(closed)[-RETURN_CANDIDATES:]
+    if not candidates:
+        return None
+    similarities = embedder.embed([text for _, text in candidates]) @ message_vector
+    best = int(np.argmax(similarities))
+    score = float(similarities[best])
+    floor = float(message_vector @ active_vector) if active_vector is not None else -1.0
+    if score >= threshold and score > floor:
+        return candidates[best][0], score
+    return None
+
+
+def says_return(shift: Shift | None) -> bool:
+    """The shift was said with a phrase that points back ("back to ...")."""
+    return shift is not None and shift.phrase in RETURN_PHRASES
+
+
+def assess(
+    message: str,
+    recent: Sequence[str],
+    explicit: Shift | None,
+    embedder: Embedder | None,
+    tools: Sequence[BaseTool],
+    threshold: float,
+) -> Shift | None:
+    """Whether ``message`` shifts away from the topic of ``recent``: explicitly, or by drift."""
+    if explicit is not None:
+        return explicit
+    if embedder is None or parse_intents(message, tools):
+        return None
+    score = drift(message, recent, embedder)
+    return Shift("semantic", score=round(score, 3)) if score and score >= threshold else None
+
+
+def find_return(
+    message: str,
+    shift: Shift,
+    recent: Sequence[str],
+    closed: Sequence[tuple[str, str]],
+    embedder: Embedder | None,
+    threshold: float,
+) -> Shift:
+    """``shift`` as a return to one of the ``closed`` topics (id, summary), if it is one."""
+    if embedder is None or not closed or not (shift.reason == "semantic" or says_return(shift)):
+        return shift  # a switch ("new topic") or a correction ("not about that") goes forward
+    vectors = embedder.embed([message, *recent[-RECENT:]])
+    active = _unit(vectors[1:].mean(axis=0)) if len(vectors) > 1 else None
+    needed = threshold - (PHRASE_RETURN_DISCOUNT if says_return(shift) else 0.0)
+    found = returned_to(vectors[0], closed, active, embedder, needed)
+    if found is None:
+        return shift
+    return Shift("returned", shift.phrase, found[0], round(found[1], 3))
+
+
+def segment(
+    turns: Sequence[str],
+    embedder: Embedder | None,
+    tools: Sequence[BaseTool],
+    shift_threshold: float,
+    return_threshold: float,
+) -> list[tuple[int, Shift]]:
+    """Where a dialogue's topics change (turn index, why), as keel's detector sees it turn by turn.
+
+    The same decisions as the topic_detect node, without the time gap: each topic keeps its
+    messages, a return goes back to one, and a closed topic is summed up by its last messages.
+    """
+    topics: list[list[str]] = [[turns[0]]] if turns else []
+    active, changes = 0, []
+    for index, message in enumerate(turns[1:], start=1):
+        recent = topics[active][-RECENT:]
+        shift = assess(
+            message,
+            recent,
+            explicit_change(message, None, datetime.min, 0),
+            embedder,
+            tools,
+            shift_threshold,
+        )
+        if shift is not None and shift.reason != "user_reset":
+            closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
+            closed = closed[-RETURN_CANDIDATES:]
+            shift = find_return(message, shift, recent, closed, embedder, return_threshold)
+        if shift is not None:
+            changes.append((index, shift))
+            if shift.topic_id is not None:
+                active = int(shift.topic_id)
+            else:
+                topics.append([])
+                active = len(topics) - 1
+        topics[active].append(message)
+    return changes

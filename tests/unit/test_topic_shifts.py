@@ -1,0 +1,100 @@
+"""Topic shifts nobody announces, returns to an earlier topic, and a todo session that stays one
+topic: keel's detector in the graph (with its sentence embeddings), on memory and SQLite."""
+
+import sys
+import uuid
+
+import pytest
+import structlog
+from langchain_core.messages import AIMessage
+
+from keel.graphs.runner import run_turn
+from keel.nodes.support import embeddings
+from keel.nodes.support.embeddings import load_embedder
+from keel.nodes.support.shifts import segment
+from keel.tools.todo import TODO_TOOLS
+from tests.unit.scripted import ScriptedModel
+
+PUPPY = [
+    ("Our puppy chews every shoe in the house.", "Puppies teethe until about six months."),
+    ("We bought chew toys but she prefers sneakers.", "Put the shoes away and praise the toys."),
+]
+MUSIC = [("What kind of music do you listen to while you work?", "Mostly jazz without lyrics.")]
+BACK = ("Anyway, back to the puppy: should we try a crate at night?", "A crate can help her.")
+
+
+def topic_events(result):
+    return [e["data"] for e in result.events if e["type"] == "topic_changed"]
+
+
+async def chat(keel, cid, model, message, reply):
+    model.replies.append(AIMessage(f"{reply}\nDONE: answered"))
+    return await run_turn(keel.graph, cid, message, keel.context(model=model))
+
+
+async def test_an_unannounced_shift_opens_a_topic_and_a_return_reopens_the_first(keel):
+    model, cid = ScriptedModel(replies=[], seen=[]), str(uuid.uuid4())
+    for message, reply in PUPPY:
+        assert topic_events(await chat(keel, cid, model, message, reply)) == []
+    puppy = (await keel.topics.active(cid)).id
+    [shift] = topic_events(await chat(keel, cid, model, *MUSIC[0]))
+    assert shift["reason"] == "semantic" and shift["previous_topic_id"] == puppy
+    with structlog.testing.capture_logs() as logs:
+        [back] = topic_events(await chat(keel, cid, model, *BACK))
+    assert back["reason"] == "returned" and back["new_topic_id"] == puppy
+    assert back["phrase"] == "back to"
+    assert (await keel.topics.active(cid)).id == puppy
+    assert len(await keel.topics.list(cid)) == 2  # the music topic, and the puppy's again
+    shown = "\n".join(m.text for m in model.seen[-1] if m.type == "system")
+    assert "sneakers" in shown  # the puppy topic's own history is the context again
+    assert any(e["event"] == "topic_changed" and e["score"] for e in logs)
+
+
+async def test_a_todo_session_stays_one_topic(keel):
+    cid = str(uuid.uuid4())
+    session = [
+        "Add buy milk",
+        "Add call the plumber about the leaking kitchen tap",
+        "What's on my list?",
+        "Rename task 2 to call the electrician",
+        "yes",
+        "Complete 1",
+        "Delete task 2",
+        "yes",
+        "show all",
+    ]
+    for message in session:
+        result = await run_turn(keel.graph, cid, message, keel.context())
+        assert topic_events(result) == [], message
+    assert len(await keel.topics.list(cid)) == 1
+
+
+@pytest.fixture
+def without_wordllama(monkeypatch):
+    """The embedding package as if it were not installed (the process's embedder forgotten)."""
+    monkeypatch.setitem(sys.modules, "wordllama", None)
+    embeddings.load_embedder.cache_clear()
+    yield
+    embeddings.load_embedder.cache_clear()
+
+
+async def test_without_the_model_keel_says_so_once_and_runs_on_the_phrases(
+    memory_keel, without_wordllama
+):
+    with structlog.testing.capture_logs() as logs:
+        assert load_embedder() is None and load_embedder() is None
+    assert [e["event"] for e in logs] == ["topic_embeddings_unavailable"]
+    model, cid = ScriptedModel(replies=[], seen=[]), str(uuid.uuid4())
+    context = memory_keel.context(model=model)
+    for message, reply in [*PUPPY, *MUSIC]:
+        model.replies.append(AIMessage(f"{reply}\nDONE: answered"))
+        assert topic_events(await run_turn(memory_keel.graph, cid, message, context)) == []
+    model.replies.append(AIMessage("ok\nDONE: ok"))
+    switched = await run_turn(memory_keel.graph, cid, "new topic: the garden", context)
+    assert [e["reason"] for e in topic_events(switched)] == ["phrase"]
+
+
+def test_the_evaluation_runs_the_same_detector():
+    turns = [m for pair in [*PUPPY, *MUSIC, BACK] for m in pair]
+    changes = segment(turns, load_embedder(), TODO_TOOLS, 0.28, 0.35)
+    assert [(i, s.reason) for i, s in changes] == [(4, "semantic"), (6, "returned")]
