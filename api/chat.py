@@ -43,7 +43,8 @@ def describe_event(event: Event) -> str:
             return "Mission reset (requested)"
         return "Starting new query (previous task completed)"
     if event["type"] == "topic_changed":
-        return f"New topic: {event['data']['title']}"
+        back = event["data"]["reason"] == "returned"
+        return f"{'Back to the topic' if back else 'New topic'}: {event['data']['title']}"
     if event["type"] == "tool_call":
         return f"Tool {event['data']['name']}({event['data']['args']})"
     if event["type"] == "loop_limit":

@@ -73,6 +73,17 @@ async def summarize_topic(log_: MessageLog, conversation: str, topic: Topic) -> 
     return f"{topic['title']}. Last exchange: {said}" if said else topic["title"]
 
 
+def what_it_was_about(row: TopicRow) -> str:
+    """A closed topic's words to match a return against: its title and what the user said last.
+
+    The assistant's side of the summary is left out: the subject is the user's (and an offline
+    model's help text would make every topic look alike).
+    """
+    title, _, said = (row.summary or row.title).partition(". Last exchange: ")
+    users = [part.removeprefix("user: ") for part in said.split("; ") if part.startswith("user: ")]
+    return " ".join([title, *users])
+
+
 def as_state_topic(row: TopicRow) -> Topic:
     """The topic as kept in graph state."""
     return {"id": row.id, "title": row.title, "started_at": row.started_at.isoformat()}
@@ -134,7 +145,7 @@ async def _shift(
     if shift is None or not (shift.reason == "semantic" or says_return(shift)):
         return shift, history
     ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)
-    closed = [(t.id, t.summary or t.title) for t in ended if t.id != active["id"]]
+    closed = [(t.id, what_it_was_about(t)) for t in ended if t.id != active["id"]]
     found = find_return(
         message, shift, recent, closed, resources.embedder, resources.return_threshold
     )

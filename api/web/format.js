@@ -42,7 +42,9 @@ function plain(value) {
 export function eventText(type, data = {}) {
   switch (type) {
     case "topic_changed":
-      return `New topic: ${data.title || "untitled"}`;
+      return data.reason === "returned"
+        ? `Back to the topic: ${data.title || "untitled"}`
+        : `New topic: ${data.title || "untitled"}`;
     case "state_updated":
       return data.mission_reset ? "Starting new query (previous task completed)" : null;
     case "resumed":
