@@ -135,8 +135,8 @@ async def _shift(
     resources, message = ctx.resources, state.get("content", "")
     last_at = await _last_message_at(state, ctx, conversation)
     shift = explicit_change(message, last_at, now, ctx.topic_gap_seconds)
-    if active is None or shift is not None and shift.reason == "user_reset":
-        return shift, None
+    if active is None or shift is not None and not says_return(shift):
+        return shift, None  # nothing to compare: a first message, or a change said outright
     history = await load_history(resources.messages, conversation, active["id"], False, now)
     recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
     shift = assess(

@@ -237,3 +237,20 @@ async def test_remote_graph_replies_as_keel_serve_does(langgraph_dev, tmp_path):
         "Cancelled: task 1 was not deleted.",
     ]
     assert served[-1] == "Your tasks:\n  2. [x] call dad"
+
+
+async def test_an_unannounced_shift_and_a_return_under_the_langgraph_server(langgraph_dev):
+    client = get_client(url=langgraph_dev)
+    tid = (await client.threads.create())["thread_id"]
+    user = {"user_id": "drifter"}
+    topics = []
+    for text in [
+        "Do you know a good way to stop a puppy chewing shoes?",
+        "She ignores her chew toys and goes for my sneakers.",
+        "What kind of music do you listen to while you work?",
+        "Anyway, back to the puppy: would a crate at night help?",
+    ]:
+        values = await client.runs.wait(tid, "keel", input={"content": text}, context=user)
+        topics.append(values["topic"]["id"])
+    puppy, same, music, back = topics
+    assert same == puppy and music != puppy and back == puppy
