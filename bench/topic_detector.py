@@ -58,7 +58,7 @@ def main() -> None:
         recent = topics[active][-RECENT:]
         start = time.perf_counter()
         found = explicit_change(message, None, datetime.min, 0)
-        shift = assess(message, recent, found, embedder, TODO_TOOLS, 0.28)
+        shift = assess(message, recent, found, embedder, TODO_TOOLS, 0.32)
         if shift is not None:
             closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
             closed = closed[-RETURN_CANDIDATES:]  # as the node reads them: the last few only

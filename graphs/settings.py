@@ -102,7 +102,7 @@ class Settings(BaseSettings, Tunables):
     )
 
     topic_shift_threshold: float = Field(
-        default=0.28,
+        default=0.32,
         ge=0,
         le=1,
         description="Score of the semantic signal (0 to 1) from which a message that no longer "

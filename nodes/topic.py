@@ -128,6 +128,19 @@ async def _last_message_at(
     return await ctx.resources.messages.last_message_at(conversation)
 
 
+def _just_chosen(state: KeelState, history: list[HistoryEntry]) -> bool:
+    """The user just went back to this topic (the API's reopen): the next message is about it.
+
+    The reopen is the state's last audit entry, and nothing was said in the topic since.
+    """
+    audit = state.get("audit") or []
+    if not audit or audit[-1].get("kind") != "topic_reopened":
+        return False
+    if not history:
+        return True
+    return datetime.fromisoformat(audit[-1]["at"]) > datetime.fromisoformat(history[-1]["at"])
+
+
 async def _shift(
     state: KeelState, ctx: KeelContext, conversation: str, active: Topic | None, now: datetime
 ) -> tuple[Shift | None, list[HistoryEntry] | None]:
@@ -139,9 +152,9 @@ async def _shift(
         return shift, None  # nothing to compare: a first message, or a change said outright
     history = await load_history(resources.messages, conversation, active["id"], False, now)
     recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
-    shift = assess(
-        message, recent, shift, resources.embedder, resources.tools, resources.shift_threshold
-    )
+    chosen = _just_chosen(state, history)
+    embedder = None if chosen else resources.embedder
+    shift = assess(message, recent, shift, embedder, resources.tools, resources.shift_threshold)
     if shift is None or not (shift.reason == "semantic" or says_return(shift)):
         return shift, history
     ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)

@@ -96,5 +96,5 @@ async def test_without_the_model_keel_says_so_once_and_runs_on_the_phrases(
 
 def test_the_evaluation_runs_the_same_detector():
     turns = [m for pair in [*PUPPY, *MUSIC, BACK] for m in pair]
-    changes = segment(turns, load_embedder(), TODO_TOOLS, 0.28, 0.35)
+    changes = segment(turns, load_embedder(), TODO_TOOLS, 0.32, 0.35)
     assert [(i, s.reason) for i, s in changes] == [(4, "semantic"), (6, "returned")]
