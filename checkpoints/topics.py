@@ -131,6 +131,7 @@ class TopicStore:
     ) -> TopicRow:
         """Make an earlier topic the active one again, ending the active one (with its summary).
 
+        A topic that is active already is left as it is (a replayed return changes nothing).
         Raises TopicNotFound when the conversation has no such topic.
         """
         params = {
@@ -143,12 +144,13 @@ class TopicStore:
         }
         async with self.db.transaction() as tx:
             found = await tx.fetchone(
-                "SELECT id FROM keel_topics WHERE id = :id AND conversation_id = :c", params
+                "SELECT is_active FROM keel_topics WHERE id = :id AND conversation_id = :c", params
             )
             if found is None:
                 raise TopicNotFound(topic_id)
-            await tx.execute(END_ACTIVE, params)
-            await tx.execute(REOPEN, params)
+            if not found["is_active"]:
+                await tx.execute(END_ACTIVE, params)
+                await tx.execute(REOPEN, params)
             row = await tx.fetchone("SELECT * FROM keel_topics WHERE id = :id", params)
         assert row is not None
         return _from_row(row)

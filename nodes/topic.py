@@ -158,6 +158,8 @@ async def _shift(
     if shift is None or not (shift.reason == "semantic" or says_return(shift)):
         return shift, history
     ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)
+    if (now_active := await resources.topics.active(conversation)) is not None:
+        ended.append(now_active)  # a replay of this very turn finds its return made already
     closed = [(t.id, what_it_was_about(t)) for t in ended if t.id != active["id"]]
     found = find_return(
         message, shift, recent, closed, resources.embedder, resources.return_threshold

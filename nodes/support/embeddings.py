@@ -25,6 +25,9 @@ MODEL = "l2_supercat"
 DIMENSIONS = 256
 
 
+TEXT_MAX_CHARS = 2000
+"""A text is embedded (and kept) by its first 2,000 characters: enough to say what it is about,
+and a 32,000-character message costs no more than a long one."""
 KEPT = 4096
 """Vectors kept (the most recently used): a topic's recent messages and the closed topics'
 summaries are embedded once, not at every turn, so a turn's cost stays flat."""
@@ -40,6 +43,7 @@ class Embedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text (a zero vector for a text with no known token)."""
+        texts = [t[:TEXT_MAX_CHARS] for t in texts]
         missing = list(dict.fromkeys(t for t in texts if t not in self.kept))
         if missing:
             made = np.asarray(self.model.embed(missing), dtype=np.float32).reshape(len(missing), -1)

@@ -25,6 +25,7 @@ from keel.tools.phrasings import parse_intents
 
 log = structlog.get_logger(__name__)
 
+NL = "\n"
 MAX_STEPS = 10
 DESCRIPTION_MAX_CHARS = 200
 PLAN_PROMPT = (
@@ -76,7 +77,7 @@ async def model_steps(
     mission: str, model: BaseChatModel, tools: Sequence[BaseTool]
 ) -> list[TodoItem] | None:
     """The model's plan for ``mission``, validated; None when it has no usable one."""
-    listed = "\n".join(f"- {t.name}: {(t.description or '').splitlines()[0]}" for t in tools)
+    listed = "\n".join(f"- {t.name}: {(t.description or '').partition(NL)[0]}" for t in tools)
     messages = [SystemMessage(PLAN_PROMPT.format(tools=listed)), HumanMessage(mission[:4000])]
     try:
         planner = model.with_structured_output(PlanSteps)

@@ -105,7 +105,8 @@ def explicit_change(
     return Shift(*found) if found else None
 
 
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+"""A word in any script (letters, with an inner apostrophe)."""
 STOP_WORDS = frozenset(
     "i you he she it we they me him her us them my your his its our their a an the and or but "
     "if then so to of in on at for with about as is are was were be been am do does did have "
@@ -124,7 +125,7 @@ FEATURES = (
     "share of content words not in the last three messages",
     "has a question mark",
     "starts like a question",
-    "content words / 10",
+    "content words / 10 (at most 2)",
     "bias",
     "the previous message asked a question",
     "messages in the topic so far / 8",
@@ -157,7 +158,7 @@ def features(
         len(words - seen) / (len(words) or 1),
         float("?" in message),
         float(bool(_QUESTION.match(message))),
-        len(words) / 10,
+        min(len(words), 20) / 10,
         1.0,
         float("?" in recent[-1]),
         min(len(recent), 8) / 8,
@@ -227,7 +228,7 @@ def assess(
     """Whether ``message`` shifts away from the topic of ``recent``: explicitly, or by drift."""
     if explicit is not None:
         return explicit
-    if embedder is None or parse_intents(message, tools):
+    if embedder is None or threshold >= 1 or parse_intents(message, tools):
         return None
     score = drift(message, recent, embedder)
     return Shift("semantic", score=round(score, 3)) if score and score >= threshold else None
@@ -262,8 +263,10 @@ def segment(
 ) -> list[tuple[int, Shift]]:
     """Where a dialogue's topics change (turn index, why), as keel's detector sees it turn by turn.
 
-    The same decisions as the topic_detect node, without the time gap: each topic keeps its
-    messages, a return goes back to one, and a closed topic is summed up by its last messages.
+    The topic_detect node's decisions, without the time gap: each topic keeps its messages and a
+    return goes back to one. Without speakers, every turn is judged and a closed topic is summed
+    up by its last messages (the node judges the user's messages, and matches a return against
+    the title and the user's side of the topic's summary).
     """
     topics: list[list[str]] = [[turns[0]]] if turns else []
     active, changes = 0, []

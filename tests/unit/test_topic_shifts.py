@@ -7,11 +7,14 @@ import uuid
 import pytest
 import structlog
 from langchain_core.messages import AIMessage
+from langgraph.runtime import ExecutionInfo, Runtime
 
-from keel.graphs.runner import run_turn
+from keel.graphs.resources import prepared
+from keel.graphs.runner import run_turn, thread_config
 from keel.nodes.support import embeddings
 from keel.nodes.support.embeddings import load_embedder
-from keel.nodes.support.shifts import segment
+from keel.nodes.support.shifts import assess, segment
+from keel.nodes.topic import topic_detect
 from keel.tools.todo import TODO_TOOLS
 from tests.unit.scripted import ScriptedModel
 
@@ -98,3 +101,29 @@ def test_the_evaluation_runs_the_same_detector():
     turns = [m for pair in [*PUPPY, *MUSIC, BACK] for m in pair]
     changes = segment(turns, load_embedder(), TODO_TOOLS, 0.32, 0.35)
     assert [(i, s.reason) for i, s in changes] == [(4, "semantic"), (6, "returned")]
+
+
+async def test_a_replayed_return_changes_nothing(keel):
+    """A turn re-run after a crash meets its return made already: it makes the same one."""
+    model, cid = ScriptedModel(replies=[], seen=[]), str(uuid.uuid4())
+    for message, reply in [*PUPPY, *MUSIC]:
+        await chat(keel, cid, model, message, reply)
+    puppy = (await keel.topics.list(cid))[0]
+    before = (await keel.graph.aget_state(thread_config(cid))).values
+    state = {**before, "content": BACK[0], "stats": {"turns": 4}}
+    context = await prepared(keel.context(model=model))
+    info = ExecutionInfo(checkpoint_id="", checkpoint_ns="", task_id="", thread_id=cid)
+    runtime = Runtime(context=context, stream_writer=lambda _: None, execution_info=info)
+    first = await topic_detect(state, runtime)
+    again = await topic_detect(state, runtime)  # the same input, the return already made
+    assert first["topic"]["id"] == again["topic"]["id"] == puppy.id
+    topics = {t.id: t for t in await keel.topics.list(cid)}
+    assert len(topics) == 2 and topics[puppy.id].is_active
+    assert topics[puppy.id].summary == puppy.summary  # not overwritten by the replay
+
+
+def test_one_is_the_off_switch_even_for_a_very_long_message():
+    recent = [m for pair in PUPPY for m in pair]
+    essay = " ".join(f"word{n} elephants migrate across savannah" for n in range(2000))
+    assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 1.0) is None
+    assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 0.32) is not None
