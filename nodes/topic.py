@@ -38,6 +38,8 @@ from keel.nodes.support.state import HistoryEntry, KeelState, Topic
 
 log = structlog.get_logger(__name__)
 
+LAST_EXCHANGE = ". Last exchange: "
+"""Where a topic's summary turns from its title to what was said last (``summarize_topic``)."""
 TITLE_WORDS = 5
 TITLE_MAX_CHARS = 60
 
@@ -70,7 +72,7 @@ async def summarize_topic(log_: MessageLog, conversation: str, topic: Topic) -> 
     """A short summary of a topic: its title and its last exchange."""
     recent = await log_.recent(conversation, topic_id=topic["id"], limit=4, exclude_roles=("tool",))
     said = "; ".join(f"{m.role}: {preview(m.content, 80)}" for m in recent if m.content)
-    return f"{topic['title']}. Last exchange: {said}" if said else topic["title"]
+    return f"{topic['title']}{LAST_EXCHANGE}{said}" if said else topic["title"]
 
 
 def what_it_was_about(row: TopicRow) -> str:
@@ -79,7 +81,7 @@ def what_it_was_about(row: TopicRow) -> str:
     The assistant's side of the summary is left out: the subject is the user's (and an offline
     model's help text would make every topic look alike).
     """
-    title, _, said = (row.summary or row.title).partition(". Last exchange: ")
+    title, _, said = (row.summary or row.title).partition(LAST_EXCHANGE)
     users = [part.removeprefix("user: ") for part in said.split("; ") if part.startswith("user: ")]
     return " ".join([title, *users])
 

@@ -151,10 +151,17 @@ def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) ->
 
     A piece that is no request of its own is glued back onto the one before it, so "add bread and
     butter" is one task titled "bread and butter". Linear in the length of the message: the text
-    is normalised first (one space between words), and no pattern backtracks over a run.
+    is normalised first (one space between words), and no pattern backtracks over a run. A turn
+    reads the same message several times (the topic detector, the plan, each offline model
+    call): the last parses are kept.
     """
+    return list(_parse(message, specs_of(tools)))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> tuple[Intent, ...]:
     text = normalize(message)
-    table = _table(specs_of(tools))
+    table = _table(specs)
     intents: list[Intent] = []
     current: tuple[int, int] | None = None
     for a, b in _pieces(text):
@@ -169,4 +176,4 @@ def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) ->
         current = (a, b)
     if current and (found := _match(text[current[0] : current[1]], table)):
         intents.append(found)
-    return intents
+    return tuple(intents)

@@ -130,16 +130,6 @@ def spec_of(tool_: BaseTool | Any) -> ToolSpec:
     return spec if isinstance(spec, ToolSpec) else NO_SPEC
 
 
-def by_name(tools: Sequence[BaseTool]) -> dict[str, BaseTool]:
-    """The tools by their names."""
-    return {t.name: t for t in tools}
-
-
-def mutations(tools: Sequence[BaseTool]) -> frozenset[str]:
-    """Names of the tools that change tasks: each call id runs at most once."""
-    return frozenset(t.name for t in tools if spec_of(t).mutates)
-
-
 def confirmations(tools: Sequence[BaseTool]) -> dict[str, Confirm]:
     """The tools that need a yes first, by name, with their question and cancel wording."""
     return {t.name: c for t in tools if (c := spec_of(t).confirm) is not None}
