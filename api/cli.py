@@ -13,6 +13,7 @@ from rich.console import Console
 
 from keel.api.db_command import db_app
 from keel.api.logs import configure_logging
+from keel.api.nlu_command import nlu_app
 from keel.api.topics_command import topics_app
 from keel.graphs.settings import LOCAL_USER
 
@@ -22,6 +23,7 @@ WS_MAX_BYTES = 1 << 20
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(topics_app, name="topics")
+app.add_typer(nlu_app, name="nlu")
 
 
 @app.callback()

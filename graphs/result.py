@@ -94,6 +94,7 @@ def confirmation_in(interrupts: Sequence[Interrupt]) -> Confirmation | None:
             return {
                 "action": intr.value["action"],
                 "task_id": intr.value["task_id"],
+                "task_ids": intr.value.get("task_ids") or [intr.value["task_id"]],
                 "prompt": intr.value["prompt"],
             }
     return None

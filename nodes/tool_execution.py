@@ -32,22 +32,30 @@ from keel.nodes.support.state import (
     bump,
     unstreamed,
 )
+from keel.tools.answers import answer_of, is_yes
 from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
-from keel.tools.phrasings import confirms, is_yes
-from keel.tools.spec import Confirm, confirmations
+from keel.tools.spec import Confirm, confirmations, question
 from keel.tools.todo import GET
+from keel.tools.understanding import confirms
 
 log = structlog.get_logger(__name__)
 
 
-def confirmation_request(call: ToolCall, confirm: Confirm) -> ConfirmationRequest:
-    """The question for a call that needs a yes: action, task_id, the prompt and the call's id."""
+def confirmation_request(
+    asks: list[tuple[ToolCall, Confirm]], asked: int = 1
+) -> ConfirmationRequest:
+    """One question for the calls that need a yes: what, on which tasks, the prompt, the calls."""
+    first, confirm = asks[0]
+    prompt = question([(c, call["args"]) for call, c in asks])
     return {
         "action": confirm.verb,
-        "task_id": call["args"].get(confirm.target),
-        "prompt": confirm.question(call["args"]),
-        "tool_call_id": call.get("id"),
+        "task_id": first["args"].get(confirm.target),
+        "task_ids": [call["args"].get(c.target) for call, c in asks],
+        "prompt": prompt if asked == 1 else f"Please answer yes or no. {prompt}",
+        "tool_call_id": first.get("id"),
+        "tool_call_ids": [call.get("id") or "" for call, _ in asks],
+        "asked": asked,
     }
 
 
@@ -57,6 +65,10 @@ def _request(state: KeelState) -> str:
         if isinstance(message, HumanMessage) and (message.id or "").endswith(":user"):
             return message.text
     return state.get("content", "")
+
+
+def _confirm(call: ToolCall, runtime: Runtime[KeelContext]) -> Confirm | None:
+    return confirmations(runtime.context.resources.tools).get(call["name"])
 
 
 def _cancelled(call: ToolCall, confirm: Confirm) -> ToolMessage:
@@ -91,38 +103,76 @@ def call_key(message: AIMessage, call_id: str | None) -> str:
 KEY_MAX_CHARS = 180
 
 
+async def _missing(
+    call: ToolCall, confirm: Confirm, runtime: Runtime[KeelContext]
+) -> ToolMessage | None:
+    """The error that stands in for a call whose task is not there (nothing to ask about)."""
+    if confirm.target != "task_id":
+        return None
+    ctx, call_id = runtime.context, call.get("id") or ""
+    probe = ToolCall(
+        name=GET, args={"task_id": call["args"].get("task_id")}, id=call_id, type="tool_call"
+    )
+    checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store)
+    if checked.status != "error":
+        return None
+    return ToolMessage(checked.content, tool_call_id=call_id, name=call["name"], status="error")
+
+
 async def _confirmed(
-    call: ToolCall,
+    last: AIMessage,
     state: KeelState,
     runtime: Runtime[KeelContext],
     answers: dict[str, str],
-    key: str,
-) -> ToolMessage | None:
-    """None when the call may run; otherwise the ToolMessage that stands in for it.
+) -> dict[str | None, ToolMessage | None]:
+    """For each call of ``last``: None when it may run, else the ToolMessage standing in for it.
+
+    The calls that need a yes are asked about in one question.
 
     Raises:
-        Ask: the question has not been put yet.
+        Ask: the question has not been put yet, or the answer was unclear.
     """
-    ctx, call_id = runtime.context, call.get("id") or ""
-    confirm = confirmations(ctx.resources.tools).get(call["name"])
-    if confirm is None or confirms(_request(state)):
-        return None
-    if call_id not in answers:
-        request = confirmation_request(call, confirm)
+    confirm_of = confirmations(runtime.context.resources.tools)
+    needed = (
+        []
+        if confirms(_request(state))
+        else [
+            (call, c) for call in last.tool_calls if (c := confirm_of.get(call["name"])) is not None
+        ]
+    )
+    stand_ins: dict[str | None, ToolMessage | None] = {c.get("id"): None for c in last.tool_calls}
+    if any((call.get("id") or "") not in answers for call, _ in needed):
         waiting = state.get("awaiting")
-        if not waiting or waiting.get("tool_call_id") != call_id:  # not asked yet: ask, if the
-            if confirm.target == "task_id":  # task is there (else the lookup's own error)
-                task_id = call["args"].get("task_id")
-                probe = ToolCall(name=GET, args={"task_id": task_id}, id=call_id, type="tool_call")
-                checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store)
-                if checked.status == "error":
-                    return ToolMessage(
-                        checked.content, tool_call_id=call_id, name=call["name"], status="error"
-                    )
-            raise Ask(request)
-        answers[call_id] = str(interrupt(request))
-        await log_exchange(runtime, state, f"answer:{key}", "user", answers[call_id])
-    return None if is_yes(answers[call_id]) else _cancelled(call, confirm)
+        if not waiting or waiting.get("tool_call_id") != needed[0][0].get("id"):
+            for call, confirm in needed:  # not asked yet: ask about the tasks that are there
+                stand_ins[call.get("id")] = await _missing(call, confirm, runtime)
+            asks = [(call, c) for call, c in needed if stand_ins[call.get("id")] is None]
+            if asks:
+                raise Ask(confirmation_request(asks))
+            return stand_ins
+        answer = str(interrupt(waiting))
+        key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
+        await log_exchange(runtime, state, key, "user", answer)
+        _decide(waiting, answer, needed, answers)
+    for call, confirm in needed:
+        call_id = call.get("id") or ""
+        if call_id in answers and stand_ins[call_id] is None and not is_yes(answers[call_id]):
+            stand_ins[call_id] = _cancelled(call, confirm)
+    return stand_ins
+
+
+def _decide(
+    waiting: ConfirmationRequest,
+    answer: str,
+    needed: list[tuple[ToolCall, Confirm]],
+    answers: dict[str, str],
+) -> None:
+    """Record ``answer`` for every call the question covers; an unclear one asks again."""
+    if answer_of(answer) is None:
+        asked = [(call, c) for call, c in needed if call.get("id") in waiting["tool_call_ids"]]
+        raise Ask(confirmation_request(asked, waiting.get("asked", 1) + 1))
+    for call_id in waiting.get("tool_call_ids") or [waiting.get("tool_call_id") or ""]:
+        answers[call_id] = answer
 
 
 def record_note(call: ToolCall) -> tuple[ToolMessage, NextStep | None]:
@@ -153,20 +203,27 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
     last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
     answers = dict(state.get("confirmations") or {})
     waiting = state.get("awaiting")
-    if waiting and state.get("answer") is not None:  # answered by a new message
-        answers[waiting.get("tool_call_id") or ""] = str(state["answer"])
-        key = f"answer:{call_key(last, waiting.get('tool_call_id'))}"
-        await log_exchange(runtime, state, key, "user", str(state["answer"]))
-    stand_ins = {}
     try:
-        for call in last.tool_calls:  # ask first ...
-            key = call_key(last, call.get("id"))
-            stand_ins[call.get("id")] = await _confirmed(call, state, runtime, answers, key)
+        if waiting and state.get("answer") is not None:  # answered by a new message
+            key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
+            await log_exchange(runtime, state, key, "user", str(state["answer"]))
+            needed = [(c, f) for c in last.tool_calls if (f := _confirm(c, runtime)) is not None]
+            _decide(waiting, str(state["answer"]), needed, answers)
+        stand_ins = await _confirmed(last, state, runtime, answers)  # ask first ...
     except Ask as ask:
         await flush(state, runtime)
         key = call_key(last, ask.request["tool_call_id"])
-        await log_exchange(runtime, state, f"ask:{key}", "assistant", ask.request["prompt"])
-        log.info("confirmation_asked", tool=ask.request["action"], task_id=ask.request["task_id"])
+        asked = ask.request["asked"]
+        await log_exchange(
+            runtime,
+            state,
+            f"ask:{key}" + (f":{asked}" if asked > 1 else ""),
+            "assistant",
+            ask.request["prompt"],
+        )
+        log.info(
+            "confirmation_asked", tool=ask.request["action"], tasks=len(ask.request["task_ids"])
+        )
         return {"awaiting": ask.request, "answer": None, "confirmations": answers}
     results: list[ToolMessage] = []
     todolist = state.get("todolist")

@@ -1,11 +1,11 @@
-"""How people ask for things: requests parsed by the tools' phrasings, and the words of a yes.
+"""The decision table: the tools' phrasings and examples compiled, and one request matched.
 
-``parse_intents(text, tools)`` splits a message into requests ("add milk and delete task 2") and
-maps each to an ``Intent`` by the phrasings the tools declare (``keel.tools.spec``): the tool, its
-arguments, and a task reference that may be an id or a title. Used by the rule-based chat model
-(to choose tool calls) and by the plan node (one todolist item per intent). Confirmation phrases
-inside a request ("delete task 3, yes I'm sure") are recognised by ``confirms`` and never parsed
-as requests of their own; ``is_yes`` reads the answer to a confirmation question.
+``table_of(specs)`` compiles every phrasing and example of the tools (``keel.tools.spec``) in the
+tools' order, with the words they are written in (a misspelt one is put right before matching,
+``keel.tools.words.correct``). ``match(text, table)`` maps one request to an ``Intent``: the
+tool, its arguments, and the task it names (a number, words to look the task up by, or a
+selection such as "all the completed ones"). What a whole message asks is
+``keel.tools.understanding``.
 """
 
 from __future__ import annotations
@@ -13,52 +13,38 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 
-from keel.tools.spec import ToolSpec, spec_of
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.spec import ToolSpec, group_name, spec_of
+from keel.tools.words import GERUNDS, Corrected, correct
 
+Selection = Literal["all", "open", "done"]
+_ALL = re.compile(
+    r"^(?:(?:all|every|each)(?: of)?(?: (?:my|the|them|it|these|those|your))?(?: (?:tasks?|todos?"
+    r"|items?|things?|entries|stuff|one|ones|to-dos))?|everything(?: on (?:my|the) list)?"
+    r"|them all|(?:the|my) (?:whole|entire|full) (?:todo |to-do )?list|(?:my|the) (?:todo )?list"
+    r"|the (?:whole )?lot|(?:my|the) tasks)$"
+)
+_DONE = re.compile(
+    r"^(?:all |everything )?(?:the |my |of the |of my )?(?:completed|done|finished|checked(?: off)?"
+    r"|ticked(?: off)?|complete)(?: ones| tasks| items| todos| ones? too)?$"
+    r"|^(?:everything|all|the ones|the tasks|tasks) (?:that'?s |that are |i'?ve |already )?"
+    r"(?:done|completed|finished)$"
+)
+_OPEN = re.compile(
+    r"^(?:all |everything )?(?:the |my |of the |of my )?(?:open|remaining|unfinished|incomplete"
+    r"|pending|outstanding|undone|not done|uncompleted|rest(?: of (?:them|my tasks|the list))?)"
+    r"(?: ones| tasks| items| todos)?$|^(?:everything|all) (?:else|left|remaining)$"
+)
 
-@functools.cache
-def _table(specs: tuple[tuple[str, ToolSpec], ...]) -> list[tuple[str, re.Pattern[str]]]:
-    """The decision table of ``specs`` (tool name, spec): every phrasing compiled, in order."""
-    return [
-        (name, re.compile(pattern, re.I)) for name, spec in specs for pattern in spec.patterns()
-    ]
-
-
-def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...]:
-    """The (name, spec) pairs of ``tools``, the decision table's key."""
-    return tuple((t.name, spec_of(t)) for t in tools if hasattr(t, "name"))
-
-
-YES_WORDS = frozenset({"yes", "y", "yep", "yeah", "sure", "confirm", "confirmed"})
-"""Words that say yes: to a confirmation question, or inside the request itself."""
-SURE_PHRASES = frozenset({("i'm", "sure"), ("im", "sure"), ("i", "am", "sure"), ("do", "it")})
-"""Phrases that say yes on their own ("I'm sure") or after a yes word ("yes, do it")."""
-
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_ONLY_WORDS = re.compile(r"[a-z' ,.!]*")
-_SURE = re.compile(r"\b(?:i'?m sure|i am sure)\b")
-_SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b", re.I)
-"""Separators between requests. No whitespace around them in the pattern: the pieces are
-stripped afterwards, so no two quantifiers ever compete for the same spaces."""
-
-
-def normalize(text: str) -> str:
-    """Whitespace runs (newlines too) as one space, curly apostrophes straight: linear time."""
-    return " ".join(text.replace("\u2019", "'").split())
-
-
-def _yes_words(text: str) -> tuple[str, ...] | None:
-    """The words of ``text`` when it holds nothing but words and ``,.!`` (lower case)."""
-    lowered = normalize(text).lower()
-    if not _ONLY_WORDS.fullmatch(lowered):
-        return None
-    return tuple(_WORD.findall(lowered))
+_SELECTIONS: tuple[tuple[Selection, re.Pattern[str]], ...] = (
+    ("all", _ALL),
+    ("done", _DONE),
+    ("open", _OPEN),
+)
 
 
 @dataclass(frozen=True)
@@ -69,10 +55,12 @@ class Intent:
     text: str
     """The words that asked for it."""
     ref: str | None = None
-    """The task named: digits for an id, else a title to look up."""
+    """The task named: digits for an id, else words to look it up by, or a selection."""
     args: dict[str, Any] = field(default_factory=dict)
     more: bool = False
     """A list request for the page after the one shown last ("show more tasks")."""
+    asked: str | None = None
+    """A question about the result rather than the result itself (``count``: how many)."""
 
     @property
     def task_id(self) -> int | None:
@@ -80,100 +68,129 @@ class Intent:
         return int(self.ref) if self.ref is not None and self.ref.isdigit() else None
 
     @property
+    def select(self) -> Selection | None:
+        """The request names a selection of tasks: all of them, the open or the completed ones."""
+        if self.ref is None or self.task_id is not None:
+            return None
+        ref = self.ref.casefold()
+        return next((name for name, pattern in _SELECTIONS if pattern.match(ref)), None)
+
+    @property
     def needs_lookup(self) -> bool:
-        """The request names a task by title, so its id must be found first."""
+        """The request names a task by what it is (or a selection), so ids must be found first."""
         return self.ref is not None and self.task_id is None
 
+    def with_ref(self, ref: str) -> Intent:
+        """The same request for another task (one item of a list)."""
+        return replace(self, ref=clean_ref(ref))
 
-def _clean_ref(ref: str) -> str:
+    def with_args(self, **args: Any) -> Intent:
+        """The same request with other arguments (one item of a list of titles)."""
+        return replace(self, args={**self.args, **args})
+
+
+@dataclass(frozen=True)
+class Table:
+    """The tools' phrasings compiled, in order, with the words they use."""
+
+    rows: tuple[tuple[str, re.Pattern[str]], ...]
+    vocabulary: frozenset[str]
+    """The words of the phrasings: a word one slip away from one of these is taken for it."""
+    told_done: str | None
+    """The tool a report of a done task asks for ("I called mom")."""
+
+
+def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...]:
+    """The (name, spec) pairs of ``tools``, the decision table's key."""
+    return tuple((t.name, spec_of(t)) for t in tools if hasattr(t, "name"))
+
+
+_LITERAL = re.compile(r"(?<![?\\<])\b[a-z]{4,}\b")
+
+
+@functools.cache
+def table_of(specs: tuple[tuple[str, ToolSpec], ...]) -> Table:
+    """The decision table of ``specs`` (tool name, spec): every phrasing compiled, in order."""
+    rows = tuple(
+        (name, re.compile(pattern, re.I)) for name, spec in specs for pattern in spec.patterns()
+    )
+    words = {w for _, p in rows for w in _LITERAL.findall(_without_groups(p.pattern))}
+    told = next((name for name, spec in specs if spec.told_done), None)
+    return Table(rows, frozenset(words), told)
+
+
+def _without_groups(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(", pattern)
+
+
+_REF_HEAD = re.compile(r"^(?:the |my |that |this )?(?:task |item |todo |number |no\.? )?#?", re.I)
+
+
+def clean_ref(ref: str) -> str:
+    """A task reference without the words around it: "the milk one" -> "milk", "#3" -> "3"."""
     ref = ref.strip().strip("'\"").strip()
-    ref = re.sub(r"^(?:the |my )?(?:task )?#?", "", ref, flags=re.I).strip("'\" ")
-    return ref
+    ref = _REF_HEAD.sub("", ref)
+    ref = re.sub(
+        r"\s+(?:one|ones|task|tasks|item|items|thing|things|entry|todo|"
+        r"(?:from|off|on) (?:my |the )?(?:todo )?list)$",
+        "",
+        ref,
+        flags=re.I,
+    )
+    return ref.strip("'\" ")
 
 
-def _match(segment: str, table: list[tuple[str, re.Pattern[str]]]) -> Intent | None:
-    text = segment.strip().rstrip(".!?").strip()
-    for tool, pattern in table:
-        m = pattern.match(text)
-        if not m:
-            continue
-        groups = m.groupdict()
-        ref = _clean_ref(groups["ref"]) if groups.get("ref") else None
-        if "ref" in pattern.groupindex and not ref:
-            return None
-        args = {
-            name: value.strip().strip("'\"").strip()
-            for name, value in groups.items()
-            if value and name not in ("ref", "more")
-        }
-        return Intent(tool=tool, text=text, ref=ref, args=args, more=bool(groups.get("more")))
+WORDS_CORRECTED = 4
+"""Words at each end of a request that a slip is looked for in (command words stand there)."""
+
+
+def _corrected(text: str, table: Table) -> Corrected:
+    """``text`` with slips of the table's words put right at its ends."""
+    cut = [m.start() for m in re.finditer(r" ", text)]
+    if len(cut) < 2 * WORDS_CORRECTED:
+        return correct(text, table.vocabulary, GERUNDS)
+    head_end, tail_start = cut[WORDS_CORRECTED - 1], cut[-WORDS_CORRECTED]
+    head = correct(text[:head_end], table.vocabulary, GERUNDS)
+    tail = correct(text[tail_start:], table.vocabulary, GERUNDS)
+    middle = text[head_end:tail_start]
+    origin = (
+        head.origin[:-1]
+        + tuple(range(head_end, tail_start))
+        + tuple(tail_start + o for o in tail.origin)
+    )
+    return Corrected(head.text + middle + tail.text, origin)
+
+
+def match(text: str, table: Table) -> Intent | None:
+    """The request ``text`` makes by the first phrasing that matches it whole, if any."""
+    fixed = _corrected(text, table)
+    for tool, pattern in table.rows:
+        m = pattern.match(fixed.text)
+        if m and (intent := _intent(tool, text, m, fixed)) is not None:
+            return intent
     return None
 
 
-def is_confirmation(text: str) -> bool:
-    """The words are only a yes ("yes", "yep, I'm sure", "confirm", "do it"); "..." is none."""
-    words = _yes_words(text)
-    if not words:
-        return False
-    count = 0
-    while count < len(words) and words[count] in YES_WORDS:
-        count += 1
-    rest = words[count:]
-    return (count > 0 and not rest) or rest in SURE_PHRASES
-
-
-def is_yes(answer: object) -> bool:
-    """The answer to a confirmation question says yes: it starts with a yes word or is one."""
-    words = _WORD.findall(normalize(str(answer or "")).lower())
-    return bool(words) and (words[0] in YES_WORDS or is_confirmation(str(answer)))
-
-
-def _pieces(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text`` between request separators, empty ones left out."""
-    spans, start = [], 0
-    for sep in _SPLIT.finditer(text):
-        spans.append((start, sep.start()))
-        start = sep.end()
-    spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
-
-
-def confirms(message: str) -> bool:
-    """The message carries an explicit yes ("delete task 3, yes I'm sure")."""
-    text = normalize(message)
-    if _SURE.search(text.lower()):
-        return True
-    return any(is_confirmation(text[a:b]) for a, b in _pieces(text))
-
-
-def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> list[Intent]:
-    """Every request in ``message`` that the phrasings of ``tools`` recognise, in order.
-
-    A piece that is no request of its own is glued back onto the one before it, so "add bread and
-    butter" is one task titled "bread and butter". Linear in the length of the message: the text
-    is normalised first (one space between words), and no pattern backtracks over a run. A turn
-    reads the same message several times (the topic detector, the plan, each offline model
-    call): the last parses are kept.
-    """
-    return list(_parse(message, specs_of(tools)))
-
-
-@functools.lru_cache(maxsize=256)
-def _parse(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> tuple[Intent, ...]:
-    text = normalize(message)
-    table = _table(specs)
-    intents: list[Intent] = []
-    current: tuple[int, int] | None = None
-    for a, b in _pieces(text):
-        piece = text[a:b]
-        if is_confirmation(piece) or not any(c.isalnum() for c in piece):
-            continue  # a yes, or punctuation: no request, and nothing to glue
-        if current and _match(piece, table) is None:
-            current = (current[0], b)
+def _intent(tool: str, text: str, m: re.Match[str], fixed: Corrected) -> Intent | None:
+    ref: str | None = None
+    args: dict[str, Any] = {}
+    asked = None
+    for numbered, value in m.groupdict().items():
+        if value is None:
             continue
-        if current and (found := _match(text[current[0] : current[1]], table)):
-            intents.append(found)
-        current = (a, b)
-    if current and (found := _match(text[current[0] : current[1]], table)):
-        intents.append(found)
-    return tuple(intents)
+        name = group_name(numbered)
+        start, end = fixed.span(*m.span(name))
+        original = text[start:end].strip()
+        if name == "ref":
+            ref = clean_ref(original) or None
+        elif name.startswith("ask__"):
+            asked = name[5:]
+        elif "__" in name:
+            arg, _, choice = name.partition("__")
+            args[arg] = choice
+        elif name != "more" and (value := original.strip("'\"").strip()):
+            args[name] = value
+    if "ref" in m.re.groupindex and not ref:
+        return None
+    more = any(group_name(n) == "more" and v for n, v in m.groupdict().items())
+    return Intent(tool=tool, text=text, ref=ref, args=args, more=more, asked=asked)

@@ -9,12 +9,17 @@ table, the plan, the prompt and the docs' tool table. Adding a tool is one decor
 added to one list (``keel.tools.todo.TODO_TOOLS``).
 
 Phrasings are regular expressions matched against one request, whole and in any case, with two
-placeholders: ``{task}`` (a task named by number or by title, the argument ``task_id``) and
-``{title}`` (the argument ``title``); any other named group becomes the argument of that name,
-except ``more``, which marks a request for the next page of a list. A request goes to the first
-tool in the list with a phrasing that matches it, so a more specific tool comes before a more
-general one. Like every pattern keel matches against user text, a phrasing must be linear in the
-length of the text: no nested or adjacent unbounded quantifiers over the same characters.
+placeholders: ``{task}`` (a task named by number, by what it is, or a selection such as "all the
+completed ones": the argument ``task_id``) and ``{title}`` (the argument ``title``); any other
+named group becomes the argument of that name, except ``more`` (a request for the next page of a
+list), ``ask__WORD`` (a question about the result: ``ask__count``, how many) and ``ARG__VALUE``
+(the argument ARG set to VALUE when the group matched: ``status__open``). Examples are plain
+utterances with the same placeholders ("put {title} on my list", "get rid of {task}"): their
+words match with a slip of spelling, around the politeness people add ("could you ... for me").
+A request goes to the first tool in the list with a phrasing or example that matches it, so a
+more specific tool comes before a more general one. Like every pattern keel matches against user
+text, a phrasing must be linear in the length of the text: no nested or adjacent unbounded
+quantifiers over the same characters.
 """
 
 from __future__ import annotations
@@ -33,6 +38,37 @@ KEEL = "keel"
 """The key of a tool's ``ToolSpec`` in its LangChain metadata."""
 TASK = r"(?:task\s*)?#?(?P<ref>.+?)"
 TITLE = r"(?P<title>.+)"
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_GROUP = re.compile(r"\(\?P<(\w+)>")
+
+
+def _numbered(pattern: str) -> str:
+    seen: dict[str, int] = {}
+
+    def number(m: re.Match[str]) -> str:
+        seen[m[1]] = seen.get(m[1], 0) + 1
+        return m[0] if seen[m[1]] == 1 else f"(?P<{m[1]}_{seen[m[1]]}>"
+
+    return _GROUP.sub(number, pattern)
+
+
+def group_name(name: str) -> str:
+    """A group's name without the number ``patterns`` gave a second use of it."""
+    return re.sub(r"_\d+$", "", name)
+
+
+def example_pattern(example: str) -> str:
+    """An example utterance as a phrasing: its words literal (an apostrophe or a colon optional),
+    its placeholders as groups (``{task}``, ``{title}``, or any ``{name}`` for that argument).
+    """  # noqa: D205
+    parts: list[str] = []
+    for i, piece in enumerate(_PLACEHOLDER.split(example.strip().lower())):
+        if i % 2:
+            parts.append({"task": "{task}", "title": "{title}"}.get(piece, f"(?P<{piece}>.+?)"))
+            continue
+        literal = re.escape(piece).replace("'", "'?").replace(":", ":?").replace(r"\ ", " ")
+        parts.append(literal.replace(" ", r"\s*" if ":" in piece else " "))
+    return "^" + "".join(parts) + "$"
 
 
 @dataclass(frozen=True)
@@ -57,6 +93,29 @@ class Confirm:
         """What the tool reports when the user said no."""
         return f"Cancelled: {self.noun} {args.get(self.target)} was not {self.done}."
 
+    def what(self, targets: Sequence[Any]) -> str:
+        """The verb and what it acts on: "delete task 3", "delete 3 tasks (1, 2, 4)"."""
+        if len(targets) == 1:
+            return f"{self.verb} {self.noun} {targets[0]}"
+        listed = f" ({', '.join(str(t) for t in targets)})" if len(targets) <= NAMED_MAX else ""
+        return f"{self.verb} {len(targets)} {self.noun}s{listed}"
+
+
+NAMED_MAX = 12
+"""A question names the tasks it is about up to this many; past it, only how many."""
+
+
+def question(asks: Sequence[tuple[Confirm, dict[str, Any]]]) -> str:
+    """One question for several calls that need a yes (one call: its tool's own question)."""
+    if len(asks) == 1:
+        confirm, args = asks[0]
+        return confirm.question(args)
+    by_verb: dict[Confirm, list[Any]] = {}
+    for confirm, args in asks:
+        by_verb.setdefault(confirm, []).append(args.get(confirm.target))
+    parts = [confirm.what(targets) for confirm, targets in by_verb.items()]
+    return f"Are you sure you want to {' and '.join(parts)}? (yes/no)"
+
 
 Reply = Callable[[dict[str, Any]], str]
 
@@ -77,10 +136,19 @@ class ToolSpec:
     """Its line in the system prompt, if it needs one."""
     example: str | None = None
     """What the offline model's help says it can do, with an example: 'add a task ("Add milk")'."""
+    examples: tuple[str, ...] = ()
+    """More ways people ask for it, as plain utterances (see the module docstring)."""
+    told_done: bool = False
+    """Someone saying they did a task ("I called mom") asks for this tool on it."""
 
     def patterns(self) -> list[str]:
-        """The phrasings with their placeholders filled in."""
-        return [p.replace("{task}", TASK).replace("{title}", TITLE) for p in self.phrasings]
+        """The phrasings, then the examples, with their placeholders filled in.
+
+        A group name used twice in one phrasing (``status__open`` in two alternatives) is
+        numbered from its second use on (``status__open_2``), as regular expressions need.
+        """
+        every = [*self.phrasings, *(example_pattern(e) for e in self.examples)]
+        return [_numbered(p.replace("{task}", TASK).replace("{title}", TITLE)) for p in every]
 
     def report(self, result: dict[str, Any]) -> str | None:
         """The offline model's words for ``result``, or None when it has none (or they fail)."""
@@ -101,6 +169,8 @@ def keel_tool(
     reply: str | Reply | None = None,
     prompt: str | None = None,
     example: str | None = None,
+    examples: Sequence[str] = (),
+    told_done: bool = False,
     description: str | None = None,
 ) -> Callable[[Callable[..., Any]], BaseTool]:
     """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
@@ -108,12 +178,14 @@ def keel_tool(
 
     The function's docstring (or ``description``) is what the model and MCP clients read.
     """  # noqa: D205
-    for pattern in ToolSpec(phrasings=tuple(phrasings)).patterns():
+    for pattern in ToolSpec(phrasings=tuple(phrasings), examples=tuple(examples)).patterns():
         re.compile(pattern)  # a phrasing that is no regular expression fails here, not in a turn
 
     def declare(fn: Callable[..., Any]) -> BaseTool:
         made = tool(fn, description=description) if description else tool(fn)
-        spec = ToolSpec(mutates, confirm, tuple(phrasings), reply, prompt, example)
+        spec = ToolSpec(
+            mutates, confirm, tuple(phrasings), reply, prompt, example, tuple(examples), told_done
+        )
         made.metadata = {**(made.metadata or {}), KEEL: spec}
         return made
 

@@ -85,6 +85,11 @@ def _row(row: Row) -> dict[str, Any]:
     }
 
 
+def _status(done: bool | None) -> str:
+    """The SQL condition that keeps only completed (``done``) or open tasks, or none."""
+    return "" if done is None else " AND completed = :done"
+
+
 RETURNING = "RETURNING number, title, completed, created_at"
 NEXT_NUMBER = (
     "INSERT INTO keel_task_counters (user_id, last_number) VALUES (:user, 1) "
@@ -151,25 +156,49 @@ class TaskStore:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return _row(row)
 
-    async def list(self, user_id: str, offset: int = 0, limit: int | None = None) -> Tasks:
+    async def list(
+        self, user_id: str, offset: int = 0, limit: int | None = None, done: bool | None = None
+    ) -> Tasks:
         """Return the user's tasks by number (oldest first): ``limit`` of them from ``offset``.
 
         No ``limit`` reads every task from ``offset`` on; an offset past the last task reads none.
+        ``done`` True or False reads only the completed or the open ones.
         """
         offset, limit = _check_page(offset, limit)
         rows = await self.session.fetch(
-            "SELECT * FROM keel_tasks WHERE user_id = :user ORDER BY number "
+            f"SELECT * FROM keel_tasks WHERE user_id = :user{_status(done)} ORDER BY number "
             "LIMIT :limit OFFSET :offset",
-            {"user": user_id, "limit": MAX_TASK_ID if limit is None else limit, "offset": offset},
+            {
+                "user": user_id,
+                "limit": MAX_TASK_ID if limit is None else limit,
+                "offset": offset,
+                "done": done,
+            },
         )
         return [_row(r) for r in rows]
 
-    async def count(self, user_id: str) -> int:
-        """How many tasks the user has."""
+    async def count(self, user_id: str, done: bool | None = None) -> int:
+        """How many tasks the user has (completed ones only, or open ones only, by ``done``)."""
         row = await self.session.fetchone(
-            "SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user", {"user": user_id}
+            f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{_status(done)}",
+            {"user": user_id, "done": done},
         )
         return int(row["n"]) if row else 0
+
+    async def batches(self, user_id: str) -> AsyncIterator[Tasks]:
+        """All the user's tasks by number, ``FIND_BATCH`` at a time: one pass over them."""
+        after = 0
+        while True:
+            rows = await self.session.fetch(
+                "SELECT * FROM keel_tasks WHERE user_id = :user AND number > :after "
+                "ORDER BY number LIMIT :batch",
+                {"user": user_id, "after": after, "batch": FIND_BATCH},
+            )
+            if rows:
+                yield [_row(r) for r in rows]
+            if len(rows) < FIND_BATCH:
+                return
+            after = rows[-1]["number"]
 
     async def find(
         self, user_id: str, text: str, offset: int = 0, limit: int | None = None
@@ -177,27 +206,19 @@ class TaskStore:
         """The user's tasks whose title contains ``text`` in any case: a page, and how many match.
 
         Titles are compared casefolded in Python (the same on SQLite and PostgreSQL, whatever
-        their collations), reading the user's tasks ``FIND_BATCH`` at a time by number: one pass,
-        with memory for one batch and the page.
+        their collations), in one pass over ``batches``, with memory for one batch and the page.
         """
         offset, limit = _check_page(offset, limit)
         wanted = " ".join(str(text).split()).casefold()
         page: list[dict[str, Any]] = []
-        total, after = 0, 0
-        while True:
-            rows = await self.session.fetch(
-                "SELECT * FROM keel_tasks WHERE user_id = :user AND number > :after "
-                "ORDER BY number LIMIT :batch",
-                {"user": user_id, "after": after, "batch": FIND_BATCH},
-            )
-            for row in rows:
-                if wanted in row["title"].casefold():
+        total = 0
+        async for batch in self.batches(user_id):
+            for task in batch:
+                if wanted in task["title"].casefold():
                     if total >= offset and (limit is None or len(page) < limit):
-                        page.append(_row(row))
+                        page.append(task)
                     total += 1
-            if len(rows) < FIND_BATCH:
-                return page, total
-            after = rows[-1]["number"]
+        return page, total
 
     async def _change(self, sql: str, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
         task_id = _check_id(task_id)

@@ -8,11 +8,12 @@ injected by keel and hidden from the model's schema, so a model can never name a
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from langchain_core.tools import BaseTool, InjectedToolArg
 from pydantic import BeforeValidator, Field
 
+from keel.tools.matching import rank
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.store import MAX_TASK_ID, TaskStore
 
@@ -36,6 +37,70 @@ TaskId = Annotated[int, BeforeValidator(_not_a_bool)]
         r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
         r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$"
     ],
+    examples=[
+        "put {title} on my list",
+        "put {title} on the list",
+        "put {title} on my todo list",
+        "put {title} on my to-do list",
+        "put {title} down",
+        "stick {title} on my list",
+        "throw {title} on my list",
+        "throw {title} on the list",
+        "add {title} to the list",
+        "note to self: {title}",
+        "note: {title}",
+        "note {title}",
+        "todo: {title}",
+        "to do: {title}",
+        "to-do: {title}",
+        "task: {title}",
+        "new task {title}",
+        "new todo: {title}",
+        "new todo {title}",
+        "new item: {title}",
+        "new: {title}",
+        "i need to remember to {title}",
+        "i have to remember to {title}",
+        "remember to {title}",
+        "don't let me forget to {title}",
+        "don't let me forget {title}",
+        "don't forget to {title}",
+        "make sure i {title}",
+        "remind me about {title}",
+        "remind me of {title}",
+        "add a reminder to {title}",
+        "set a reminder to {title}",
+        "create a reminder to {title}",
+        "add a task to {title}",
+        "add a task for {title}",
+        "add a todo to {title}",
+        "add a todo for {title}",
+        "make a task to {title}",
+        "make a task for {title}",
+        "create a task to {title}",
+        "create a task for {title}",
+        "make a note to {title}",
+        "make a note: {title}",
+        "jot down {title}",
+        "write down {title}",
+        "note down {title}",
+        "i need to {title}",
+        "i have to {title}",
+        "i've got to {title}",
+        "i gotta {title}",
+        "i must {title}",
+        "i should {title}",
+        "need to {title}",
+        "gotta {title}",
+        "got to {title}",
+        "have to {title}",
+        "i want to add {title}",
+        "add in {title}",
+        "also add {title}",
+        "one more: {title}",
+        "plus {title}",
+        "add on {title}",
+    ],
     reply="Created task: {title}",
     example='add a task ("Add buy milk")',
 )
@@ -50,8 +115,23 @@ def _one_task(task: dict[str, Any]) -> str:
 
 @keel_tool(
     phrasings=[
-        r"^(?:show|get|view) (?:me )?task\s*#?(?P<ref>\d+)$",
+        r"^(?:show|get|view|open|display|see|describe|check) (?:me )?(?:task|number|#)\s*#?"
+        r"(?P<ref>\d+)$",
         r"^details (?:for|of|on|about) {task}$",
+        r"^(?:what'?s|what is|what was|whats|which is) (?:task|number|#)\s*#?(?P<ref>\d+)$",
+        r"^(?:task|#)\s*#?(?P<ref>\d+)\??$",
+    ],
+    examples=[
+        "tell me about {task}",
+        "tell me more about {task}",
+        "info on {task}",
+        "info for {task}",
+        "more about {task}",
+        "details on {task}",
+        "what does {task} say",
+        "what about task {task}",
+        "let me see {task}",
+        "remind me what {task} is",
     ],
     reply=_one_task,
     example='show one ("Show task 2")',
@@ -92,6 +172,11 @@ TitleFilter = Annotated[
     ),
 ]
 
+StatusFilter = Annotated[
+    Literal["open", "done"] | None,
+    Field(description='Only open tasks ("open") or only completed ones ("done").'),
+]
+
 
 def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any) -> dict[str, Any]:
     """A page of tasks as the list tool returns it: where the page is first, then its tasks.
@@ -110,11 +195,19 @@ def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any)
 
 
 def describe_page(page: dict[str, Any]) -> str:
-    """A page of tasks as the offline model shows it, with where the page is in the list."""
+    """A page of tasks as the offline model shows it, with where the page is in the list.
+
+    A page asked for as a count (``asked``: "count") is told as how many there are.
+    """
     tasks = page.get("tasks") or []
     total = page.get("total", len(tasks))
+    which = {"open": "open ", "done": "completed "}.get(page.get("status") or "", "")
+    if page.get("asked") == "count":
+        return _count(total, tasks, which)
     if not tasks:
-        return f"No more tasks: you have {total:,} in all." if total else "Your list is empty."
+        if total:
+            return f"No more tasks: you have {total:,} in all."
+        return f"You have no {which}tasks." if which else "Your list is empty."
     lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
     first = page.get("offset", 0) + 1
     shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
@@ -122,7 +215,17 @@ def describe_page(page: dict[str, Any]) -> str:
         lines.append(f'({shown}; say "{MORE_TASKS}" for the next ones)')
     elif first > 1:
         lines.append(f"({shown}; that was the last of them)")
-    return "Your tasks:\n" + "\n".join(lines)
+    return (
+        f"Your {which}tasks:\n" + "\n".join(lines) if which else "Your tasks:\n" + "\n".join(lines)
+    )
+
+
+def _count(total: int, tasks: list[dict[str, Any]], which: str) -> str:
+    noun = f"{which}task" + ("" if total == 1 else "s")
+    if which or not total or len(tasks) < total:
+        return f"You have {total:,} {noun}."
+    done = sum(1 for t in tasks if t["completed"])
+    return f"You have {total:,} {noun}: {total - done:,} open, {done:,} done."
 
 
 LIST_DESCRIPTION = (
@@ -142,9 +245,96 @@ LIST_DESCRIPTION = (
         r"|^show (?:me )?(?:all|everything)(?: (?:my )?tasks)?$"
         r"|^(?:show|list|display) (?:me )?(?:all )?(?:of )?(?:my |the )?(?:tasks|todos|list)$"
         r"|^list$",
+        r"^(?:(?:what'?s|what is|whats|what are|show(?: me)?|list|see|view|display|give me)"
+        r" )?(?:the |all )?(?:my )?(?:(?P<status__open>open|remaining|unfinished|incomplete|pending"
+        r"|outstanding|undone|uncompleted|left over)|(?P<status__done>completed|done|finished"
+        r"|checked off|ticked off|closed)) (?:tasks|todos|ones|items|things|stuff)(?: are there)?$",
+        r"^(?:what'?s|what is|whats|what do i have|what have i got|what'?s still|what is still"
+        r"|anything|is there anything|what else is|what remains|what'?s remaining)"
+        r"(?P<status__open> left| remaining| still open| open| pending| outstanding| undone"
+        r"| not done| unfinished| to do| left to do)?(?: to do| on my list| on the list| for me)?$"
+        r"|^what (?P<status__open>remains)$",
+        r"^(?:what|which)(?: tasks| ones| things)? (?:do|did|have) i (?:still )?"
+        r"(?:(?P<status__open>have(?: left)? to do|still (?:have|need) to do|need to do|got left"
+        r"|not done|have left|still need to do|haven'?t done)|(?P<status__done>done|finished"
+        r"|completed|checked off|ticked off|get done|already done))(?: yet| so far| today)?$",
+        r"^(?:what|which)(?: tasks| ones| things)? (?:haven'?t|have not|didn'?t) i "
+        r"(?P<status__open>done|finished|completed)(?: yet)?$"
+        r"|^(?:what|which)(?: tasks| ones| things)? (?:is|are|'?s) "
+        r"(?:(?P<status__done>done|finished|completed|checked off)|(?P<status__open>not done"
+        r"|still open|open|left|pending|unfinished|remaining))(?: so far| yet)?$",
+        r"^(?P<ask__count>how many|number of|count(?: of)?|count up)(?: (?:the|my|all|all my))?"
+        r"(?: (?:tasks|todos|things|items|to-dos|entries))?(?: (?:are |do i have |have i got )?"
+        r"(?:there|(?P<status__open>left|remaining|open|still open|pending|not done|unfinished"
+        r"|to do|left to do)|(?P<status__done>done|completed|finished|checked off)))?"
+        r"(?: (?:do i have|have i got|are there|are on (?:my|the) list|do i have left|are left"
+        r"|is that|in total|in all|are in my list|i have|have i|did i|on my list|total"
+        r"|(?:have i|did i) (?P<status__done>done|completed|finished|ticked off|checked off)"
+        r"|(?:do i have|have i got) (?P<status__open>left|open|to do|remaining|still)"
+        r"|(?:are|is) (?P<status__done>done|completed|finished)|(?:are|is) "
+        r"(?P<status__open>left|open|remaining|pending|not done)))?(?: so far| now| right now"
+        r"| in total| altogether| at the moment)?$",
+        r"^how (?:long|big) is (?:my|the) (?:todo )?list$|^count (?:my |the )?(?:tasks|todos|list)$",
+    ],
+    examples=[
+        "what do i have",
+        "what do i have to do",
+        "what do i need to do",
+        "what are my tasks",
+        "what tasks do i have",
+        "what's on my plate",
+        "what's on the agenda",
+        "my tasks",
+        "my list",
+        "my todos",
+        "tasks",
+        "todos",
+        "list my tasks",
+        "list everything",
+        "show me everything",
+        "show everything",
+        "show the list",
+        "show my list",
+        "show me my list",
+        "show me the list",
+        "let me see my list",
+        "let me see the list",
+        "let me see my tasks",
+        "see my tasks",
+        "see my list",
+        "view my list",
+        "view my tasks",
+        "read me my list",
+        "read my list",
+        "what's on my todo list",
+        "what's on my to-do list",
+        "what is on my list",
+        "what's in my list",
+        "show me what's on my list",
+        "what have i got on my list",
+        "what do i have on my list",
+        "get my list",
+        "get my tasks",
+        "give me my list",
+        "display my list",
+        "full list",
+        "the list",
+        "list all",
+        "list all my tasks",
+        "list all tasks",
+        "show all my tasks",
+        "show me all my tasks",
+        "what's there",
+        "what's on there",
+        "what's on it",
+        "what's on my list today",
+        "what's on my todo list today",
+        "show me my todos",
+        "show todos",
+        "show me my tasks",
     ],
     reply=describe_page,
-    prompt="A task named by title: call list_todo_tasks first (title_contains) to find its id.",
+    prompt="A task named by what it is: call find_todo_tasks first to find its id.",
     example='list them ("What\'s on my list?")',
 )
 async def list_todo_tasks(
@@ -153,19 +343,33 @@ async def list_todo_tasks(
     offset: Offset = 0,
     limit: PageSize = LIST_LIMIT_DEFAULT,
     title_contains: TitleFilter = None,
+    status: StatusFilter = None,
 ) -> dict[str, Any]:
     """A page of the user's tasks (of those whose title contains ``title_contains``, if given)."""
     if title_contains is not None and title_contains.strip():
         tasks, total = await store.find(user_id, title_contains, offset, limit)
         return task_page(tasks, total, offset, title_contains=title_contains)
-    total = await store.count(user_id)
-    return task_page(await store.list(user_id, offset, limit), total, offset)
+    done = None if status is None else status == "done"
+    total = await store.count(user_id, done)
+    also = {"status": status} if status else {}
+    return task_page(await store.list(user_id, offset, limit, done), total, offset, **also)
 
 
 @keel_tool(
     mutates=True,
     confirm=Confirm("rename", "renamed"),
-    phrasings=[r"^(?:rename|retitle) {task} (?:to|as|into) {title}$"],
+    phrasings=[
+        r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
+        r"^(?:rename|retitle|reword|relabel) {task}: {title}$",
+        r"^(?:change|update|edit|fix|correct|alter|modify|switch|amend) (?:the (?:name|title|text|"
+        r"wording) of )?{task}(?:'s (?:name|title|text))? (?:to|into|so it says|so that it says"
+        r"|to say|to read|to be) {title}$",
+        r"^{task} should (?:be|say|read)(?: called| named| renamed to| changed to)? {title}$",
+        r"^make {task} (?:say|read|be called|be named) {title}$",
+        r"^(?:replace|swap) {task} (?:with|for|by) {title}$",
+        r"^call {task} {title} instead$",
+        r"^{task} -+> ?{title}$",
+    ],
     reply="Renamed task {id} to: {title}",
     example='rename one ("Rename task 2 to call mom")',
 )
@@ -179,9 +383,19 @@ async def update_todo_task(
 @keel_tool(
     mutates=True,
     phrasings=[
-        r"^(?:finish(?:ed)?|complete|done with|mark|check off|tick off) {task}"
-        r"(?: as (?:done|complete|completed|finished))?$"
+        r"^(?:finish(?:ed)?|complete(?:d)?|done with|mark|check off|tick off|cross off|close"
+        r"|tick|check|strike off|mark off|i'?ve finished|i finished|i completed|i'?ve completed"
+        r"|i'?m done with|i am done with|we'?re done with|i did|i'?ve done|all done with"
+        r"|just finished|just completed|just did|done) {task}"
+        r"(?: as (?:done|complete|completed|finished|closed)| (?:done|complete|completed|off"
+        r"|finished|as done too))?$",
+        r"^{task} (?:is|are|'s|was|were|has been|have been) (?:now )?(?:all )?(?:done|finished"
+        r"|complete|completed|sorted|taken care of|dealt with|handled|over)$",
+        r"^{task} (?:done|finished|complete|completed|sorted)$",
+        r"^(?:cross|tick|check|mark|strike) {task} off(?: (?:my|the) list)?$",
+        r"^(?:set|mark|flag) {task} (?:to|as) (?:done|complete|completed|finished)$",
     ],
+    told_done=True,
     reply="Completed task: {title}",
     example='complete one ("Complete 2")',
 )
@@ -193,7 +407,17 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
 @keel_tool(
     mutates=True,
     confirm=Confirm("delete", "deleted"),
-    phrasings=[r"^(?:delete|remove|drop) {task}(?: from (?:my |the )?list)?$"],
+    phrasings=[
+        r"^(?:delete|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
+        r"|get rid of|forget about|forget|cancel|kill|lose|toss|axe|delete off|wipe out|strike"
+        r"|throw out|throw away|clear out) {task}(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
+        r"list)?(?: entirely| completely| for good| altogether| too| as well)?$",
+        r"^(?:take|cross|strike) {task} (?:off|out of|from) (?:my |the )?(?:todo |to-do )?list$",
+        r"^take off {task}$",
+        r"^(?:i )?(?:don'?t|do not|no longer) need {task}(?: anymore| any more)?$",
+        r"^{task} (?:is|are) no longer (?:needed|necessary|relevant)$",
+        r"^{task} can go$|^(?:never ?mind|nevermind) (?:about )?{task}$",
+    ],
     reply="Deleted task {id}: {title}",
     example='delete one ("Delete task 2")',
 )
@@ -202,16 +426,96 @@ async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> di
     return await store.delete(user_id, task_id)
 
 
+FIND_MAX = 100
+"""Descriptions one find call takes at most."""
+FOUND_MAX = 5
+"""Tasks a find call returns at most for each description: the best matches."""
+DESCRIPTION_MAX_CHARS = 200
+
+
+def _listed(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+Descriptions = Annotated[
+    list[str],
+    Field(
+        min_length=1,
+        max_length=FIND_MAX,
+        description="What the tasks are, in the user's words: one entry per task sought.",
+    ),
+    BeforeValidator(_listed),
+]
+
+
+def describe_found(result: dict[str, Any]) -> str:
+    """What the offline model says about a search: the matching tasks, or that there are none."""
+    parts = []
+    for found in result.get("found") or []:
+        tasks = found.get("tasks") or []
+        what = found.get("description", "")
+        if not tasks:
+            parts.append(f"Nothing on your list matches '{what}'.")
+            continue
+        lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
+        parts.append(f"Tasks about '{what}':\n" + "\n".join(lines))
+    return "\n".join(parts)
+
+
+@keel_tool(
+    phrasings=[
+        r"^(?:is there |do i have |have i got |got |are there )?(?:anything|something|any tasks?"
+        r"|a task|tasks|any todos?|an? (?:item|todo|entry)) (?:about|on|for|with|regarding|re"
+        r"|mentioning|to do with|that mentions|called|named|like) (?P<descriptions>.+?)"
+        r"(?: on (?:my|the) list| in (?:my|the) list)?$",
+        r"^(?:search|look|hunt)(?: my list| the list)? for (?P<descriptions>.+)$",
+        r"^(?:search(?: my list)?|find|look up|lookup) (?P<descriptions>.+?)$",
+        r"^(?:is|are) (?P<descriptions>.+?) (?:on|in) (?:my|the) (?:todo |to-do )?list$",
+        r"^did i (?:add|put|already add|already put) (?P<descriptions>.+?)(?: on (?:my|the) list"
+        r"| to (?:my|the) list)?$",
+        r"^(?:what about|any) (?P<descriptions>.+?) (?:tasks|todos|ones)$",
+    ],
+    reply=describe_found,
+    example='find one ("Anything about the dentist?")',
+)
+async def find_todo_tasks(
+    descriptions: Descriptions, user_id: UserId, store: Store
+) -> dict[str, Any]:
+    """Find the user's tasks by what they are ("the milk one", "calling mom").
+
+    For each description, the tasks whose titles match it best (the same words, their
+    inflections, their spelling), best first, each with a score: 2 for the title itself, 1 for
+    every word found. When none matches, ``closest`` is the nearest title there is.
+    """
+    wanted = [str(d)[:DESCRIPTION_MAX_CHARS] for d in descriptions]
+    best: list[list[dict[str, Any]]] = [[] for _ in wanted]
+    nearest: list[dict[str, Any] | None] = [None for _ in wanted]
+    async for batch in store.batches(user_id):  # the titles are read once for every description
+        for i, description in enumerate(wanted):
+            found, near = rank(description, best[i] + batch, FOUND_MAX)
+            if near and (nearest[i] is None or near["score"] > nearest[i]["score"]):
+                nearest[i] = near
+            best[i] = found
+    return {
+        "found": [
+            {"description": d, "tasks": b, "closest": None if b else nearest[i]}
+            for i, (d, b) in enumerate(zip(wanted, best, strict=True))
+        ]
+    }
+
+
 TODO_TOOLS: list[BaseTool] = [
     create_todo_task,
     get_todo_task,
     list_todo_tasks,
+    find_todo_tasks,
     update_todo_task,
     complete_todo_task,
     delete_todo_task,
 ]
 """The one list of the todo tools: the agent binds it, MCP serves it, the offline model and the
 plan read their phrasings, the system prompt their lines (each tool's ``ToolSpec``)."""
-GET, LIST = get_todo_task.name, list_todo_tasks.name
+GET, LIST, FIND = get_todo_task.name, list_todo_tasks.name, find_todo_tasks.name
 """The tools other code calls by name: a confirmation checks its task with GET; the offline
-model finds a task named by title with LIST."""
+model finds a task named by what it is with FIND, and a selection ("all the done ones") with
+LIST."""

@@ -1,9 +1,12 @@
-"""What the offline model reads from a turn's tool results: a task a title names, a list's page.
+"""What the offline model reads from a turn's tool results: the tasks named, a list's page.
 
-A task named by title is looked up with ``list_todo_tasks`` filtered by the title, a page of the
-matches at a time (``lookup``, ``resolve``); "show more tasks" lists the page after the one the
-conversation showed last (``next_page_offset``, read from the earlier messages the model is given).
-Used by ``keel.nodes.support.rule_model``.
+A task named by what it is ("the milk one") is looked up with ``find_todo_tasks``, one call for
+every description of the message, so the user's titles are read once a turn (``find``, then
+``chosen`` reads the matches: one clear task, several close ones to ask about, or none). A
+selection ("all the completed ones") is read with ``list_todo_tasks`` filtered by status, one page
+of ``LIST_LIMIT_MAX`` (``select``, ``selected``). "show more tasks" lists the page after the one
+the conversation showed last (``next_page_offset``, read from the earlier messages the model is
+given). Used by ``keel.nodes.support.rule_model``.
 """
 
 from __future__ import annotations
@@ -12,16 +15,16 @@ import json
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 
 from keel.tools.calls import storable
-from keel.tools.todo import LIST, LIST_LIMIT_MAX
+from keel.tools.matching import Choice, choose
+from keel.tools.phrasings import Selection
+from keel.tools.todo import FIND, LIST, LIST_LIMIT_MAX
 
 LOOKUP_PREFIX = "lookup_"
-LOOKUP_PAGES = 3
-"""Pages of title matches a lookup reads at most before it gives up on finding an exact title."""
 _PAGE_SHOWN = re.compile(
     r"\(showing [\d,]+-(?P<shown>[\d,]+) of [\d,]+"
     rf'|{LIST}: \{{"total": (?P<total>\d+), "offset": \d+, "next_offset": (?P<next>\d+|null)'
@@ -29,6 +32,10 @@ _PAGE_SHOWN = re.compile(
 """Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
 EARLIER_HEADER = "## Earlier context"
 """The history message's older section, after its current one (``keel.nodes.support.history``)."""
+STATUS: dict[Selection, str | None] = {"all": None, "open": "open", "done": "done"}
+"""The list filter that reads each selection."""
+
+Executed = Sequence[tuple[ToolCall, ToolMessage]]
 
 
 def payload(result: ToolMessage) -> Any:
@@ -41,62 +48,62 @@ def payload(result: ToolMessage) -> Any:
         return None
 
 
-def lookup_pages(
-    executed: Sequence[tuple[ToolCall, ToolMessage]],
-) -> dict[str, list[ToolMessage]]:
-    """The results of the turn's title lookups, by the title looked up, in the order they ran."""
-    pages: dict[str, list[ToolMessage]] = {}
+def is_lookup(call: ToolCall) -> bool:
+    """The call only looked tasks up for the model: it is no request of the user's."""
+    return (call.get("id") or "").startswith(LOOKUP_PREFIX)
+
+
+def _lookup(name: str, args: dict[str, Any]) -> ToolCall:
+    lookup_id = f"{LOOKUP_PREFIX}{uuid.uuid4().hex[:12]}"
+    return ToolCall(name=name, args=storable(args), id=lookup_id, type="tool_call")
+
+
+def find(descriptions: Sequence[str]) -> ToolCall:
+    """The call that finds the tasks ``descriptions`` name, all of them at once."""
+    return _lookup(FIND, {"descriptions": list(descriptions)})
+
+
+def select(selection: Selection) -> ToolCall:
+    """The call that reads the first page of the tasks ``selection`` takes."""
+    status = STATUS[selection]
+    return _lookup(LIST, {"limit": LIST_LIMIT_MAX, **({"status": status} if status else {})})
+
+
+def found(executed: Executed) -> dict[str, dict[str, Any] | str]:
+    """The turn's finds: each description's matches and closest title, or the error it met."""
+    matches: dict[str, dict[str, Any] | str] = {}
     for call, result in executed:
-        title = call["args"].get("title_contains")
-        if call["name"] == LIST and isinstance(title, str):
-            pages.setdefault(title, []).append(result)
+        if call["name"] != FIND or not is_lookup(call):
+            continue
+        data = payload(result)
+        if not isinstance(data, dict):
+            for description in call["args"].get("descriptions") or []:
+                matches[description] = str(result.content)
+            continue
+        for entry in data.get("found") or []:
+            matches[entry.get("description", "")] = entry
+    return matches
+
+
+def selected(executed: Executed) -> dict[Selection, dict[str, Any] | str]:
+    """The turn's selections read: each one's page, or the error it met."""
+    pages: dict[Selection, dict[str, Any] | str] = {}
+    for call, result in executed:
+        if call["name"] != LIST or not is_lookup(call):
+            continue
+        status = call["args"].get("status")
+        selection: Selection = "all" if status is None else status
+        data = payload(result)
+        pages[selection] = data if isinstance(data, dict) else str(result.content)
     return pages
 
 
-class Lookup(NamedTuple):
-    """What a title lookup has told so far."""
-
-    task_id: int | None = None
-    """The task the title names."""
-    next_offset: int | None = None
-    """Not known yet: the offset of the next page of matches to read."""
-    note: str | None = None
-    """No such task (or the lookup failed): what to tell the user."""
-
-
-def resolve(ref: str, results: Sequence[ToolMessage]) -> Lookup:
-    """What the lookup pages of ``ref`` (oldest first) tell.
-
-    An exact title wins (in any case); else the one task whose title contains ``ref``. While
-    neither is certain and more matches are left, the next page is read, ``LOOKUP_PAGES`` at most.
-    """
-    wanted = ref.casefold()
-    tasks: list[dict[str, Any]] = []
-    for result in results:
-        data = payload(result)
-        if not isinstance(data, dict):
-            return Lookup(note=str(result.content))
-        tasks.extend(data.get("tasks") or [])
-    exact = [t for t in tasks if t["title"].casefold() == wanted]
-    if exact:
-        return Lookup(task_id=exact[0]["id"])
-    last = payload(results[-1])
-    next_offset = last.get("next_offset") if isinstance(last, dict) else None
-    if isinstance(next_offset, int) and len(results) < LOOKUP_PAGES:
-        return Lookup(next_offset=next_offset)
-    partial = [t for t in tasks if wanted in t["title"].casefold()]
-    if len(partial) == 1 and next_offset is None:
-        return Lookup(task_id=partial[0]["id"])
-    return Lookup(note=f"I couldn't find a task called '{ref}'.")
-
-
-def lookup(ref: str, offset: int) -> ToolCall:
-    """The list call that reads the page at ``offset`` of the tasks whose titles hold ``ref``."""
-    args: dict[str, Any] = {"title_contains": ref, "limit": LIST_LIMIT_MAX}
-    if offset:
-        args["offset"] = offset
-    lookup_id = f"{LOOKUP_PREFIX}{uuid.uuid4().hex[:12]}"
-    return ToolCall(name=LIST, args=storable(args), id=lookup_id, type="tool_call")
+def chosen(entry: dict[str, Any], prefer_open: bool) -> Choice:
+    """What a description's matches tell (``keel.tools.matching.choose``), its closest kept."""
+    choice = choose(entry.get("tasks") or [], prefer_open)
+    if choice.task is None and not choice.close:
+        return Choice(closest=entry.get("closest"))
+    return choice
 
 
 def _in_order(message: BaseMessage) -> list[str]:
@@ -114,15 +121,15 @@ def next_page_offset(earlier: Sequence[BaseMessage]) -> int:
 
     The model is given earlier turns as a history text: the list reply's page line says where its
     page ended, and a list result (which puts its paging before its tasks) says it too when the
-    reply was cut short. A title lookup's result starts otherwise, so it is never taken for a page.
+    reply was cut short.
     """
-    found: re.Match[str] | None = None
+    last: re.Match[str] | None = None
     for message in earlier:
         for text in _in_order(message):
             for match in _PAGE_SHOWN.finditer(text):
-                found = match
-    if found is None:
+                last = match
+    if last is None:
         return 0
-    if found["shown"] is not None:
-        return int(found["shown"].replace(",", ""))
-    return int(found["total"]) if found["next"] == "null" else int(found["next"])
+    if last["shown"] is not None:
+        return int(last["shown"].replace(",", ""))
+    return int(last["total"]) if last["next"] == "null" else int(last["next"])

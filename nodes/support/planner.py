@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import TodoItem
-from keel.tools.phrasings import parse_intents
+from keel.tools.understanding import parse_intents
 
 log = structlog.get_logger(__name__)
 

@@ -34,7 +34,7 @@ from langchain_core.tools import BaseTool
 
 from keel.nodes.support.embeddings import Embedder
 from keel.nodes.support.events import TopicReason
-from keel.tools.phrasings import parse_intents
+from keel.tools.understanding import parse_intents
 
 SWITCH_PHRASES = (
     "new topic",

@@ -82,6 +82,14 @@ class Confirmation(TypedDict):
         str, Field(description="What will be done: delete or rename.", examples=["delete"])
     ]
     task_id: Annotated[Any, Field(description="The task it will be done to.", examples=[3])]
+    task_ids: Annotated[
+        list[Any],
+        Field(
+            description="Every task the question covers (one question for a request that "
+            "deletes or renames several).",
+            examples=[[3]],
+        ),
+    ]
     prompt: Annotated[
         str,
         Field(
@@ -95,7 +103,11 @@ class ConfirmationRequest(Confirmation):
     """A destructive tool call waiting for the user's yes or no."""
 
     tool_call_id: str | None
-    """The tool call that waits."""
+    """The first tool call that waits."""
+    tool_call_ids: list[str]
+    """Every tool call the answer decides."""
+    asked: int
+    """How many times the question was put (an unclear answer puts it again)."""
 
 
 class HistoryEntry(TypedDict):

@@ -1,6 +1,6 @@
 import pytest
 
-from keel.tools.phrasings import confirms, parse_intents
+from keel.tools.understanding import confirms, parse_intents
 
 ROWS = [
     ("Add buy milk", "create_todo_task", None, {"title": "buy milk"}),

@@ -1,0 +1,222 @@
+"""The offline model's decision: the next assistant message for a turn, from its messages alone.
+
+``decide(messages, tools)`` reads the last human message as the request (a nudge only makes it
+look again) and what the tool results after it say has been done. It understands the request
+(``keel.tools.understanding``); looks up first the tasks it names by what they are, and the
+selections it makes ("all the completed ones"), all in one round (``keel.nodes.support.lookups``);
+then calls the tools, every destructive call of the request in one round so the user is asked
+once; then reports only what the tools returned, in the words each tool declares, with a short
+note for a task it could not tell ("which one?") or could not find. A message with no request gets
+the answer its kind of talk asks for (``keel.tools.talk``). Stateless: every round decides anew.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+
+from keel.nodes.support.lookups import (
+    chosen,
+    find,
+    found,
+    is_lookup,
+    next_page_offset,
+    payload,
+    select,
+    selected,
+)
+from keel.nodes.support.markers import NUDGE_PREFIX, RESUME_KWARG
+from keel.tools.calls import storable
+from keel.tools.phrasings import Intent, Selection
+from keel.tools.spec import spec_of
+from keel.tools.talk import say
+from keel.tools.understanding import understand
+
+REPLY_KIND = "keel_reply"
+"""``response_metadata`` key of the kind of answer the offline model gave (help, which, ...)."""
+SHOWN_MAX = 8
+"""Results of one tool reported line by line; past this, the first few and how many more."""
+_ASKED = re.compile(r"^call_(?P<asked>[a-z]+)_[0-9a-f]{12}$")
+
+
+def help_text(tools: Sequence[BaseTool]) -> str:
+    """What the model says it can do: each tool's example, in the tools' order."""
+    examples = [e for t in tools if (e := spec_of(t).example)]
+    if not examples:
+        return "I have no tools to help with."
+    listed = ", ".join(examples[:-1]) + " or " + examples[-1] if len(examples) > 1 else examples[0]
+    return f"I can help with your todo list: {listed}."
+
+
+def _request(message: BaseMessage) -> str:
+    """The request a human message makes; a resume's continuation asks for the open steps."""
+    remaining = message.additional_kwargs.get(RESUME_KWARG)
+    if isinstance(remaining, list):
+        return "; ".join(str(r) for r in remaining)
+    return message.text
+
+
+def _is_nudge(message: BaseMessage) -> bool:
+    return message.type == "human" and message.text.startswith(NUDGE_PREFIX)
+
+
+def _executed(after: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]]:
+    results = {m.tool_call_id: m for m in after if isinstance(m, ToolMessage)}
+    return [
+        (call, results[call.get("id") or ""])
+        for m in after
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call.get("id") in results
+    ]
+
+
+def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
+    args = dict(intent.args)
+    if task_id is not None:
+        args["task_id"] = task_id
+    if offset:
+        args["offset"] = offset
+    asked = f"{intent.asked}_" if intent.asked else ""
+    call_id = f"call_{asked}{uuid.uuid4().hex[:12]}"
+    return ToolCall(name=intent.tool, args=storable(args), id=call_id, type="tool_call")
+
+
+def _answer(text: str, kind: str, summary: str) -> AIMessage:
+    return AIMessage(f"{text}\nDONE: {summary}", response_metadata={REPLY_KIND: kind})
+
+
+class _Round:
+    """One round's reading of the request against what the turn has done so far."""
+
+    def __init__(self, messages: Sequence[BaseMessage], start: int, tools: Sequence[BaseTool]):
+        self.tools = tools
+        self.earlier = messages[:start]
+        self.executed = _executed(messages[start + 1 :])
+        self.found = found(self.executed)
+        self.selected = selected(self.executed)
+        self.to_find: list[str] = []
+        self.to_select: list[Selection] = []
+        self.notes: list[str] = []
+        self.kinds: set[str] = set()
+        told = {t.name for t in tools if spec_of(t).told_done}
+        self.prefers_open = told
+
+    def targets(self, intent: Intent) -> list[int | None]:
+        """The task ids ``intent`` acts on (None: it names none); empty while a lookup is due."""
+        if (selection := intent.select) is not None:
+            if intent.tool in self.prefers_open and selection == "all":
+                selection = "open"
+            return self._selection(selection)
+        if not intent.needs_lookup:
+            return [intent.task_id]
+        ref = intent.ref or ""
+        entry = self.found.get(ref)
+        if entry is None:
+            self.to_find.append(ref)
+            return []
+        if isinstance(entry, str):
+            self.notes.append(entry)
+            return []
+        choice = chosen(entry, intent.tool in self.prefers_open)
+        if choice.task is not None:
+            return [choice.task["id"]]
+        if choice.close:
+            listed = ", ".join(f"{t['id']}. {t['title']}" for t in choice.close)
+            self.notes.append(
+                f'Several tasks match "{ref}": {listed}. Which one? Say it again with its '
+                'number (e.g. "task 2").'
+            )
+            self.kinds.add("which")
+            return []
+        closest = choice.closest
+        near = f" The closest is task {closest['id']}: {closest['title']}." if closest else ""
+        self.notes.append(f'I couldn\'t find a task matching "{ref}".{near}')
+        self.kinds.add("not_found")
+        return []
+
+    def _selection(self, selection: Selection) -> list[int | None]:
+        page = self.selected.get(selection)
+        if page is None:
+            if selection not in self.to_select:
+                self.to_select.append(selection)
+            return []
+        if isinstance(page, str):
+            self.notes.append(page)
+            return []
+        tasks = page.get("tasks") or []
+        if not tasks:
+            which = {"open": "open ", "done": "completed "}.get(selection, "")
+            self.notes.append(f"You have no {which}tasks.")
+            self.kinds.add("not_found")
+        elif page.get("total", 0) > len(tasks):
+            self.notes.append(
+                f"That was the first {len(tasks)} of {page['total']:,}; ask again for the rest."
+            )
+        return [t["id"] for t in tasks]
+
+    def report(self, count: int) -> AIMessage:
+        """The final answer: what each call returned, then the notes."""
+        by_tool: dict[str, list[str]] = {}
+        for call, result in self.executed:
+            if not is_lookup(call):
+                by_tool.setdefault(call["name"], []).append(self._describe(call, result))
+        lines: list[str] = []
+        for described in by_tool.values():
+            shown = described if len(described) <= SHOWN_MAX else described[: SHOWN_MAX - 3]
+            lines += shown
+            if len(shown) < len(described):
+                lines.append(f"... and {len(described) - len(shown)} more like these.")
+        kind = "which" if "which" in self.kinds else "not_found" if self.kinds else "done"
+        return _answer("\n".join(lines + self.notes), kind, f"answered {count} request(s)")
+
+    def _describe(self, call: ToolCall, result: ToolMessage) -> str:
+        data = payload(result)
+        tool_ = next((t for t in self.tools if t.name == call["name"]), None)
+        if isinstance(data, dict) and (asked := _ASKED.match(call.get("id") or "")):
+            data = {**data, "asked": asked["asked"]}
+        words = spec_of(tool_).report(data) if isinstance(data, dict) else None
+        return words if words is not None else str(result.content)
+
+
+def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMessage:
+    """The next assistant message for ``messages``: tool calls, or a final answer with DONE.
+
+    Only ``tools`` are called, recognised by their phrasings and reported in their words.
+    """
+    humans = [i for i, m in enumerate(messages) if m.type == "human" and not _is_nudge(m)]
+    if not humans:
+        return _answer(help_text(tools), "help", "explained what I can do")
+    start = humans[-1]
+    understood = understand(_request(messages[start]), tools)
+    if not understood.intents:
+        examples = {t.name: e for t in tools if (e := spec_of(t).example)}
+        text = say(understood.kind or "unknown", understood.detail, examples, help_text(tools))
+        return _answer(text, understood.kind or "unknown", "answered")
+    round_ = _Round(messages, start, tools)
+    seen = [(c["name"], c["args"]) for c, _ in round_.executed if not is_lookup(c)]
+    calls: list[ToolCall] = []
+    planned: list[tuple[str, Any]] = []
+    for intent in understood.intents:
+        for task_id in round_.targets(intent):
+            offset = next_page_offset(round_.earlier) if intent.more else 0
+            call = _call(intent, task_id, offset)
+            key = (call["name"], call["args"])
+            if key in planned:
+                continue  # the same task named twice ("bread and butter": bread, butter)
+            planned.append(key)
+            if key in seen:
+                seen.remove(key)
+                continue
+            calls.append(call)
+    if round_.to_find or round_.to_select:  # look everything up first: then one round of calls,
+        lookups = [find(round_.to_find)] if round_.to_find else []  # one question for them all
+        return AIMessage("", tool_calls=lookups + [select(s) for s in round_.to_select])
+    if calls:
+        return AIMessage("", tool_calls=calls)
+    return round_.report(len(understood.intents))

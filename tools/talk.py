@@ -1,0 +1,127 @@
+"""A message that asks for no tool: what kind of talk it is, and what the offline model says to it.
+
+Greetings, thanks, goodbyes and "how are you" get one short friendly line; "help" and "what can you
+do?" get the help paragraph; a question outside todos gets one honest sentence about what keel can
+do offline; anything else gets a short "did you mean ...", with the closest request keel knows
+(a misspelt command word's tool, or adding the words as a task). ``kind_of`` tells the kind,
+``say`` the words. Used by ``keel.tools.understanding`` and the rule-based chat model.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from keel.tools.words import near, strip_politeness
+
+if TYPE_CHECKING:
+    from keel.tools.phrasings import Table
+
+KINDS: dict[str, re.Pattern[str]] = {
+    "greeting": re.compile(
+        r"^(?:hi|hello|hey|heya|hiya|howdy|yo|hallo|hola|greetings|sup|what'?s up|good "
+        r"(?:morning|afternoon|evening|day)|morning|evening)(?: there| keel| again| all| you)?$"
+    ),
+    "thanks": re.compile(
+        r"^(?:(?:ok(?:ay)?|great|perfect|awesome|nice|cool|brilliant|lovely|super|excellent"
+        r"|wonderful|fantastic|sweet|neat|good|fine|alright|all right|got it|understood|noted"
+        r"|cheers|ta|thx|ty|thanks|thank you|many thanks|much appreciated|appreciate it"
+        r"|that'?s (?:great|perfect|all good|helpful)|good job|well done|you'?re the best"
+        r"|you rock|love it)[ ,!.]*)+(?:so much|a lot|very much|a bunch|a ton|again)?$"
+    ),
+    "goodbye": re.compile(
+        r"^(?:bye|goodbye|bye bye|see (?:you|ya)(?: later| soon| tomorrow)?|later|cya|ttyl"
+        r"|good ?night|gn|take care|that'?s (?:all|it)(?: for (?:now|today))?|i'?m done"
+        r"|nothing else|nope that'?s it|done for (?:now|today))$"
+    ),
+    "wellbeing": re.compile(
+        r"^(?:how are (?:you|u|things)|how'?s it going|how do you do|how have you been"
+        r"|what'?s new|you ok|how are you doing|how r u)(?: today)?$"
+    ),
+    "help": re.compile(
+        r"^(?:help|help me|\?+|/help|/start|menu|commands|options|usage|instructions"
+        r"|what can (?:you|i) (?:do|say|ask)|what do you do|what are you|who are you"
+        r"|how does (?:this|it) work|how do i use (?:this|you|it)|what can you help (?:me )?with"
+        r"|what are (?:the|your) commands|how do i (?:start|begin)|what should i (?:say|type)"
+        r"|i'?m (?:lost|confused|stuck)|what now)(?: (?:here|again))?$"
+    ),
+}
+"""How each kind of talk is said, matched whole against the message in lower case."""
+_QUESTION = re.compile(
+    r"(?:\?$|^(?:what|who|whom|whose|when|where|why|how|which|is|are|am|was|were|do|does|did"
+    r"|can|could|will|would|should|shall|tell me|explain|give me|write|translate|calculate"
+    r"|recommend|suggest)\b)"
+)
+
+TALK_MAX_CHARS = 200
+"""Small talk is short: a longer message is read only as a question or not."""
+REPLIES = {
+    "greeting": "Hi! What would you like to do with your list?",
+    "thanks": "You're welcome!",
+    "goodbye": "Bye! Your tasks are saved for next time.",
+    "wellbeing": "All good here, thanks. What can I do for your list?",
+    "offtopic": (
+        "Offline I can only help with your todo list (add, show, list, rename, complete or delete "
+        "tasks); with a language model configured (OPENAI_API_KEY) I can do more."
+    ),
+}
+
+
+def kind_of(text: str, table: Table) -> tuple[str, str | None]:
+    """The kind of talk ``text`` is (see ``KINDS``, or offtopic, unknown), and for unknown the
+    closest request keel knows.
+    """  # noqa: D205
+    lowered = text.lower().strip()
+    if len(lowered) > TALK_MAX_CHARS:
+        return ("offtopic", None) if _QUESTION.search(lowered[:20]) else ("unknown", None)
+    plain = strip_politeness(lowered).strip(" !.,?~") or lowered
+    without_emoji = re.sub(r"[^\w\s'?/]", "", plain).strip()
+    for kind, pattern in KINDS.items():
+        if pattern.match(plain) or pattern.match(without_emoji):
+            return kind, None
+    if not without_emoji and not lowered.strip(" ?"):
+        return "help", None
+    if _QUESTION.search(lowered):
+        return "offtopic", None
+    return "unknown", _closest(plain, table)
+
+
+def _closest(text: str, table: Table) -> str | None:
+    """The request keel would guess ``text`` meant: the tool of a word close to a command word."""
+    words = re.findall(r"[a-z]+", text)
+    for word in words[:3]:
+        for tool, pattern in table.rows:
+            literals = set(re.findall(r"[a-z]{4,}", pattern.pattern[:60]))
+            if any(near(word, w) or _two_slips(word, w) for w in literals):
+                return tool
+    if 0 < len(words) <= 5 and len(text) <= 60:
+        return f"add:{text}"
+    return None
+
+
+def _two_slips(typed: str, known: str) -> bool:
+    """``typed`` is ``known`` with two slips, for words of six letters or more."""
+    if min(len(typed), len(known)) < 6 or abs(len(typed) - len(known)) > 2 or typed[0] != known[0]:
+        return False
+    return any(
+        near(typed[:i] + typed[i + 1 :], known) or near(typed, known[:i] + known[i + 1 :])
+        for i in range(1, len(typed))
+    )
+
+
+def say(kind: str, detail: str | None, examples: dict[str, str], help_text: str) -> str:
+    """What the offline model answers to a message of ``kind`` (``examples``: a tool's example)."""
+    if kind == "help":
+        return help_text
+    if kind == "too_many":
+        return (
+            f"That is {detail} requests in one message; I take at most 100 at a time, so I did "
+            "nothing. Please split it up."
+        )
+    if kind in REPLIES:
+        return REPLIES[kind]
+    if detail and detail.startswith("add:"):
+        return f'Sorry, I didn\'t get that. Did you mean "add {detail[4:]}"? Say "help" for more.'
+    if detail and detail in examples:
+        return f"Sorry, I didn't get that. Did you mean to {examples[detail]}?"
+    return 'Sorry, I didn\'t get that. Try "add buy milk", "what\'s on my list?" or "help".'

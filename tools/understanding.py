@@ -1,0 +1,199 @@
+"""What a message asks for, as the offline model and the plan read it: requests, or a kind of talk.
+
+``understand(message, tools)`` splits a message into requests and maps each to an ``Intent`` by
+the phrasings and examples the tools declare (``keel.tools.spec``), around the words people wrap
+requests in ("could you please ... for me") and with command words misspelt once
+(``keel.tools.words``). Lists become one request each ("add eggs, bread and butter": three;
+"complete 1, 2 and 4": three; "delete the milk and the dentist ones": two), while a plain "bread
+and butter" stays one title. "I called mom" is a request for the tool that a report of a done task
+asks for (``told_done``). A message with no request is a kind of talk: a greeting, thanks, a
+goodbye, a question for help, a question outside todos, or something keel cannot place (with the
+closest request it knows). Deterministic, CPU only, linear in the length of the message; a turn
+reads the same message several times (the topic detector, the plan, each offline model call), so
+the last results are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from keel.tools.answers import confirms as confirms_in
+from keel.tools.answers import is_confirmation
+from keel.tools.phrasings import Intent, Table, match, specs_of, table_of
+from keel.tools.spec import ToolSpec
+from keel.tools.todo import TODO_TOOLS
+from keel.tools.words import IRREGULAR, stem, strip_politeness
+
+MAX_REQUESTS = 100
+"""The most requests one message may make; past it, keel asks for fewer and does nothing."""
+_SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|&", re.I)
+"""Separators between requests (no whitespace in the pattern: pieces are stripped after)."""
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_ITEM = re.compile(r",|\band\b|&|\bplus\b|\bor\b", re.I)
+"""Separators between the items of a list inside one request."""
+_NUMBER_LIST = re.compile(r"^(?:(?:task|tasks|#|number|numbers)\s*)?[#\d, and&]+$", re.I)
+
+
+def normalize(text: str) -> str:
+    """Whitespace runs as one space, curly apostrophes and quotes straight: linear time."""
+    text = text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class Understanding:
+    """A message read: its requests, or, when it makes none, the kind of talk it is."""
+
+    intents: tuple[Intent, ...] = ()
+    kind: str | None = None
+    """With no request: greeting, thanks, goodbye, wellbeing, help, offtopic, unknown, too_many."""
+    detail: str | None = None
+    """For ``unknown``: the closest request keel knows; for ``too_many``: how many there were."""
+
+
+def understand(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> Understanding:
+    """What ``message`` asks of ``tools`` (see the module docstring)."""
+    return _understand(message, specs_of(tools))
+
+
+@functools.lru_cache(maxsize=256)
+def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Understanding:
+    table = table_of(specs)
+    intents: list[Intent] = []
+    for sentence in _SENTENCE.split(message):
+        intents += _requests(normalize(sentence), table)
+        if len(intents) > MAX_REQUESTS:
+            return Understanding(kind="too_many", detail=str(len(intents)))
+    if intents:
+        return Understanding(tuple(intents))
+    from keel.tools.talk import kind_of  # talk reads the table too; imported here, not cyclic
+
+    kind, detail = kind_of(normalize(message), table)
+    return Understanding(kind=kind, detail=detail)
+
+
+def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> list[Intent]:
+    """Every request in ``message`` that ``tools`` recognise, in order."""
+    return list(understand(message, tools).intents)
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` between request separators, empty ones left out."""
+    spans, start = [], 0
+    for sep in _SPLIT.finditer(text):
+        spans.append((start, sep.start()))
+        start = sep.end()
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def confirms(message: str) -> bool:
+    """The message carries an explicit yes ("delete task 3, yes I'm sure")."""
+    text = normalize(message)
+    return confirms_in([text[a:b] for a, b in _pieces(text)], text)
+
+
+def _requests(text: str, table: Table) -> list[Intent]:
+    """The requests of one sentence: pieces that are no request of their own are glued onto the
+    request before them; a glued list is then split into its items.
+    """  # noqa: D205
+    found: list[Intent] = []
+    current: tuple[int, int] | None = None
+    for a, b in _pieces(text):
+        piece = text[a:b]
+        if is_confirmation(piece) or not any(c.isalnum() for c in piece):
+            continue  # a yes, or punctuation: no request, and nothing to glue
+        if current and _one(piece, table) is None:
+            current = (current[0], b)
+            continue
+        if current:
+            found += _expanded(text[current[0] : current[1]], table)
+        current = (a, b)
+    if current:
+        found += _expanded(text[current[0] : current[1]], table)
+    return found
+
+
+def _expanded(text: str, table: Table) -> list[Intent]:
+    """The request ``text`` makes, one per item when it holds a list."""
+    intent = _one(text, table)
+    if intent is None:
+        return []
+    if intent.ref is not None and not intent.args:
+        refs = _items(intent.ref, always=True)
+        return [intent.with_ref(r) for r in refs] if len(refs) > 1 else [intent]
+    title = intent.args.get("title")
+    if isinstance(title, str) and "," in title and intent.ref is None:
+        return [intent.with_args(title=t) for t in _items(title, always=False)]
+    return [intent]
+
+
+def _items(text: str, always: bool) -> list[str]:
+    """The items of a list ("eggs, bread and butter"); ``always`` splits at "and" with no comma.
+
+    A quoted text is one item, whatever it holds.
+    """
+    if text[:1] in "'\"" and text[-1:] == text[:1] and len(text) > 1:
+        return [text]
+    if not always and "," not in text:
+        return [text]
+    if _NUMBER_LIST.match(text):
+        return re.findall(r"\d+", text)
+    items = [i.strip(" '\"") for i in _ITEM.split(text)]
+    return [i for i in items if i and i.casefold() not in ("the", "a", "then")]
+
+
+def _one(piece: str, table: Table) -> Intent | None:
+    """The request one piece makes, by the table, or as a report of a task done."""
+    text = strip_politeness(piece.strip().strip(".!?").strip())
+    if not text:
+        return None
+    intent = match(text, table)
+    if intent is not None and _makes(intent):
+        inner = match(intent.args["title"], table)  # "I need to add eggs", "remind me to delete 2"
+        if inner is not None and (_makes(inner) or inner.task_id is not None):
+            return inner
+    return intent or _told_done(text, table)
+
+
+def _makes(intent: Intent) -> bool:
+    """The request makes a task: it gives a title and names none."""
+    return intent.ref is None and "title" in intent.args
+
+
+_DID = re.compile(
+    r"^(?:(?:i|i've|ive|i have|we|we've|just|already|finally|also|so)\s+)*(?P<rest>\S.*)$", re.I
+)
+NOT_DEEDS = frozenset(
+    "need needed want wanted used liked loved hated bored tired excited worried scared "
+    "interested supposed married called_for".split()
+)
+"""Past forms that report no deed done ("I needed", "I was bored")."""
+
+
+_NOT_REPORTS = frozenset(
+    stem(v)
+    for v in "add put create delete remove drop rename change update list show erase wipe clear "
+    "note jot scratch trash".split()
+)
+"""Verbs whose past is about the list itself ("I added milk"), not a task done."""
+
+
+def _told_done(text: str, table: Table) -> Intent | None:
+    """A report of a task done ("I called mom"), for the tool a done task asks for."""
+    if table.told_done is None or not (m := _DID.match(text)):
+        return None
+    rest = m["rest"]
+    verb = rest.split(" ", 1)[0].lower()
+    past = verb in IRREGULAR or (verb.endswith("ed") and len(verb) >= 5)
+    if not past or verb in NOT_DEEDS or stem(verb) in _NOT_REPORTS:
+        return None
+    if " " not in rest:
+        return None  # a bare "finished" names no task
+    return Intent(tool=table.told_done, text=text, ref=rest)

@@ -1,0 +1,190 @@
+"""Words as keel reads them in what people type: tokens, stems, typos and politeness.
+
+The offline understanding (``keel.tools.understanding``) and the matching of task titles
+(``keel.tools.matching``) share these: ``stem`` brings inflections together ("calling", "called"
+and "call"; "bought" and "buy"), ``near`` tells a typo of a word ("delte", "shwo"),
+``Corrected`` puts a message's misspelt command words right while remembering where every
+character came from, and ``strip_politeness`` takes off what wraps a request ("could you please
+... for me, thanks"). Everything is linear in the length of the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+TOKEN = re.compile(r"\w+", re.UNICODE)
+"""A word: letters and digits of any script (an apostrophe splits "dentist's")."""
+
+IRREGULAR = {
+    "bought": "buy", "brought": "bring", "went": "go", "gone": "go", "paid": "pay",
+    "made": "make", "did": "do", "done": "do", "sent": "send", "wrote": "write",
+    "written": "write", "took": "take", "taken": "take", "got": "get", "gotten": "get",
+    "ate": "eat", "eaten": "eat", "ran": "run", "fed": "feed", "met": "meet", "taught": "teach",
+    "caught": "catch", "sold": "sell", "told": "tell", "found": "find", "left": "leave",
+    "kept": "keep", "gave": "give", "given": "give", "drove": "drive", "driven": "drive",
+    "swam": "swim", "spoke": "speak", "spent": "spend", "built": "build", "lent": "lend",
+    "sat": "sit", "saw": "see", "seen": "see", "threw": "throw", "thrown": "throw",
+    "hung": "hang", "fixed": "fix", "rang": "ring", "sang": "sing",
+    "washed": "wash", "ironed": "iron", "picked": "pick", "hid": "hide", "forgot": "forget",
+    "began": "begin", "dug": "dig", "cut": "cut", "put": "put", "set": "set", "read": "read",
+    "shut": "shut", "swept": "sweep", "slept": "sleep", "bent": "bend", "fought": "fight",
+    "thought": "think", "sought": "seek", "held": "hold", "won": "win", "chose": "choose",
+    "children": "child", "people": "person", "men": "man", "women": "woman",
+}  # fmt: skip
+"""Forms no suffix rule reaches (past tenses, plurals), each to its base word."""
+
+_DOUBLED = re.compile(r"([bdfgmnprt])\1$")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude stem of a lower-case ``word``: what its inflections share ("call" for "calling").
+
+    Not a dictionary form: "write" and "writing" both give "writ". Irregular forms map first.
+    """
+    word = IRREGULAR.get(word, word)
+    if len(word) <= 3 or not word.isascii():
+        return word
+    for suffix, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""),
+                         ("s", "")):  # fmt: skip
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "es" and not word.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
+                continue  # "tables" is "table" + "s", handled next
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                break
+            word = word[: len(word) - len(suffix)] + keep
+            word = _DOUBLED.sub(r"\1", word)  # "stopp" -> "stop", "runn" -> "run"
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, casefolded."""
+    return TOKEN.findall(text.casefold())
+
+
+def near(typed: str, known: str) -> bool:
+    """``typed`` is ``known`` with one slip: a letter left out, added, changed or two swapped.
+
+    Only for words of four letters or more, and a changed letter only from five (so "bone" is
+    not "done"); a first letter is never taken as a slip except in a swap.
+    """
+    if typed == known or min(len(typed), len(known)) < 4 or abs(len(typed) - len(known)) > 1:
+        return False
+    if len(typed) == len(known):
+        diff = [i for i, (a, b) in enumerate(zip(typed, known, strict=True)) if a != b]
+        if len(diff) == 2 and diff[1] == diff[0] + 1:
+            return typed[diff[0]] == known[diff[1]] and typed[diff[1]] == known[diff[0]]
+        return len(diff) == 1 and diff[0] > 0 and len(known) >= 5
+    short, long_ = (typed, known) if len(typed) < len(known) else (known, typed)
+    if short[0] != long_[0]:
+        return False
+    i = next((i for i, (a, b) in enumerate(zip(short, long_, strict=False)) if a != b), len(short))
+    return short[i:] == long_[i + 1 :]
+
+
+GERUNDS = {
+    "adding": "add", "putting": "put", "creating": "create", "deleting": "delete",
+    "removing": "remove", "dropping": "drop", "renaming": "rename", "changing": "change",
+    "completing": "complete", "finishing": "finish", "marking": "mark", "showing": "show",
+    "listing": "list", "ticking": "tick", "checking": "check", "crossing": "cross",
+    "scratching": "scratch", "clearing": "clear", "getting": "get", "taking": "take",
+    "erasing": "erase", "wiping": "wipe", "updating": "update", "noting": "note",
+    "setting": "set", "making": "make", "writing": "write", "jotting": "jot",
+}  # fmt: skip
+"""A command verb as "would you mind adding ..." has it, to the form the phrasings know."""
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """A text with some words put right, and where each of its characters came from."""
+
+    text: str
+    """The text with its words corrected."""
+    origin: tuple[int, ...]
+    """For each character of ``text`` (and one past its end), its index in the original."""
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that ``text[start:end]`` came from."""
+        return self.origin[start], self.origin[end]
+
+
+_WORD_OR_REST = re.compile(r"[A-Za-z]+|[^A-Za-z]+")
+
+
+def correct(text: str, vocabulary: frozenset[str], fixed: dict[str, str]) -> Corrected:
+    """``text`` with each word that is a slip of a ``vocabulary`` word (or a ``fixed`` word) put
+    right; words of the vocabulary, and words it has no near neighbour for, stay as they are.
+    """  # noqa: D205
+    out: list[str] = []
+    origin: list[int] = []
+    for m in _WORD_OR_REST.finditer(text):
+        piece, start = m.group(), m.start()
+        lowered = piece.lower()
+        fix = fixed.get(lowered)
+        if fix is None and piece[0].isalpha() and lowered not in vocabulary and len(piece) >= 4:
+            fix = next((w for w in _candidates(lowered, vocabulary) if near(lowered, w)), None)
+        if fix is None or fix == lowered:
+            out.append(piece)
+            origin.extend(range(start, m.end()))
+        else:  # a corrected word's characters all come from the word's start
+            out.append(fix)
+            origin.extend([start] * len(fix))
+    origin.append(len(text))
+    return Corrected("".join(out), tuple(origin))
+
+
+@functools.lru_cache(maxsize=4096)
+def _by_length(vocabulary: frozenset[str]) -> dict[int, tuple[str, ...]]:
+    table: dict[int, list[str]] = {}
+    for w in vocabulary:
+        table.setdefault(len(w), []).append(w)
+    return {n: tuple(sorted(ws)) for n, ws in table.items()}
+
+
+def _candidates(word: str, vocabulary: frozenset[str]) -> Iterable[str]:
+    table = _by_length(vocabulary)
+    for n in (len(word), len(word) - 1, len(word) + 1):
+        yield from table.get(n, ())
+
+
+_LEADING = re.compile(
+    r"^(?:(?:hey|hi|hello|ok(?:ay)?|so|um+|uh+|well|oh|alright|right|yo)\b[,!.]?\s+"
+    r"|(?:please|pls|plz|pleas|kindly|just|also|and|now|then|quickly)\s+"
+    r"|would you mind\s+|do you mind\s+"
+    r"|(?:could|can|would|will|won'?t) (?:you|u|ya)(?: please| pls| kindly| just| maybe)?\s+"
+    r"|would it be possible to\s+|is it possible to\s+"
+    r"|(?:i'?d|i would) (?:like|love|want) (?:you )?to\s+|i (?:want|need) you to\s+"
+    r"|(?:i'?d|i would) (?:like|love) you to\s+|you can\s+|you could\s+|go ahead and\s+"
+    r"|help me\s+|let'?s\s+|time to\s+)",
+    re.I,
+)
+_TRAILING = re.compile(
+    r"(?:[\s,]+(?:please|pls|plz|for me|thanks|thank you|thx|ty|cheers|if you can|if you could"
+    r"|when you can|right now|now|asap|real quick|quickly|for me please|ok|okay|mate|buddy)"
+    r"|[\s,]*[!?.…]+|[\s,]+:\)|[\s,]+:-\)|[\s,]*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+)$",
+    re.I,
+)
+
+
+def strip_politeness(text: str) -> str:
+    """``text`` without the words that wrap a request: "could you please", "for me", "thanks".
+
+    Each pass takes one wrapper off either end; a text is never stripped to nothing. Only the
+    text's last characters are searched for a trailing wrapper, so a long text costs no more.
+    """
+    for _ in range(8):
+        before = text
+        text = _LEADING.sub("", text, count=1)
+        head, tail = text[:-TAIL], text[-TAIL:]
+        text = (head + _TRAILING.sub("", tail, count=1)).strip()
+        if text == before or not text:
+            break
+    return text or before
+
+
+TAIL = 40
+"""How far from its end a text is searched for a trailing wrapper."""
