@@ -24,8 +24,9 @@ FILLER = frozenset(
     "titled something".split()
 )
 """Words that name no task: they say where a description is, not what."""
-MATCH_MIN = 0.5
-"""The least score a title needs to be a match at all."""
+MATCH_MIN = 0.6
+"""The least score a title needs to be a match at all: more than half the words (both of two),
+so "buy bananas" is not "buy milk"."""
 CLOSE = 0.15
 """Matches within this of the best are too close to pick between: keel asks."""
 EXACT = 2.0

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 
-from keel.tools.spec import ToolSpec, group_name, spec_of
+from keel.tools.spec import TASK, ToolSpec, group_name, spec_of
 from keel.tools.words import GERUNDS, Corrected, correct
 
 Selection = Literal["all", "open", "done"]
@@ -26,7 +26,7 @@ _ALL = re.compile(
     r"^(?:(?:all|every|each)(?: of)?(?: (?:my|the|them|it|these|those|your))?(?: (?:tasks?|todos?"
     r"|items?|things?|entries|stuff|one|ones|to-dos))?|everything(?: on (?:my|the) list)?"
     r"|them all|(?:the|my) (?:whole|entire|full) (?:todo |to-do )?list|(?:my|the) (?:todo )?list"
-    r"|the (?:whole )?lot|(?:my|the) tasks)$"
+    r"|the (?:whole )?lot|(?:my|the) tasks|(?:whole |entire |full )?(?:todo |to-do )?list)$"
 )
 _DONE = re.compile(
     r"^(?:all |everything )?(?:the |my |of the |of my )?(?:completed|done|finished|checked(?: off)?"
@@ -105,15 +105,18 @@ def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...
     return tuple((t.name, spec_of(t)) for t in tools if hasattr(t, "name"))
 
 
-_LITERAL = re.compile(r"(?<![?\\<])\b[a-z]{4,}\b")
+_LITERAL = re.compile(r"(?<![?\\<])\b[a-z]{3,}\b")
 
 
 @functools.cache
 def table_of(specs: tuple[tuple[str, ToolSpec], ...]) -> Table:
-    """The decision table of ``specs`` (tool name, spec): every phrasing compiled, in order."""
-    rows = tuple(
-        (name, re.compile(pattern, re.I)) for name, spec in specs for pattern in spec.patterns()
-    )
+    """The decision table of ``specs`` (tool name, spec): every phrasing compiled, in order.
+
+    A phrasing that starts with the task it names ("{task} is done") comes after every phrasing
+    that starts with a word, whatever its tool: it would take any request ending its way.
+    """
+    every = [(name, re.compile(p, re.I)) for name, spec in specs for p in spec.patterns()]
+    rows = tuple(sorted(every, key=lambda row: row[1].pattern.startswith(f"^{TASK}")))
     words = {w for _, p in rows for w in _LITERAL.findall(_without_groups(p.pattern))}
     told = next((name for name, spec in specs if spec.told_done), None)
     return Table(rows, frozenset(words), told)
@@ -123,7 +126,20 @@ def _without_groups(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(", pattern)
 
 
-_REF_HEAD = re.compile(r"^(?:the |my |that |this )?(?:task |item |todo |number |no\.? )?#?", re.I)
+_REF_HEAD = re.compile(
+    r"^(?:the |my |that |this )?(?:tasks? |items? |todos? |numbers? |no\.? )?#?", re.I
+)
+NUMBER_WORDS = {
+    w: str(n)
+    for n, ws in enumerate(
+        [(), ("one", "first", "1st"), ("two", "second", "2nd"), ("three", "third", "3rd"),
+         ("four", "fourth", "4th"), ("five", "fifth", "5th"), ("six", "sixth", "6th"),
+         ("seven", "seventh", "7th"), ("eight", "eighth", "8th"), ("nine", "ninth", "9th"),
+         ("ten", "tenth", "10th"), ("eleven", "eleventh", "11th"), ("twelve", "twelfth", "12th")]
+    )
+    for w in ws
+}  # fmt: skip
+"""A task named by a number in words or by its place ("task two", "the second one")."""
 
 
 def clean_ref(ref: str) -> str:
@@ -137,7 +153,8 @@ def clean_ref(ref: str) -> str:
         ref,
         flags=re.I,
     )
-    return ref.strip("'\" ")
+    ref = ref.strip("'\" ")
+    return NUMBER_WORDS.get(ref.casefold(), ref)
 
 
 WORDS_CORRECTED = 4

@@ -59,15 +59,15 @@ def group_name(name: str) -> str:
 
 def example_pattern(example: str) -> str:
     """An example utterance as a phrasing: its words literal (an apostrophe or a colon optional),
-    its placeholders as groups (``{task}``, ``{title}``, or any ``{name}`` for that argument).
+    a colon with any spaces around it, its placeholders as groups (``{task}``, ``{title}``, or any ``{name}`` for that argument).
     """  # noqa: D205
     parts: list[str] = []
     for i, piece in enumerate(_PLACEHOLDER.split(example.strip().lower())):
         if i % 2:
             parts.append({"task": "{task}", "title": "{title}"}.get(piece, f"(?P<{piece}>.+?)"))
             continue
-        literal = re.escape(piece).replace("'", "'?").replace(":", ":?").replace(r"\ ", " ")
-        parts.append(literal.replace(" ", r"\s*" if ":" in piece else " "))
+        literal = re.escape(piece).replace("'", "'?").replace(r"\ ", " ")
+        parts.append(literal.replace(":", r"\s*:").replace(": ", r":\s*"))
     return "^" + "".join(parts) + "$"
 
 

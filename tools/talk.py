@@ -27,6 +27,7 @@ KINDS: dict[str, re.Pattern[str]] = {
         r"|wonderful|fantastic|sweet|neat|good|fine|alright|all right|got it|understood|noted"
         r"|cheers|ta|thx|ty|thanks|thank you|many thanks|much appreciated|appreciate it"
         r"|that'?s (?:great|perfect|all good|helpful)|good job|well done|you'?re the best"
+        r"|nice one|good one|thumbs up|legend|top|sorted|ace|grand"
         r"|you rock|love it)[ ,!.]*)+(?:so much|a lot|very much|a bunch|a ton|again)?$"
     ),
     "goodbye": re.compile(
@@ -50,7 +51,13 @@ KINDS: dict[str, re.Pattern[str]] = {
 _QUESTION = re.compile(
     r"(?:\?$|^(?:what|who|whom|whose|when|where|why|how|which|is|are|am|was|were|do|does|did"
     r"|can|could|will|would|should|shall|tell me|explain|give me|write|translate|calculate"
-    r"|recommend|suggest)\b)"
+    r"|recommend|suggest|play|convert|compute|define|summari[sz]e|sing|draw|turn on|turn off"
+    r"|set an alarm|set a timer|google|order me|book me|send|text|email me|open the)\b)"
+)
+_HELP = re.compile(
+    r"\b(?:help|commands?|your options|my options|what can (?:you|i) (?:do|ask|say|type)"
+    r"|how does (?:this|it|the app|keel) work|(?:able|supposed) to do|what you can do"
+    r"|how do i use|how to use)\b"
 )
 
 TALK_MAX_CHARS = 200
@@ -75,11 +82,13 @@ def kind_of(text: str, table: Table) -> tuple[str, str | None]:
     if len(lowered) > TALK_MAX_CHARS:
         return ("offtopic", None) if _QUESTION.search(lowered[:20]) else ("unknown", None)
     plain = strip_politeness(lowered).strip(" !.,?~") or lowered
-    without_emoji = re.sub(r"[^\w\s'?/]", "", plain).strip()
+    forms = {re.sub(r"[^\w\s'?/]", "", t).strip(" ?") for t in (lowered, plain)} | {plain}
     for kind, pattern in KINDS.items():
-        if pattern.match(plain) or pattern.match(without_emoji):
+        if any(pattern.match(form) for form in forms):
             return kind, None
-    if not without_emoji and not lowered.strip(" ?"):
+    if _HELP.search(lowered):
+        return "help", None
+    if not any(forms) and not lowered.strip(" ?"):
         return "help", None
     if _QUESTION.search(lowered):
         return "offtopic", None

@@ -35,7 +35,13 @@ TaskId = Annotated[int, BeforeValidator(_not_a_bool)]
     mutates=True,
     phrasings=[
         r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
-        r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$"
+        r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$",
+        r"^(?:add|create|make|new|put|write|jot|note)(?: down| in| on)?\s*[:\-\u2013]?\s*"
+        r"(?:(?:a|an|some|these|a few|two|three|four|five|six|\d+|another|one more) )?(?:new )?"
+        r"(?:(?:task|todo|to-do|item|reminder|entry|thing|note)s?(?: called| named| titled"
+        r"| saying| that says| for| to| about)?\s*[:\-\u2013]?\s+|the following(?: (?:tasks"
+        r"|things|items|todos))?\s*:?\s+)(?P<title>.+?)(?: to (?:my |the )?(?:todo |to-do )?list)?$",
+        r"^(?:add|new|todo|to-?do|task)\s*[:\-\u2013]+\s*(?P<title>.+)$",
     ],
     examples=[
         "put {title} on my list",
@@ -120,6 +126,8 @@ def _one_task(task: dict[str, Any]) -> str:
         r"^details (?:for|of|on|about) {task}$",
         r"^(?:what'?s|what is|what was|whats|which is) (?:task|number|#)\s*#?(?P<ref>\d+)$",
         r"^(?:task|#)\s*#?(?P<ref>\d+)\??$",
+        r"^(?:show|view|open|display|see|get|what'?s|what is|tell me about)(?: me)? (?:the|my|that)"
+        r" (?P<ref>.+?) (?:one|task|item|todo|entry)$",
     ],
     examples=[
         "tell me about {task}",
@@ -362,8 +370,8 @@ async def list_todo_tasks(
         r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
         r"^(?:rename|retitle|reword|relabel) {task}: {title}$",
         r"^(?:change|update|edit|fix|correct|alter|modify|switch|amend) (?:the (?:name|title|text|"
-        r"wording) of )?{task}(?:'s (?:name|title|text))? (?:to|into|so it says|so that it says"
-        r"|to say|to read|to be) {title}$",
+        r"wording) of )?{task}(?:'s (?:name|title|text))?(?: (?:to say|to read|to be|so it says"
+        r"|so that it says|to|into)|:) {title}$",
         r"^{task} should (?:be|say|read)(?: called| named| renamed to| changed to)? {title}$",
         r"^make {task} (?:say|read|be called|be named) {title}$",
         r"^(?:replace|swap) {task} (?:with|for|by) {title}$",
@@ -408,7 +416,7 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
     mutates=True,
     confirm=Confirm("delete", "deleted"),
     phrasings=[
-        r"^(?:delete|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
+        r"^(?:delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
         r"|get rid of|forget about|forget|cancel|kill|lose|toss|axe|delete off|wipe out|strike"
         r"|throw out|throw away|clear out) {task}(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
         r"list)?(?: entirely| completely| for good| altogether| too| as well)?$",

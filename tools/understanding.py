@@ -34,10 +34,15 @@ MAX_REQUESTS = 100
 """The most requests one message may make; past it, keel asks for fewer and does nothing."""
 _SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|&", re.I)
 """Separators between requests (no whitespace in the pattern: pieces are stripped after)."""
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|\s[-\u2013\u2014]+\s")
 _ITEM = re.compile(r",|\band\b|&|\bplus\b|\bor\b", re.I)
 """Separators between the items of a list inside one request."""
-_NUMBER_LIST = re.compile(r"^(?:(?:task|tasks|#|number|numbers)\s*)?[#\d, and&]+$", re.I)
+_NUMBER_LIST = re.compile(r"^(?:(?:tasks?|#|numbers?|and|&|,|\s|#?\d+)\s*)+$", re.I)
+_RANGE = re.compile(r"^(?:tasks?\s*|numbers?\s*|#)?(\d+)\s*(?:-|to|through|thru|until)\s*#?(\d+)$", re.I)
+RANGE_MAX = 100
+"""The most tasks a range names ("tasks 1 to 3")."""
+_REF_ONLY = re.compile(r"^(?:tasks? |numbers? |#)?#?\d+$", re.I)
+"""A piece that only names a task by number: an item of a list, never a request of its own."""
 
 
 def normalize(text: str) -> str:
@@ -109,7 +114,7 @@ def _requests(text: str, table: Table) -> list[Intent]:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        if current and _one(piece, table) is None:
+        if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table) is None):
             current = (current[0], b)
             continue
         if current:
@@ -141,11 +146,18 @@ def _items(text: str, always: bool) -> list[str]:
     """
     if text[:1] in "'\"" and text[-1:] == text[:1] and len(text) > 1:
         return [text]
+    if (span := _RANGE.match(text)) and 0 <= int(span[2]) - int(span[1]) < RANGE_MAX:
+        return [str(n) for n in range(int(span[1]), int(span[2]) + 1)]
     if not always and "," not in text:
         return [text]
     if _NUMBER_LIST.match(text):
         return re.findall(r"\d+", text)
-    items = [i.strip(" '\"") for i in _ITEM.split(text)]
+    if always:
+        items = _ITEM.split(text)
+    else:  # "mac and cheese, bread and salad": the last item is split at "and" too
+        *first, last = text.split(",")
+        items = [*first, *_ITEM.split(last)]
+    items = [i.strip(" '\"") for i in items]
     return [i for i in items if i and i.casefold() not in ("the", "a", "then")]
 
 

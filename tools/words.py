@@ -69,16 +69,20 @@ def words(text: str) -> list[str]:
 def near(typed: str, known: str) -> bool:
     """``typed`` is ``known`` with one slip: a letter left out, added, changed or two swapped.
 
-    Only for words of four letters or more, and a changed letter only from five (so "bone" is
-    not "done"); a first letter is never taken as a slip except in a swap.
+    Only for words of three letters or more: a swap of two letters after the first from three,
+    a letter left out or added from four, a changed letter only from seven (so "clean" is not
+    "clear" nor "bone" "done": a changed letter often makes another word); a first letter is
+    never taken as a slip.
     """
-    if typed == known or min(len(typed), len(known)) < 4 or abs(len(typed) - len(known)) > 1:
+    if typed == known or min(len(typed), len(known)) < 3 or abs(len(typed) - len(known)) > 1:
         return False
     if len(typed) == len(known):
         diff = [i for i, (a, b) in enumerate(zip(typed, known, strict=True)) if a != b]
-        if len(diff) == 2 and diff[1] == diff[0] + 1:
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and diff[0] > 0:
             return typed[diff[0]] == known[diff[1]] and typed[diff[1]] == known[diff[0]]
-        return len(diff) == 1 and diff[0] > 0 and len(known) >= 5
+        return len(diff) == 1 and diff[0] > 0 and len(known) >= 7
+    if min(len(typed), len(known)) < 4 and max(len(typed), len(known)) < 4:
+        return False
     short, long_ = (typed, known) if len(typed) < len(known) else (known, typed)
     if short[0] != long_[0]:
         return False
@@ -125,7 +129,7 @@ def correct(text: str, vocabulary: frozenset[str], fixed: dict[str, str]) -> Cor
         piece, start = m.group(), m.start()
         lowered = piece.lower()
         fix = fixed.get(lowered)
-        if fix is None and piece[0].isalpha() and lowered not in vocabulary and len(piece) >= 4:
+        if fix is None and piece[0].isalpha() and lowered not in vocabulary and len(piece) >= 3:
             fix = next((w for w in _candidates(lowered, vocabulary) if near(lowered, w)), None)
         if fix is None or fix == lowered:
             out.append(piece)
@@ -159,7 +163,7 @@ _LEADING = re.compile(
     r"|would it be possible to\s+|is it possible to\s+"
     r"|(?:i'?d|i would) (?:like|love|want) (?:you )?to\s+|i (?:want|need) you to\s+"
     r"|(?:i'?d|i would) (?:like|love) you to\s+|you can\s+|you could\s+|go ahead and\s+"
-    r"|help me\s+|let'?s\s+|time to\s+)",
+    r"|help me\s+|let'?s\s+|time to\s+|(?:can|could|may) i\s+|let me\s+)",
     re.I,
 )
 _TRAILING = re.compile(

@@ -166,6 +166,8 @@ class _Round:
         for call, result in self.executed:
             if not is_lookup(call):
                 by_tool.setdefault(call["name"], []).append(self._describe(call, result))
+                if result.status == "error" and "not found" in str(result.content):
+                    self.kinds.add("not_found")
         lines: list[str] = []
         for described in by_tool.values():
             shown = described if len(described) <= SHOWN_MAX else described[: SHOWN_MAX - 3]
