@@ -26,10 +26,11 @@ _ALL = re.compile(
     r"^(?:(?:all|every|each)(?: of)?(?: (?:my|the|them|it|these|those|your))?(?: (?:tasks?|todos?"
     r"|items?|things?|entries|stuff|one|ones|to-dos))?|everything(?: on (?:my|the) list)?"
     r"|them all|(?:the|my) (?:whole|entire|full) (?:todo |to-do )?list|(?:my|the) (?:todo )?list"
-    r"|the (?:whole )?lot|(?:my|the) tasks|(?:whole |entire |full )?(?:todo |to-do )?list)$"
+    r"|(?:the )?(?:whole )?lot|(?:my|the) tasks|(?:whole |entire |full )?(?:todo |to-do )?list)$"
 )
 _DONE = re.compile(
-    r"^(?:all |everything )?(?:the |my |of the |of my )?(?:completed|done|finished|checked(?: off)?"
+    r"^(?:all |everything |every |each )?(?:the |my |of the |of my )?(?:completed|done|finished"
+    r"|checked(?: off)?"
     r"|ticked(?: off)?|complete)(?: ones| tasks| items| todos| ones? too)?$"
     r"|^(?:everything|all|the ones|the tasks|tasks) (?:that'?s |that are |i'?ve |already )?"
     r"(?:done|completed|finished)$"
@@ -146,6 +147,7 @@ def clean_ref(ref: str) -> str:
     """A task reference without the words around it: "the milk one" -> "milk", "#3" -> "3"."""
     ref = ref.strip().strip("'\"").strip()
     ref = _REF_HEAD.sub("", ref)
+    ref = re.sub(r"'s$", "", ref)
     ref = re.sub(
         r"\s+(?:one|ones|task|tasks|item|items|thing|things|entry|todo|"
         r"(?:from|off|on) (?:my |the )?(?:todo )?list)$",

@@ -36,7 +36,7 @@ log = structlog.get_logger(__name__)
 
 KEEL = "keel"
 """The key of a tool's ``ToolSpec`` in its LangChain metadata."""
-TASK = r"(?:task\s*)?#?(?P<ref>.+?)"
+TASK = r"(?:tasks?\s*)?#?(?P<ref>.+?)"
 TITLE = r"(?P<title>.+)"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _GROUP = re.compile(r"\(\?P<(\w+)>")
@@ -59,7 +59,7 @@ def group_name(name: str) -> str:
 
 def example_pattern(example: str) -> str:
     """An example utterance as a phrasing: its words literal (an apostrophe or a colon optional),
-    a colon with any spaces around it, its placeholders as groups (``{task}``, ``{title}``, or any ``{name}`` for that argument).
+    a colon with any spaces around it, "my" and "the" either way, its placeholders as groups (``{task}``, ``{title}``, or any ``{name}`` for that argument).
     """  # noqa: D205
     parts: list[str] = []
     for i, piece in enumerate(_PLACEHOLDER.split(example.strip().lower())):
@@ -67,7 +67,8 @@ def example_pattern(example: str) -> str:
             parts.append({"task": "{task}", "title": "{title}"}.get(piece, f"(?P<{piece}>.+?)"))
             continue
         literal = re.escape(piece).replace("'", "'?").replace(r"\ ", " ")
-        parts.append(literal.replace(":", r"\s*:").replace(": ", r":\s*"))
+        literal = literal.replace(":", r"\s*:").replace(": ", r":\s*")
+        parts.append(re.sub(r"\b(?:my|the)\b", "(?:my|the|our)", literal))
     return "^" + "".join(parts) + "$"
 
 

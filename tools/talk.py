@@ -32,7 +32,8 @@ KINDS: dict[str, re.Pattern[str]] = {
     ),
     "goodbye": re.compile(
         r"^(?:bye|goodbye|bye bye|see (?:you|ya)(?: later| soon| tomorrow)?|later|cya|ttyl"
-        r"|good ?night|gn|take care|that'?s (?:all|it)(?: for (?:now|today))?|i'?m done"
+        r"|good ?night|night night|nighty night|gn|take care|catch (?:you|ya) later|speak soon"
+        r"|talk (?:to you )?later|that'?s (?:all|it)(?: for (?:now|today))?|i'?m done"
         r"|nothing else|nope that'?s it|done for (?:now|today))$"
     ),
     "wellbeing": re.compile(
@@ -56,7 +57,8 @@ _QUESTION = re.compile(
 )
 _HELP = re.compile(
     r"\b(?:help|commands?|your options|my options|what can (?:you|i) (?:do|ask|say|type)"
-    r"|how does (?:this|it|the app|keel) work|(?:able|supposed) to do|what you can do"
+    r"|what (?:can|does|do) (?:this thing|this app|this|it|you) do|what are you for"
+    r"|how (?:this|it) works|how does (?:this|it|the app|keel) work|(?:able|supposed) to do|what you can do"
     r"|how do i use|how to use)\b"
 )
 

@@ -121,12 +121,14 @@ def _one_task(task: dict[str, Any]) -> str:
 
 @keel_tool(
     phrasings=[
-        r"^(?:show|get|view|open|display|see|describe|check) (?:me )?(?:task|number|#)\s*#?"
+        r"^(?:show|get|view|open|display|see|describe|check) (?:me )?(?:(?:task|number|#)\s*)?#?"
         r"(?P<ref>\d+)$",
-        r"^details (?:for|of|on|about) {task}$",
-        r"^(?:what'?s|what is|what was|whats|which is) (?:task|number|#)\s*#?(?P<ref>\d+)$",
+        r"^(?:(?:give|show|get|tell) me )?(?:the )?details (?:for|of|on|about) {task}$",
+        r"^(?:what'?s|what is|what was|whats|which is) (?:task|number|#)\s*#?(?P<ref>\d+)"
+        r"(?: again)?$",
         r"^(?:task|#)\s*#?(?P<ref>\d+)\??$",
-        r"^(?:show|view|open|display|see|get|what'?s|what is|tell me about)(?: me)? (?:the|my|that)"
+        r"^(?:show|view|open|display|see|get|what'?s|what is|what was|tell me about)(?: me)?"
+        r" (?:the|my|that)"
         r" (?P<ref>.+?) (?:one|task|item|todo|entry)$",
     ],
     examples=[
@@ -271,18 +273,22 @@ LIST_DESCRIPTION = (
         r"|^(?:what|which)(?: tasks| ones| things)? (?:is|are|'?s) "
         r"(?:(?P<status__done>done|finished|completed|checked off)|(?P<status__open>not done"
         r"|still open|open|left|pending|unfinished|remaining))(?: so far| yet)?$",
-        r"^(?P<ask__count>how many|number of|count(?: of)?|count up)(?: (?:the|my|all|all my))?"
-        r"(?: (?:tasks|todos|things|items|to-dos|entries))?(?: (?:are |do i have |have i got )?"
-        r"(?:there|(?P<status__open>left|remaining|open|still open|pending|not done|unfinished"
-        r"|to do|left to do)|(?P<status__done>done|completed|finished|checked off)))?"
-        r"(?: (?:do i have|have i got|are there|are on (?:my|the) list|do i have left|are left"
-        r"|is that|in total|in all|are in my list|i have|have i|did i|on my list|total"
-        r"|(?:have i|did i) (?P<status__done>done|completed|finished|ticked off|checked off)"
-        r"|(?:do i have|have i got) (?P<status__open>left|open|to do|remaining|still)"
-        r"|(?:are|is) (?P<status__done>done|completed|finished)|(?:are|is) "
-        r"(?P<status__open>left|open|remaining|pending|not done)))?(?: so far| now| right now"
-        r"| in total| altogether| at the moment)?$",
-        r"^how (?:long|big) is (?:my|the) (?:todo )?list$|^count (?:my |the )?(?:tasks|todos|list)$",
+        r"^(?:what|which|show|list|display|view|see|give me|tell me|anything)\b"
+        r"(?=.*?\b(?:(?P<status__open>left|remain|remains|remaining|still|open|pending|not done"
+        r"|unfinished|incomplete|outstanding|to do|undone|haven'?t|not finished|not yet)"
+        r"|(?P<status__done>done|finished|finish|completed?|ticked|checked|crossed|already))\b)"
+        r"(?!.*\b(?:task|number|#) ?\d).*$",
+        r"^(?:show|see|view|display|pull up|bring up|open|read|give|get|check|print|list)"
+        r"(?: me| out)?(?: (?:all|everything) (?:of|on|in))? (?:the |my |all |all my |all the "
+        r"|all of my )?(?:whole |entire |full |current |complete )?(?:todo |to-do |to do )?"
+        r"(?:list|tasks|todos|to-dos|items|stuff|things)(?: again| now| so far)?$",
+        r"^how (?:long|big) is (?:my|the) (?:todo )?list$",
+        r"^(?:total )?(?P<ask__count>how many|number of|count of|count)\b(?=.*\b(?:tasks?|todos?|to-dos?"
+        r"|things|items|left|done|open|remaining|completed?|finished|list|do i have|have i|did i"
+        r"|are there|still)\b)(?=(?:.*?\b(?P<status__done>done|completed?|finished|ticked off"
+        r"|checked off|crossed off)\b)?)(?=(?:.*?\b(?P<status__open>left|open|remaining|still"
+        r"|to do|pending|unfinished|not done|outstanding|need to do)\b)?).*$",
+        r"^what'?s (?:my|the) (?:task |todo )?count$",
     ],
     examples=[
         "what do i have",
@@ -397,9 +403,9 @@ async def update_todo_task(
         r"|just finished|just completed|just did|done) {task}"
         r"(?: as (?:done|complete|completed|finished|closed)| (?:done|complete|completed|off"
         r"|finished|as done too))?$",
-        r"^{task} (?:is|are|'s|was|were|has been|have been) (?:now )?(?:all )?(?:done|finished"
+        r"^{task}(?: (?:is|are|was|were|has been|have been)|'s) (?:now )?(?:all )?(?:done|finished"
         r"|complete|completed|sorted|taken care of|dealt with|handled|over)$",
-        r"^{task} (?:done|finished|complete|completed|sorted)$",
+        r"^{task}:? (?:done|finished|complete|completed|sorted)$",
         r"^(?:cross|tick|check|mark|strike) {task} off(?: (?:my|the) list)?$",
         r"^(?:set|mark|flag) {task} (?:to|as) (?:done|complete|completed|finished)$",
     ],
@@ -418,7 +424,7 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
     phrasings=[
         r"^(?:delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
         r"|get rid of|forget about|forget|cancel|kill|lose|toss|axe|delete off|wipe out|strike"
-        r"|throw out|throw away|clear out) {task}(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
+        r"|throw out|throw away|clear out|empty) {task}(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
         r"list)?(?: entirely| completely| for good| altogether| too| as well)?$",
         r"^(?:take|cross|strike) {task} (?:off|out of|from) (?:my |the )?(?:todo |to-do )?list$",
         r"^take off {task}$",
@@ -475,7 +481,7 @@ def describe_found(result: dict[str, Any]) -> str:
         r"^(?:is there |do i have |have i got |got |are there )?(?:anything|something|any tasks?"
         r"|a task|tasks|any todos?|an? (?:item|todo|entry)) (?:about|on|for|with|regarding|re"
         r"|mentioning|to do with|that mentions|called|named|like) (?P<descriptions>.+?)"
-        r"(?: on (?:my|the) list| in (?:my|the) list)?$",
+        r"(?: on (?:my|the) list| in (?:my|the) list| on there| in there| on it)?$",
         r"^(?:search|look|hunt)(?: my list| the list)? for (?P<descriptions>.+)$",
         r"^(?:search(?: my list)?|find|look up|lookup) (?P<descriptions>.+?)$",
         r"^(?:is|are) (?P<descriptions>.+?) (?:on|in) (?:my|the) (?:todo |to-do )?list$",

@@ -34,7 +34,9 @@ MAX_REQUESTS = 100
 """The most requests one message may make; past it, keel asks for fewer and does nothing."""
 _SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|&", re.I)
 """Separators between requests (no whitespace in the pattern: pieces are stripped after)."""
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|\s[-\u2013\u2014]+\s")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_DASH = re.compile(r"\s+[-\u2013\u2014]+\s+")
+"""A dash between words ("new tasks - call GP"): read as a colon."""
 _ITEM = re.compile(r",|\band\b|&|\bplus\b|\bor\b", re.I)
 """Separators between the items of a list inside one request."""
 _NUMBER_LIST = re.compile(r"^(?:(?:tasks?|#|numbers?|and|&|,|\s|#?\d+)\s*)+$", re.I)
@@ -48,7 +50,7 @@ _REF_ONLY = re.compile(r"^(?:tasks? |numbers? |#)?#?\d+$", re.I)
 def normalize(text: str) -> str:
     """Whitespace runs as one space, curly apostrophes and quotes straight: linear time."""
     text = text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
-    return " ".join(text.split())
+    return _DASH.sub(": ", " ".join(text.split()))
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,8 @@ def _one(piece: str, table: Table) -> Intent | None:
     if not text:
         return None
     intent = match(text, table)
+    if intent is None and ": " in text:  # "start fresh: delete all my todos"
+        intent = match(text.split(": ", 1)[1], table)
     if intent is not None and _makes(intent):
         inner = match(intent.args["title"], table)  # "I need to add eggs", "remind me to delete 2"
         if inner is not None and (_makes(inner) or inner.task_id is not None):
