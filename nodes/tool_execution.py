@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
@@ -37,7 +39,7 @@ from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
 from keel.tools.spec import Confirm, confirmations, question
 from keel.tools.todo import GET
-from keel.tools.understanding import confirms
+from keel.tools.understanding import confirms, parse_intents
 
 log = structlog.get_logger(__name__)
 
@@ -153,7 +155,7 @@ async def _confirmed(
         answer = str(interrupt(waiting))
         key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
         await log_exchange(runtime, state, key, "user", answer)
-        _decide(waiting, answer, needed, answers)
+        _decide(waiting, answer, needed, answers, runtime.context.resources.tools)
     for call, confirm in needed:
         call_id = call.get("id") or ""
         if call_id in answers and stand_ins[call_id] is None and not is_yes(answers[call_id]):
@@ -166,9 +168,13 @@ def _decide(
     answer: str,
     needed: list[tuple[ToolCall, Confirm]],
     answers: dict[str, str],
+    tools: Sequence[BaseTool],
 ) -> None:
-    """Record ``answer`` for every call the question covers; an unclear one asks again."""
-    if answer_of(answer) is None:
+    """Record ``answer`` for every call the question covers; an unclear one asks again.
+
+    A new request instead of an answer ("add eggs") counts as a no.
+    """
+    if answer_of(answer) is None and not parse_intents(answer, tools):
         asked = [(call, c) for call, c in needed if call.get("id") in waiting["tool_call_ids"]]
         raise Ask(confirmation_request(asked, waiting.get("asked", 1) + 1))
     for call_id in waiting.get("tool_call_ids") or [waiting.get("tool_call_id") or ""]:
@@ -208,7 +214,8 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
             await log_exchange(runtime, state, key, "user", str(state["answer"]))
             needed = [(c, f) for c in last.tool_calls if (f := _confirm(c, runtime)) is not None]
-            _decide(waiting, str(state["answer"]), needed, answers)
+            tools = ctx.resources.tools
+            _decide(waiting, str(state["answer"]), needed, answers, tools)
         stand_ins = await _confirmed(last, state, runtime, answers)  # ask first ...
     except Ask as ask:
         await flush(state, runtime)

@@ -45,9 +45,11 @@ _GROUP = re.compile(r"\(\?P<(\w+)>")
 def _numbered(pattern: str) -> str:
     seen: dict[str, int] = {}
 
-    def number(m: re.Match[str]) -> str:
+    def number(m: re.Match[str]) -> str:  # a task or a title named twice stays an error
         seen[m[1]] = seen.get(m[1], 0) + 1
-        return m[0] if seen[m[1]] == 1 else f"(?P<{m[1]}_{seen[m[1]]}>"
+        if seen[m[1]] == 1 or m[1] in ("ref", "title"):
+            return m[0]
+        return f"(?P<{m[1]}_{seen[m[1]]}>"
 
     return _GROUP.sub(number, pattern)
 

@@ -39,7 +39,7 @@ from keel.tools.understanding import understand
 
 REPLY_KIND = "keel_reply"
 """``response_metadata`` key of the kind of answer the offline model gave (help, which, ...)."""
-SHOWN_MAX = 8
+SHOWN_MAX = 50
 """Results of one tool reported line by line; past this, the first few and how many more."""
 _ASKED = re.compile(r"^call_(?P<asked>[a-z]+)_[0-9a-f]{12}$")
 

@@ -29,8 +29,8 @@ async def test_yes_executes(memory_keel, answer):
     assert await memory_keel.store.list("local") == []
 
 
-@pytest.mark.parametrize("answer", ["no", "n", "nope", "maybe later", "what?"])
-async def test_anything_else_cancels_and_leaves_the_task(memory_keel, answer):
+@pytest.mark.parametrize("answer", ["no", "n", "nope", "no wait", "actually keep it", "add eggs"])
+async def test_a_no_or_a_new_request_cancels_and_leaves_the_task(memory_keel, answer):
     task = await memory_keel.store.create("local", "buy milk")
     cid = str(uuid.uuid4())
     await say(memory_keel, cid, f"Rename task {task['id']} to oat milk")
@@ -38,6 +38,42 @@ async def test_anything_else_cancels_and_leaves_the_task(memory_keel, answer):
     assert result.reply == f"Cancelled: task {task['id']} was not renamed."
     assert result.awaiting_confirmation is None
     assert await memory_keel.store.get("local", task["id"]) == task
+
+
+@pytest.mark.parametrize("unclear", ["maybe later", "what?", "hmm", "I'm not sure"])
+async def test_an_unclear_answer_is_asked_again(memory_keel, unclear):
+    task = await memory_keel.store.create("local", "buy milk")
+    cid = str(uuid.uuid4())
+    await say(memory_keel, cid, f"Delete task {task['id']}")
+    again = await say(memory_keel, cid, unclear)
+    question = f"Are you sure you want to delete task {task['id']}? (yes/no)"
+    assert again.reply == f"Please answer yes or no. {question}"
+    assert again.awaiting_confirmation["task_ids"] == [task["id"]]
+    assert await memory_keel.store.get("local", task["id"]) == task
+    done = await say(memory_keel, cid, "go ahead")
+    assert done.reply == f"Deleted task {task['id']}: buy milk"
+
+
+async def test_one_question_for_several_deletes(memory_keel):
+    for title in ("buy milk", "call mom", "book dentist", "pay rent"):
+        await memory_keel.store.create("local", title)
+    cid = str(uuid.uuid4())
+    asked = await say(memory_keel, cid, "delete the milk and the dentist ones")
+    assert asked.reply == "Are you sure you want to delete 2 tasks (1, 3)? (yes/no)"
+    assert asked.awaiting_confirmation["task_ids"] == [1, 3]
+    done = await say(memory_keel, cid, "yes please")
+    assert done.reply == "Deleted task 1: buy milk\nDeleted task 3: book dentist"
+    assert [t["title"] for t in await memory_keel.store.list("local")] == ["call mom", "pay rent"]
+
+
+async def test_a_no_to_several_cancels_them_all(memory_keel):
+    for title in ("a", "b", "c"):
+        await memory_keel.store.create("local", title)
+    cid = str(uuid.uuid4())
+    asked = await say(memory_keel, cid, "remove all my tasks")
+    assert asked.reply == "Are you sure you want to delete 3 tasks (1, 2, 3)? (yes/no)"
+    await say(memory_keel, cid, "nah")
+    assert len(await memory_keel.store.list("local")) == 3
 
 
 async def test_confirmed_in_the_same_message_runs_at_once(memory_keel):

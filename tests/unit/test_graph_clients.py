@@ -63,20 +63,21 @@ async def test_a_plain_no_cancels_and_the_next_message_is_a_new_turn(memory_keel
     assert "buy milk" in last_ai(listed).text
 
 
-async def test_two_deletes_in_one_message_are_asked_one_after_the_other(memory_keel):
+async def test_two_deletes_in_one_message_are_asked_once(memory_keel):
     cid, context = str(uuid.uuid4()), memory_keel.context()
     config = thread_config(cid)
-    for title in ("milk", "eggs"):
+    for title in ("milk", "eggs", "jam"):
         await memory_keel.graph.ainvoke({"content": f"Add {title}"}, config, context=context)
     await memory_keel.graph.ainvoke(
         {"content": "Delete task 1; delete task 2"}, config, context=context
     )
-    first = (await memory_keel.graph.aget_state(config)).values["awaiting"]
-    await memory_keel.graph.ainvoke({"content": "yes"}, config, context=context)
-    second = (await memory_keel.graph.aget_state(config)).values["awaiting"]
-    assert (first["task_id"], second["task_id"]) == (1, 2)
-    await memory_keel.graph.ainvoke(Command(resume="no"), config, context=context)
-    assert [t["title"] for t in await memory_keel.store.list("local")] == ["eggs"]
+    asked = (await memory_keel.graph.aget_state(config)).values["awaiting"]
+    assert asked["task_ids"] == [1, 2]
+    assert asked["prompt"] == "Are you sure you want to delete 2 tasks (1, 2)? (yes/no)"
+    unclear = await memory_keel.graph.ainvoke(Command(resume="hmm?"), config, context=context)
+    assert unclear["awaiting"]["prompt"].startswith("Please answer yes or no.")
+    await memory_keel.graph.ainvoke(Command(resume="sure thing"), config, context=context)
+    assert [t["title"] for t in await memory_keel.store.list("local")] == ["jam"]
 
 
 async def test_the_messages_stream_carries_only_assistant_text_without_done(memory_keel):

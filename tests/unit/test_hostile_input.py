@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines
-from keel.tools.phrasings import YES_WORDS, confirms, is_yes, parse_intents
+from keel.tools.answers import STRICT_YES, YES_WORDS, is_yes
+from keel.tools.understanding import confirms, parse_intents
 from keel.tools.store import MAX_TASK_ID, TaskError
 from tests.helpers import strip_done
 
@@ -55,10 +56,20 @@ def test_punctuation_is_not_a_yes(message, task_id):
     assert intent.tool == "delete_todo_task" and intent.task_id == task_id
 
 
-@pytest.mark.parametrize("word", sorted(YES_WORDS))
-def test_one_vocabulary_for_yes(word):
+@pytest.mark.parametrize("word", sorted(STRICT_YES))
+def test_a_yes_inside_a_request_is_a_yes_as_an_answer(word):
     assert confirms(f"delete task 3, {word}")
     assert is_yes(word) and is_yes(word.upper()) and is_yes(f"{word}!")
+
+
+@pytest.mark.parametrize("word", sorted(YES_WORDS))
+def test_every_yes_word_answers_yes(word):
+    assert is_yes(word) and is_yes(word.upper()) and is_yes(f"{word}!")
+
+
+@pytest.mark.parametrize("word", ["ok", "please", "right", "go", "sure thing"])
+def test_a_loose_yes_inside_a_request_still_asks(word):
+    assert not confirms(f"delete task 3, {word}")
 
 
 @pytest.mark.parametrize("answer", ["no", "nope", "yesterday", "", "...", "maybe yes"])

@@ -171,23 +171,19 @@ def test_the_next_page_is_found_in_a_history_cut_short():
     assert next_page_offset([SystemMessage(render_history(ended, False))]) == 300
 
 
-def test_a_lookup_reads_pages_of_matches_until_the_exact_title():
+def _found(call, *tasks):
+    entry = {"description": call["args"]["descriptions"][0], "tasks": list(tasks), "closest": None}
+    return ToolMessage(json.dumps({"found": [entry]}), tool_call_id=call["id"])
+
+
+def test_a_lookup_finds_the_exact_title_among_similar_ones():
     ask = HumanMessage("complete milk")
     first = decide([ask], NAMES)
     [call] = first.tool_calls
-    assert call["args"] == {"title_contains": "milk", "limit": 100}
-    page = {"title_contains": "milk", "total": 150, "offset": 0, "next_offset": 100}
-    page["tasks"] = [{"id": n, "title": f"milk run {n}", "completed": False} for n in range(100)]
-    done = [ask, first, ToolMessage(json.dumps(page), tool_call_id=call["id"])]
-    second = decide(done, NAMES)
-    [more] = second.tool_calls
-    assert more["args"] == {"title_contains": "milk", "limit": 100, "offset": 100}
-    page = {**page, "offset": 100, "next_offset": None, "tasks": [
-        {"id": 200, "title": "milk run", "completed": False},
-        {"id": 201, "title": "Milk", "completed": False},
-    ]}  # fmt: skip
-    done += [second, ToolMessage(json.dumps(page), tool_call_id=more["id"])]
-    [complete] = decide(done, NAMES).tool_calls
+    assert (call["name"], call["args"]) == ("find_todo_tasks", {"descriptions": ["milk"]})
+    exact = {"id": 201, "title": "Milk", "completed": False, "score": 2.0}
+    near = {"id": 200, "title": "milk run", "completed": False, "score": 1.05}
+    [complete] = decide([ask, first, _found(call, exact, near)], NAMES).tool_calls
     assert complete["name"] == "complete_todo_task" and complete["args"] == {"task_id": 201}
 
 
@@ -195,10 +191,10 @@ def test_a_title_that_matches_several_tasks_and_none_exactly_is_not_guessed():
     ask = HumanMessage("complete milk")
     first = decide([ask], NAMES)
     [call] = first.tool_calls
-    tasks = [{"id": n, "title": f"milk {n}", "completed": False} for n in (1, 2)]
-    page = {"title_contains": "milk", "total": 2, "offset": 0, "next_offset": None, "tasks": tasks}
-    answer = decide([ask, first, ToolMessage(json.dumps(page), tool_call_id=call["id"])], NAMES)
-    assert not answer.tool_calls and "I couldn't find a task called 'milk'." in answer.text
+    tasks = [{"id": n, "title": f"milk {n}", "completed": False, "score": 1.05} for n in (1, 2)]
+    answer = decide([ask, first, _found(call, *tasks)], NAMES)
+    assert not answer.tool_calls
+    assert 'Several tasks match "milk": 1. milk 1, 2. milk 2. Which one?' in answer.text
 
 
 def test_a_failed_lookup_is_reported_as_it_is():
@@ -279,11 +275,8 @@ async def test_an_exact_title_among_many_similar_ones_is_found(keel):
     result = await say(keel, str(uuid.uuid4()), "complete milk")
     assert result.reply == "Completed task: milk"
     assert (await keel.store.get("local", 150))["completed"]
-    lookups = [c["args"] for c in result.tool_calls if c["name"] == "list_todo_tasks"]
-    assert lookups == [
-        {"title_contains": "milk", "limit": 100},
-        {"title_contains": "milk", "limit": 100, "offset": 100},
-    ]
+    lookups = [c["args"] for c in result.tool_calls if c["name"] == "find_todo_tasks"]
+    assert lookups == [{"descriptions": ["milk"]}]  # the titles read once
 
 
 def test_the_rule_model_answers_from_an_ai_page_given_as_messages():

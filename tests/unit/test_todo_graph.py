@@ -50,7 +50,7 @@ async def test_complete_by_id_and_by_title(keel):
     assert (await say(keel, new_id(), f"Finish {a['id']}")).reply == "Completed task: buy milk"
     result = await say(keel, new_id(), "complete walk dog")
     assert result.reply == "Completed task: walk dog"
-    assert [t["name"] for t in result.tool_calls] == ["list_todo_tasks", "complete_todo_task"]
+    assert [t["name"] for t in result.tool_calls] == ["find_todo_tasks", "complete_todo_task"]
     assert all(t["completed"] for t in await keel.store.list("local"))
     assert (await keel.store.get("local", b["id"]))["completed"]
 
@@ -86,9 +86,9 @@ async def test_delete_asks_then_deletes(keel):
     assert await keel.store.list("local") == []
 
 
-async def test_unknown_request_gets_help_not_a_crash(keel):
+async def test_a_question_outside_todos_gets_one_honest_line(keel):
     result = await say(keel, new_id(), "what's the weather like?")
-    assert "I can help with your todo list" in result.reply
+    assert result.reply.startswith("Offline I can only help with your todo list")
     assert result.complete and result.tool_calls == []
 
 
@@ -100,8 +100,8 @@ async def test_tool_error_is_reported_as_the_tool_said(keel):
 
 async def test_unknown_title_is_said_and_nothing_is_claimed(keel):
     result = await say(keel, new_id(), "complete the moon landing")
-    assert result.reply == "I couldn't find a task called 'moon landing'."
-    assert [t["name"] for t in result.tool_calls] == ["list_todo_tasks"]
+    assert result.reply == 'I couldn\'t find a task matching "moon landing".'
+    assert [t["name"] for t in result.tool_calls] == ["find_todo_tasks"]
 
 
 async def test_one_users_conversation_cannot_touch_another_users_tasks(keel):
