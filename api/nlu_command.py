@@ -95,8 +95,9 @@ async def run_case(service: Service, case: dict[str, Any]) -> list[str]:
         if kind not in KINDS.get(expect["kind"], {expect["kind"]}):
             problems.append(f"answered as {kind}, not {expect['kind']}")
     reply = result.reply.casefold()
-    problems += [f"reply lacks {t!r}" for t in expect.get("reply_has", []) if t.casefold() not in reply]
-    problems += [f"reply has {t!r}" for t in expect.get("reply_lacks", []) if t.casefold() in reply]
+    has, lacks = expect.get("reply_has", []), expect.get("reply_lacks", [])
+    problems += [f"reply lacks {t!r}" for t in has if t.casefold() not in reply]
+    problems += [f"reply has {t!r}" for t in lacks if t.casefold() in reply]
     after = [(t["title"], t["completed"]) for t in await service.resources.store.list(user)]
     wanted = [_task(t) for t in expect.get("tasks", case.get("tasks", []))]
     if after != wanted:
@@ -116,7 +117,8 @@ async def evaluate(cases: list[dict[str, Any]], failures: bool) -> dict[str, lis
             row[0] += not problems
             row[1] += 1
             if problems and failures:
-                typer.echo(f"FAIL {case.get('id')}: {case['message']!r}\n  " + "\n  ".join(problems))
+                shown = "\n  ".join(problems)
+                typer.echo(f"FAIL {case.get('id')}: {case['message']!r}\n  {shown}")
     return tally
 
 

@@ -61,7 +61,8 @@ def group_name(name: str) -> str:
 
 def example_pattern(example: str) -> str:
     """An example utterance as a phrasing: its words literal (an apostrophe or a colon optional),
-    a colon with any spaces around it, "my" and "the" either way, its placeholders as groups (``{task}``, ``{title}``, or any ``{name}`` for that argument).
+    a colon with any spaces around it, "my" and "the" either way, its placeholders as groups
+    (``{task}``, ``{title}``, or any ``{name}`` for that argument).
     """  # noqa: D205
     parts: list[str] = []
     for i, piece in enumerate(_PLACEHOLDER.split(example.strip().lower())):

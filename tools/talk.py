@@ -58,7 +58,8 @@ _QUESTION = re.compile(
 _HELP = re.compile(
     r"\b(?:help|commands?|your options|my options|what can (?:you|i) (?:do|ask|say|type)"
     r"|what (?:can|does|do) (?:this thing|this app|this|it|you) do|what are you for"
-    r"|how (?:this|it) works|how does (?:this|it|the app|keel) work|(?:able|supposed) to do|what you can do"
+    r"|how (?:this|it) works|how does (?:this|it|the app|keel) work|(?:able|supposed) to do"
+    r"|what you can do"
     r"|how do i use|how to use)\b"
 )
 

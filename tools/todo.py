@@ -40,7 +40,8 @@ TaskId = Annotated[int, BeforeValidator(_not_a_bool)]
         r"(?:(?:a|an|some|these|a few|two|three|four|five|six|\d+|another|one more) )?(?:new )?"
         r"(?:(?:task|todo|to-do|item|reminder|entry|thing|note)s?(?: called| named| titled"
         r"| saying| that says| for| to| about)?\s*[:\-\u2013]?\s+|the following(?: (?:tasks"
-        r"|things|items|todos))?\s*:?\s+)(?P<title>.+?)(?: to (?:my |the )?(?:todo |to-do )?list)?$",
+        r"|things|items|todos))?\s*:?\s+)(?P<title>.+?)"
+        r"(?: to (?:my |the )?(?:todo |to-do )?list)?$",
         r"^(?:add|new|todo|to-?do|task)\s*[:\-\u2013]+\s*(?P<title>.+)$",
     ],
     examples=[
@@ -283,7 +284,8 @@ LIST_DESCRIPTION = (
         r"|all of my )?(?:whole |entire |full |current |complete )?(?:todo |to-do |to do )?"
         r"(?:list|tasks|todos|to-dos|items|stuff|things)(?: again| now| so far)?$",
         r"^how (?:long|big) is (?:my|the) (?:todo )?list$",
-        r"^(?:total )?(?P<ask__count>how many|number of|count of|count)\b(?=.*\b(?:tasks?|todos?|to-dos?"
+        r"^(?:total )?(?P<ask__count>how many|number of|count of|count)\b"
+        r"(?=.*\b(?:tasks?|todos?|to-dos?"
         r"|things|items|left|done|open|remaining|completed?|finished|list|do i have|have i|did i"
         r"|are there|still)\b)(?=(?:.*?\b(?P<status__done>done|completed?|finished|ticked off"
         r"|checked off|crossed off)\b)?)(?=(?:.*?\b(?P<status__open>left|open|remaining|still"
@@ -424,7 +426,8 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
     phrasings=[
         r"^(?:delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
         r"|get rid of|forget about|forget|cancel|kill|lose|toss|axe|delete off|wipe out|strike"
-        r"|throw out|throw away|clear out|empty) {task}(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
+        r"|throw out|throw away|clear out|empty) {task}"
+        r"(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
         r"list)?(?: entirely| completely| for good| altogether| too| as well)?$",
         r"^(?:take|cross|strike) {task} (?:off|out of|from) (?:my |the )?(?:todo |to-do )?list$",
         r"^take off {task}$",
@@ -508,7 +511,8 @@ async def find_todo_tasks(
     async for batch in store.batches(user_id):  # the titles are read once for every description
         for i, description in enumerate(wanted):
             found, near = rank(description, best[i] + batch, FOUND_MAX)
-            if near and (nearest[i] is None or near["score"] > nearest[i]["score"]):
+            known = nearest[i]
+            if near and (known is None or near["score"] > known["score"]):
                 nearest[i] = near
             best[i] = found
     return {

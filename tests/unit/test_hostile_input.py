@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines
 from keel.tools.answers import STRICT_YES, YES_WORDS, is_yes
-from keel.tools.understanding import confirms, parse_intents
 from keel.tools.store import MAX_TASK_ID, TaskError
+from keel.tools.understanding import confirms, parse_intents
 from tests.helpers import strip_done
 
 LIMIT = 32_000
