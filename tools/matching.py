@@ -107,15 +107,20 @@ def rank(
     wanted = Description.of(description)
     scored: list[dict[str, Any]] = []
     nearest: dict[str, Any] | None = None
-    for task in tasks:
-        folded = task["title"].casefold()
-        if not wanted.could_match(folded) and not _maybe_slip(wanted, folded):
-            continue
-        score = wanted.score(task["title"])
-        if score >= MATCH_MIN:
-            scored.append({**task, "score": score})
-        elif score > 0 and (nearest is None or score > nearest["score"]):
-            nearest = {**task, "score": score}
+    for careful in (False, True):  # words that share a start first; slips only if none match
+        for task in tasks:
+            folded = task["title"].casefold()
+            if wanted.could_match(folded) == careful or (
+                careful and not _maybe_slip(wanted, folded)
+            ):
+                continue
+            score = wanted.score(task["title"])
+            if score >= MATCH_MIN:
+                scored.append({**task, "score": score})
+            elif score > 0 and (nearest is None or score > nearest["score"]):
+                nearest = {**task, "score": score}
+        if scored:
+            break
     scored.sort(key=lambda t: (-t["score"], t["id"]))
     return scored[:limit], None if scored else nearest
 

@@ -166,3 +166,25 @@ async def test_whatever_the_user_types_is_logged_as_typed(memory_keel, content):
     await run_turn(memory_keel.graph, cid, content, memory_keel.context())
     logged = await memory_keel.messages.history(cid)
     assert [m.content for m in logged if m.role == "user"] == [content]
+
+
+async def test_a_list_of_500_items_is_refused_whole(memory_keel):
+    from keel.graphs.runner import run_turn
+
+    message = "add " + ", ".join(f"item {k}" for k in range(500))
+    result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())
+    assert "500 requests in one message" in result.reply and result.complete
+    assert await memory_keel.store.list("local") == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["add 'unbalanced quote", 'delete "the milk', "x" * 32_000, "add " + "🙂" * 8_000,
+     "complete " + " and ".join(["the milk one"] * 400)],
+)
+async def test_odd_messages_get_a_clear_answer(memory_keel, message):
+    from keel.graphs.runner import run_turn
+
+    await memory_keel.store.create("local", "buy milk")
+    result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())
+    assert result.reply.strip()
