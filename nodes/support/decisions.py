@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
+from keel.nodes.support.choices import picked
 from keel.nodes.support.lookups import (
     chosen,
     find,
@@ -195,8 +196,10 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
     if not humans:
         return _answer(help_text(tools), "help", "explained what I can do")
     start = humans[-1]
-    understood = understand(_request(messages[start]), tools)
-    if not understood.intents:
+    request = _request(messages[start])
+    understood = understand(request, tools)
+    intents = understood.intents or tuple(picked(request, messages[:start], tools))
+    if not intents:
         examples = {t.name: e for t in tools if (e := spec_of(t).example)}
         text = say(understood.kind or "unknown", understood.detail, examples, help_text(tools))
         return _answer(text, understood.kind or "unknown", "answered")
@@ -204,7 +207,7 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
     seen = [(c["name"], c["args"]) for c, _ in round_.executed if not is_lookup(c)]
     calls: list[ToolCall] = []
     planned: list[tuple[str, Any]] = []
-    for intent in understood.intents:
+    for intent in intents:
         for task_id in round_.targets(intent):
             offset = next_page_offset(round_.earlier) if intent.more else 0
             call = _call(intent, task_id, offset)
@@ -221,4 +224,4 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
         return AIMessage("", tool_calls=lookups + [select(s) for s in round_.to_select])
     if calls:
         return AIMessage("", tool_calls=calls)
-    return round_.report(len(understood.intents))
+    return round_.report(len(intents))

@@ -47,6 +47,7 @@ def test_the_readme_session(server_url):
     assert asked["awaiting_confirmation"] == {
         "action": "delete",
         "task_id": task_id,
+        "task_ids": [task_id],
         "prompt": f"Are you sure you want to delete task {task_id}? (yes/no)",
     }
     assert asked["reply"] == asked["awaiting_confirmation"]["prompt"]

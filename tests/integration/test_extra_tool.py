@@ -83,6 +83,7 @@ async def test_a_tool_declared_once_works_through_the_offline_model_and_a_confir
         assert asked["awaiting_confirmation"] == {
             "action": "reschedule",
             "task_id": 1,
+            "task_ids": [1],
             "prompt": "Are you sure you want to reschedule task 1? (yes/no)",
         }
         assert [i["tool"] for i in asked["todolist"]["items"]] == ["set_due_date"]

@@ -179,8 +179,13 @@ async def test_a_list_of_500_items_is_refused_whole(memory_keel):
 
 @pytest.mark.parametrize(
     "message",
-    ["add 'unbalanced quote", 'delete "the milk', "x" * 32_000, "add " + "🙂" * 8_000,
-     "complete " + " and ".join(["the milk one"] * 400)],
+    [
+        "add 'unbalanced quote",
+        'delete "the milk',
+        "x" * 32_000,
+        "add " + "🙂" * 8_000,
+        "complete " + " and ".join(["the milk one"] * 400),
+    ],
 )
 async def test_odd_messages_get_a_clear_answer(memory_keel, message):
     from keel.graphs.runner import run_turn

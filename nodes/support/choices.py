@@ -1,0 +1,56 @@
+"""An answer to "which one?": the task the user picks after the offline model listed several.
+
+When a request names a task that several match, the offline model lists them ('Several tasks
+match "milk": 1. buy milk, 4. milk the cow. Which one? ...') and ends the turn. The next message
+may be just the pick: "4", "task 4", "#4", "the second one", "the first". ``picked`` reads it
+against the last such question in the history the model is given, with the user's request just
+before it, and returns that request's intents for the ambiguous task, now naming the one picked.
+Stateless, like the rest of the offline model: everything is read from the messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool
+
+from keel.tools.phrasings import NUMBER_WORDS, Intent
+from keel.tools.understanding import normalize, understand
+
+WHICH = 'Several tasks match "{ref}": {listed}. Which one?'
+"""The question, as the offline model asks it (``listed``: "1. buy milk, 4. milk the cow")."""
+_ASKED = re.compile(
+    r'Several tasks match "(?P<ref>[^"\n]{1,300})": (?P<listed>[^\n]{1,3000}?)\. Which one\?'
+)
+_LISTED = re.compile(r"(?:^|, )(\d{1,19})\. ")
+_USER_LINE = re.compile(r"^User: (?P<text>.+)$", re.M)
+_PICK = re.compile(
+    r"^(?:(?:the |task |number |no\.? |#)*#?(?P<number>\d{1,19})|(?:the )?(?P<nth>\w+)"
+    r"(?: one| task)?)(?: please| pls)?$",
+    re.I,
+)
+
+
+def picked(message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> list[Intent]:
+    """The intents ``message`` completes by picking a task listed in ``earlier``; [] if none."""
+    pick = _PICK.match(normalize(message).strip(" .!?"))
+    if pick is None:
+        return []
+    text = "\n".join(m.text for m in earlier)
+    question = next(reversed([*_ASKED.finditer(text)]), None)
+    if question is None:
+        return []
+    ids = _LISTED.findall(question["listed"])
+    if pick["number"] is not None:
+        chosen = pick["number"] if pick["number"] in ids else None
+    else:
+        place = NUMBER_WORDS.get(pick["nth"].casefold())
+        chosen = ids[int(place) - 1] if place and int(place) <= len(ids) else None
+    requests = _USER_LINE.findall(text[: question.start()])
+    if chosen is None or not requests:
+        return []
+    ref = question["ref"]
+    intents = understand(requests[-1], tools).intents
+    return [i.with_ref(chosen) for i in intents if i.ref == ref]

@@ -1,0 +1,119 @@
+"""The offline model in whole turns: everyday words, tasks by what they are, lists, small talk."""
+
+import uuid
+
+import pytest
+
+from keel.graphs.runner import run_turn
+
+
+async def say(keel, cid, text):
+    return await run_turn(keel.graph, cid, text, keel.context())
+
+
+async def titles(keel):
+    return [(t["title"], t["completed"]) for t in await keel.store.list("local")]
+
+
+async def seed(keel, *names):
+    for name in names:
+        await keel.store.create("local", name)
+
+
+@pytest.mark.parametrize(
+    "message,made",
+    [
+        ("Put eggs on my list please", ["eggs"]),
+        ("I need to remember to water the plants", ["water the plants"]),
+        ("todo: book dentist", ["book dentist"]),
+        ("can you add 'renew passport' for me", ["renew passport"]),
+        ("add milk, bread and butter", ["milk", "bread", "butter"]),
+        ("Add bread and butter", ["bread and butter"]),
+        ("don't let me forget to feed the cat 🙏", ["feed the cat"]),
+    ],
+)
+async def test_adding_in_ordinary_words(keel, message, made):
+    await say(keel, str(uuid.uuid4()), message)
+    assert await titles(keel) == [(t, False) for t in made]
+
+
+async def test_a_task_named_by_what_it_is(keel):
+    await seed(keel, "buy milk", "call mom", "book the dentist")
+    done = await say(keel, str(uuid.uuid4()), "mark the milk one as done")
+    assert done.reply == "Completed task: buy milk"
+    told = await say(keel, str(uuid.uuid4()), "I called mom")
+    assert told.reply == "Completed task: call mom"
+    cid = str(uuid.uuid4())
+    asked = await say(keel, cid, "delete the dentist one")
+    assert asked.awaiting_confirmation["task_ids"] == [3]
+
+
+async def test_several_close_matches_are_asked_about_and_the_pick_is_taken(keel):
+    await seed(keel, "buy milk", "milk the cow", "walk dog")
+    cid = str(uuid.uuid4())
+    which = await say(keel, cid, "complete the milk one")
+    assert which.reply.startswith('Several tasks match "milk": 1. buy milk, 2. milk the cow.')
+    assert which.complete and await titles(keel) == [
+        ("buy milk", False), ("milk the cow", False), ("walk dog", False)
+    ]  # fmt: skip
+    picked = await say(keel, cid, "the second one")
+    assert picked.reply == "Completed task: milk the cow"
+
+
+async def test_no_match_says_so_and_names_the_closest(keel):
+    await seed(keel, "buy milk", "call grandma")
+    result = await say(keel, str(uuid.uuid4()), "delete buy bananas")
+    assert result.reply == (
+        'I couldn\'t find a task matching "buy bananas". The closest is task 1: buy milk.'
+    )
+    assert result.awaiting_confirmation is None and len(await titles(keel)) == 2
+
+
+async def test_questions_about_the_list(keel):
+    await seed(keel, "buy milk", "call mom", "book dentist")
+    await keel.store.complete("local", 2)
+    cid = str(uuid.uuid4())
+    assert (await say(keel, cid, "how many tasks do I have?")).reply == (
+        "You have 3 tasks: 2 open, 1 done."
+    )
+    left = (await say(keel, cid, "what's left?")).reply
+    assert "buy milk" in left and "call mom" not in left
+    assert (await say(keel, cid, "what's task 3?")).reply == "Task 3: book dentist (open)"
+    found = (await say(keel, cid, "anything about the dentist?")).reply
+    assert "3. [ ] book dentist" in found
+
+
+async def test_whole_list_requests_ask_once(keel):
+    await seed(keel, "a", "b", "c")
+    await keel.store.complete("local", 1)
+    cid = str(uuid.uuid4())
+    asked = await say(keel, cid, "clear the completed ones")
+    assert asked.reply == "Are you sure you want to delete task 1? (yes/no)"
+    await say(keel, cid, "ok do it")
+    done = await say(keel, str(uuid.uuid4()), "complete everything")
+    assert done.reply == "Completed task: b\nCompleted task: c"
+    assert await titles(keel) == [("b", True), ("c", True)]
+
+
+@pytest.mark.parametrize(
+    "message,starts",
+    [
+        ("thanks!", "You're welcome!"),
+        ("hi there", "Hi!"),
+        ("bye", "Bye!"),
+        ("what can you do?", "I can help with your todo list"),
+        ("tell me a joke", "Offline I can only help with your todo list"),
+        ("dleete task 2", "Are you sure you want to delete task 2?"),
+        ("frobnicate the widgets", "Sorry, I didn't get that."),
+    ],
+)
+async def test_a_conversation_not_a_command_syntax(keel, message, starts):
+    await seed(keel, "x", "y")
+    result = await say(keel, str(uuid.uuid4()), message)
+    assert result.reply.startswith(starts)
+
+
+async def test_the_plan_has_one_step_per_request(keel):
+    result = await say(keel, str(uuid.uuid4()), "add eggs, bread and butter")
+    assert [i["tool"] for i in result.todolist["items"]] == ["create_todo_task"] * 3
+    assert result.complete
