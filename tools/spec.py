@@ -97,6 +97,12 @@ class Confirm:
         """What the tool reports when the user said no."""
         return f"Cancelled: {self.noun} {args.get(self.target)} was not {self.done}."
 
+    def all_cancelled(self, targets: Sequence[Any]) -> str:
+        """What the offline model says when the user said no to several calls of the tool."""
+        if len(targets) == 1:
+            return self.cancelled({self.target: targets[0]})
+        return f"Cancelled: {self.what(targets)[len(self.verb) + 1 :]} were not {self.done}."
+
     def what(self, targets: Sequence[Any]) -> str:
         """The verb and what it acts on: "delete task 3", "delete 3 tasks (1, 2, 4)"."""
         if len(targets) == 1:

@@ -71,8 +71,8 @@ REPLIES = {
     "goodbye": "Bye! Your tasks are saved for next time.",
     "wellbeing": "All good here, thanks. What can I do for your list?",
     "offtopic": (
-        "Offline I can only help with your todo list (add, show, list, rename, complete or delete "
-        "tasks); with a language model configured (OPENAI_API_KEY) I can do more."
+        "Offline I can only help with your todo list; with a language model configured "
+        '(OPENAI_API_KEY) I can do more. Say "help" to see what I can do.'
     ),
 }
 

@@ -93,10 +93,17 @@ def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) ->
     return list(understand(message, tools).intents)
 
 
+_QUOTED = re.compile(r'"[^"]*"|(?<!\w)\'[^\']*\'(?!\w)')
+"""A quoted text: what it holds is one title ("add 'salt, pepper'")."""
+
+
 def _pieces(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text`` between request separators, empty ones left out."""
+    """The spans of ``text`` between request separators (none in quotes), empty ones left out."""
+    quoted = [m.span() for m in _QUOTED.finditer(text)]
     spans, start = [], 0
     for sep in _SPLIT.finditer(text):
+        if any(a < sep.start() < b for a, b in quoted):
+            continue
         spans.append((start, sep.start()))
         start = sep.end()
     spans.append((start, len(text)))
@@ -139,7 +146,8 @@ def _expanded(text: str, table: Table) -> list[Intent]:
         refs = _items(intent.ref, always=True)
         return [intent.with_ref(r) for r in refs] if len(refs) > 1 else [intent]
     title = intent.args.get("title")
-    if isinstance(title, str) and "," in title and intent.ref is None:
+    quoted = any(m.group()[1:-1].strip() == title for m in _QUOTED.finditer(text))
+    if isinstance(title, str) and "," in title and intent.ref is None and not quoted:
         return [intent.with_args(title=t) for t in _items(title, always=False)]
     return [intent]
 
@@ -163,7 +171,7 @@ def _items(text: str, always: bool) -> list[str]:
         *first, last = text.split(",")
         items = [*first, *_ITEM.split(last)]
     items = [i.strip(" '\"") for i in items]
-    return [i for i in items if i and i.casefold() not in ("the", "a", "then")]
+    return [i for i in items if i and i.casefold() not in ("the", "then")]
 
 
 def _one(piece: str, table: Table) -> Intent | None:

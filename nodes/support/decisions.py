@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.nodes.support.choices import picked
+from keel.nodes.support.choices import WHICH, picked
 from keel.nodes.support.lookups import (
     chosen,
     find,
@@ -129,10 +129,7 @@ class _Round:
             return [choice.task["id"]]
         if choice.close:
             listed = ", ".join(f"{t['id']}. {t['title']}" for t in choice.close)
-            self.notes.append(
-                f'Several tasks match "{ref}": {listed}. Which one? Say it again with its '
-                'number (e.g. "task 2").'
-            )
+            self.notes.append(WHICH.format(ref=ref, listed=listed) + " Answer with its number.")
             self.kinds.add("which")
             return []
         closest = choice.closest
@@ -164,12 +161,20 @@ class _Round:
     def report(self, count: int) -> AIMessage:
         """The final answer: what each call returned, then the notes."""
         by_tool: dict[str, list[str]] = {}
+        cancelled: dict[str, list[Any]] = {}
         for call, result in self.executed:
+            confirm = spec_of(self._tool(call["name"])).confirm
+            if confirm and result.additional_kwargs.get("cancelled"):
+                cancelled.setdefault(call["name"], []).append(call["args"].get(confirm.target))
+                continue
             if not is_lookup(call):
                 by_tool.setdefault(call["name"], []).append(self._describe(call, result))
                 if result.status == "error" and "not found" in str(result.content):
                     self.kinds.add("not_found")
         lines: list[str] = []
+        for name, targets in cancelled.items():
+            confirm = spec_of(self._tool(name)).confirm
+            lines.append(confirm.all_cancelled(targets) if confirm else "Cancelled.")
         for described in by_tool.values():
             shown = described if len(described) <= SHOWN_MAX else described[: SHOWN_MAX - 3]
             lines += shown
@@ -178,9 +183,12 @@ class _Round:
         kind = "which" if "which" in self.kinds else "not_found" if self.kinds else "done"
         return _answer("\n".join(lines + self.notes), kind, f"answered {count} request(s)")
 
+    def _tool(self, name: str) -> BaseTool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
     def _describe(self, call: ToolCall, result: ToolMessage) -> str:
         data = payload(result)
-        tool_ = next((t for t in self.tools if t.name == call["name"]), None)
+        tool_ = self._tool(call["name"])
         if isinstance(data, dict) and (asked := _ASKED.match(call.get("id") or "")):
             data = {**data, "asked": asked["asked"]}
         words = spec_of(tool_).report(data) if isinstance(data, dict) else None
