@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -144,11 +144,17 @@ def _expanded(text: str, table: Table) -> list[Intent]:
         return []
     if intent.ref is not None and not intent.args:
         refs = _items(intent.ref, always=True)
-        return [intent.with_ref(r) for r in refs] if len(refs) > 1 else [intent]
+        if len(refs) > 1:  # each item's words are the request's, with the one item named
+            items = [intent.with_ref(r) for r in refs]
+            return [replace(i, text=intent.text.replace(intent.ref, i.ref or "")) for i in items]
+        return [intent]
     title = intent.args.get("title")
     quoted = any(m.group()[1:-1].strip() == title for m in _QUOTED.finditer(text))
     if isinstance(title, str) and "," in title and intent.ref is None and not quoted:
-        return [intent.with_args(title=t) for t in _items(title, always=False)]
+        titles = _items(title, always=False)
+        return [
+            replace(intent.with_args(title=t), text=intent.text.replace(title, t)) for t in titles
+        ]
     return [intent]
 
 

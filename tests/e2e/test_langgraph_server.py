@@ -161,6 +161,28 @@ async def test_delete_asks_first_and_either_kind_of_answer_resumes(langgraph_dev
     assert _texts(empty)[-1] == "Your list is empty."
 
 
+async def test_everyday_words_and_one_question_for_several_under_the_langgraph_server(
+    langgraph_dev,
+):
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": "studio-words"}
+    tid = (await client.threads.create())["thread_id"]
+
+    async def say(text):
+        return _texts(await client.runs.wait(tid, "keel", input={"content": text}, context=user))
+
+    assert (await say("could you put eggs, milk and bread on my list please"))[-1] == (
+        "Created task: eggs\nCreated task: milk\nCreated task: bread"
+    )
+    assert (await say("how many tasks do I have?"))[-1] == "You have 3 tasks, all open."
+    assert (await say("bought the milk"))[-1] == "Completed task: milk"
+    await say("get rid of the egg one and the bread one")
+    paused = await client.threads.get_state(tid)
+    assert paused["interrupts"][0]["value"]["task_ids"] == [1, 3]
+    run = await client.runs.wait(tid, "keel", command=Command(resume="go ahead"), context=user)
+    assert _texts(run)[-1] == "Deleted task 1: eggs\nDeleted task 3: bread"
+
+
 async def test_the_streams_carry_updates_events_and_only_assistant_text(langgraph_dev):
     client = get_client(url=langgraph_dev)
     tid = (await client.threads.create())["thread_id"]

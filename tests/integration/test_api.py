@@ -328,3 +328,22 @@ def test_a_legacy_session_starts_the_conversation_in_its_mapped_state(server_url
         refused = httpx.post(url, json={"legacy_session": bad}, headers=ANN)
         assert refused.status_code == 422, refused.text
         assert refused.json()["error"]["code"] == "invalid_request"
+
+
+def test_everyday_words_over_http(server_url):
+    cid = new_conversation(server_url)
+    added = say(server_url, cid, "don't let me forget to water the plants 🙏").json()
+    assert added["reply"] == "Created task: water the plants" and added["complete"]
+    made = say(server_url, cid, "add zebra crossing walk, zebra feeding").json()
+    walk, feed = (c["result"]["id"] for c in made["tool_calls"])
+    asked = say(server_url, cid, "scratch the zebra ones").json()
+    assert asked["reply"].startswith(
+        f'Several tasks match "zebra": {walk}. zebra crossing walk, {feed}. zebra feeding.'
+    )
+    assert asked["complete"] and asked["awaiting_confirmation"] is None
+    picked = say(server_url, cid, "the second one").json()
+    assert picked["awaiting_confirmation"]["task_ids"] == [feed]
+    again = say(server_url, cid, "hmm?").json()
+    assert again["awaiting_confirmation"]["prompt"].startswith("Please answer yes or no.")
+    done = say(server_url, cid, "yes please").json()
+    assert done["reply"] == f"Deleted task {feed}: zebra feeding"
