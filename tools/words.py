@@ -168,7 +168,7 @@ _LEADING = re.compile(
 )
 _TRAILING = re.compile(
     r"(?:[\s,]+(?:please|pls|plz|for me|thanks|thank you|thx|ty|cheers|if you can|if you could"
-    r"|when you can|right now|now|asap|real quick|quickly|for me please|ok|okay|mate|buddy)"
+    r"|when you can|right now|asap|real quick|for me please|mate|buddy)"
     r"|[\s,]*[!?.…]+|[\s,]+:\)|[\s,]+:-\)|[\s,]*[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+)$",
     re.I,
 )
@@ -184,7 +184,9 @@ def strip_politeness(text: str) -> str:
         before = text
         text = _LEADING.sub("", text, count=1)
         head, tail = text[:-TAIL], text[-TAIL:]
-        text = (head + _TRAILING.sub("", tail, count=1)).strip()
+        shorter = (head + _TRAILING.sub("", tail, count=1)).strip()
+        if " " in shorter or " " not in text:  # "add thanks" keeps its title
+            text = shorter
         if text == before or not text:
             break
     return text or before

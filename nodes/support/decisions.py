@@ -128,7 +128,8 @@ class _Round:
         if choice.task is not None:
             return [choice.task["id"]]
         if choice.close:
-            listed = ", ".join(f"{t['id']}. {t['title']}" for t in choice.close)
+            close = sorted(choice.close, key=lambda t: t["id"])
+            listed = ", ".join(f"{t['id']}. {t['title']}" for t in close)
             self.notes.append(WHICH.format(ref=ref, listed=listed) + " Answer with its number.")
             self.kinds.add("which")
             return []

@@ -53,13 +53,14 @@ def payload(result):
     return json.loads(result.content[0].text)
 
 
-async def test_the_six_tools_are_listed(server):
+async def test_the_seven_tools_are_listed(server):
     names = await call(server, ANN, "__list__")
     assert sorted(names) == sorted(
         [
             "create_todo_task",
             "get_todo_task",
             "list_todo_tasks",
+            "find_todo_tasks",
             "update_todo_task",
             "complete_todo_task",
             "delete_todo_task",
@@ -219,3 +220,12 @@ async def test_a_database_outage_is_a_clear_error_without_postgresqls_text(postg
             assert time.monotonic() < deadline, "the database did not come back"
         back = payload(await call(pg_server, ANN, "list_todo_tasks"))
         assert [t["title"] for t in back["tasks"]] == ["before"]
+
+
+async def test_find_reads_tasks_by_what_they_are_and_only_the_callers(server):
+    """Last in the module: it leaves a task for each of the two users."""
+    await call(server, ANN, "create_todo_task", title="book the dentist")
+    await call(server, BOB, "create_todo_task", title="dentist for bob")
+    found = payload(await call(server, ANN, "find_todo_tasks", descriptions=["dentists"]))
+    [entry] = found["found"]
+    assert [t["title"] for t in entry["tasks"]] == ["book the dentist"]
