@@ -21,8 +21,9 @@ from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 
 from keel.tools.calls import storable
 from keel.tools.matching import Choice, choose
+from keel.tools.pages import LIST_LIMIT_MAX
 from keel.tools.phrasings import Selection
-from keel.tools.todo import FIND, LIST, LIST_LIMIT_MAX
+from keel.tools.todo import FIND, LIST
 
 LOOKUP_PREFIX = "lookup_"
 _PAGE_SHOWN = re.compile(

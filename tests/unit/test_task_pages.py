@@ -17,8 +17,9 @@ from keel.nodes.support.lookups import next_page_offset
 from keel.nodes.support.rule_model import decide
 from keel.tools import store as store_module
 from keel.tools.calls import run_tool_call
+from keel.tools.pages import LIST_LIMIT_DEFAULT
 from keel.tools.store import TaskError
-from keel.tools.todo import LIST_LIMIT_DEFAULT, TODO_TOOLS
+from keel.tools.todo import TODO_TOOLS
 from keel.tools.understanding import parse_intents
 
 BOUND = 10_000

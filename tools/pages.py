@@ -1,0 +1,147 @@
+"""A page of tasks: what the list and find tools take and return, and the offline model's words.
+
+``list_todo_tasks`` returns a page (``task_page``: where the page is, then its tasks) that the
+offline model shows with ``describe_page`` (or as a count); ``find_todo_tasks`` returns the best
+matches of each description, shown with ``describe_found``. The argument types here are the
+tools' schemas, so a model and an MCP client see their bounds. Used by ``keel.tools.todo``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from keel.tools.store import MAX_TASK_ID
+
+LIST_LIMIT_DEFAULT = 50
+LIST_LIMIT_MAX = 100
+"""How many tasks one ``list_todo_tasks`` call returns at most: a page, never the whole list."""
+MORE_TASKS = "show more tasks"
+"""What to say for the next page of a list."""
+
+
+def _whole_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number, not true or false")
+    return value
+
+
+Offset = Annotated[
+    int,
+    Field(ge=0, le=MAX_TASK_ID, description="How many tasks to skip: a result's next_offset."),
+    BeforeValidator(_whole_number),
+]
+PageSize = Annotated[
+    int,
+    Field(ge=1, le=LIST_LIMIT_MAX, description=f"How many tasks at most ({LIST_LIMIT_MAX})."),
+    BeforeValidator(_whole_number),
+]
+TitleFilter = Annotated[
+    str | None,
+    Field(
+        description="Only tasks whose title contains this text, in any case: the way to find a "
+        "task named by its title."
+    ),
+]
+
+StatusFilter = Annotated[
+    Literal["open", "done"] | None,
+    Field(description='Only open tasks ("open") or only completed ones ("done").'),
+]
+
+
+def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any) -> dict[str, Any]:
+    """A page of tasks as the list tool returns it: where the page is first, then its tasks.
+
+    ``next_offset`` is the offset of the next page, None on the last one. Paging comes before the
+    tasks so that a result cut short (a preview, the model's history) still says where it was.
+    """
+    end = offset + len(tasks)
+    return {
+        **also,
+        "total": total,
+        "offset": offset,
+        "next_offset": end if tasks and end < total else None,
+        "tasks": tasks,
+    }
+
+
+def describe_page(page: dict[str, Any]) -> str:
+    """A page of tasks as the offline model shows it, with where the page is in the list.
+
+    A page asked for as a count (``asked``: "count") is told as how many there are.
+    """
+    tasks = page.get("tasks") or []
+    total = page.get("total", len(tasks))
+    which = {"open": "open ", "done": "completed "}.get(page.get("status") or "", "")
+    if page.get("asked") == "count":
+        return _count(total, tasks, which)
+    if not tasks:
+        if total:
+            return f"No more tasks: you have {total:,} in all."
+        return f"You have no {which}tasks." if which else "Your list is empty."
+    lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
+    first = page.get("offset", 0) + 1
+    shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
+    if page.get("next_offset") is not None:
+        lines.append(f'({shown}; say "{MORE_TASKS}" for the next ones)')
+    elif first > 1:
+        lines.append(f"({shown}; that was the last of them)")
+    return (
+        f"Your {which}tasks:\n" + "\n".join(lines) if which else "Your tasks:\n" + "\n".join(lines)
+    )
+
+
+def _count(total: int, tasks: list[dict[str, Any]], which: str) -> str:
+    noun = f"{which}task" + ("" if total == 1 else "s")
+    if which or not total or len(tasks) < total:
+        return f"You have {total:,} {noun}."
+    done = sum(1 for t in tasks if t["completed"])
+    if done in (0, total):
+        state = "done" if done else "open"
+        return f"You have {total:,} {noun}, " + (f"all {state}." if total > 1 else f"{state}.")
+    return f"You have {total:,} {noun}: {total - done:,} open, {done:,} done."
+
+
+LIST_DESCRIPTION = (
+    "List the user's tasks by id, one page at a time. The result holds the page (tasks), how "
+    "many tasks there are (total), the page's offset, and next_offset: pass it as offset for the "
+    "next page (null on the last page)."
+)
+
+
+FIND_MAX = 100
+"""Descriptions one find call takes at most."""
+FOUND_MAX = 5
+"""Tasks a find call returns at most for each description: the best matches."""
+DESCRIPTION_MAX_CHARS = 200
+
+
+def _listed(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+Descriptions = Annotated[
+    list[str],
+    Field(
+        min_length=1,
+        max_length=FIND_MAX,
+        description="What the tasks are, in the user's words: one entry per task sought.",
+    ),
+    BeforeValidator(_listed),
+]
+
+
+def describe_found(result: dict[str, Any]) -> str:
+    """What the offline model says about a search: the matching tasks, or that there are none."""
+    parts = []
+    for found in result.get("found") or []:
+        tasks = found.get("tasks") or []
+        what = found.get("description", "")
+        if not tasks:
+            parts.append(f"Nothing on your list matches '{what}'.")
+            continue
+        lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
+        parts.append(f"Tasks about '{what}':\n" + "\n".join(lines))
+    return "\n".join(parts)
