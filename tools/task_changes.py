@@ -1,0 +1,171 @@
+"""The todo tools that change tasks: create, rename, complete and delete, each declared once.
+
+Each is an async function over the task store, declared with ``keel_tool`` together with how
+people ask for it, what it asks first and how the offline model words its result
+(``keel.tools.spec``). The one list of the tools is ``keel.tools.todo.TODO_TOOLS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keel.tools.arguments import Store, TaskId, UserId
+from keel.tools.spec import Confirm, keel_tool
+
+
+@keel_tool(
+    mutates=True,
+    phrasings=[
+        r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
+        r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$",
+        r"^(?:add|create|make|new|put|write|jot|note)(?: down| in| on)?\s*[:\-\u2013]?\s*"
+        r"(?:(?:a|an|some|these|a few|two|three|four|five|six|\d+|another|one more) )?(?:new )?"
+        r"(?:(?:task|todo|to-do|item|reminder|entry|thing|note)s?(?: called| named| titled"
+        r"| saying| that says| for| to| about)?\s*[:\-\u2013]?\s+|the following(?: (?:tasks"
+        r"|things|items|todos))?\s*:?\s+)(?P<title>.+?)"
+        r"(?: to (?:my |the )?(?:todo |to-do )?list)?$",
+        r"^(?:add|new|todo|to-?do|task)\s*[:\-\u2013]+\s*(?P<title>.+)$",
+    ],
+    examples=[
+        "put {title} on my list",
+        "put {title} on the list",
+        "put {title} on my todo list",
+        "put {title} on my to-do list",
+        "put {title} down",
+        "stick {title} on my list",
+        "throw {title} on my list",
+        "throw {title} on the list",
+        "add {title} to the list",
+        "note to self: {title}",
+        "note: {title}",
+        "note {title}",
+        "todo: {title}",
+        "to do: {title}",
+        "to-do: {title}",
+        "task: {title}",
+        "new task {title}",
+        "new todo: {title}",
+        "new todo {title}",
+        "new item: {title}",
+        "new: {title}",
+        "i need to remember to {title}",
+        "i have to remember to {title}",
+        "remember to {title}",
+        "don't let me forget to {title}",
+        "don't let me forget {title}",
+        "don't forget to {title}",
+        "make sure i {title}",
+        "remind me about {title}",
+        "remind me of {title}",
+        "add a reminder to {title}",
+        "set a reminder to {title}",
+        "create a reminder to {title}",
+        "add a task to {title}",
+        "add a task for {title}",
+        "add a todo to {title}",
+        "add a todo for {title}",
+        "make a task to {title}",
+        "make a task for {title}",
+        "create a task to {title}",
+        "create a task for {title}",
+        "make a note to {title}",
+        "make a note: {title}",
+        "jot down {title}",
+        "write down {title}",
+        "note down {title}",
+        "i need to {title}",
+        "i have to {title}",
+        "i've got to {title}",
+        "i gotta {title}",
+        "i must {title}",
+        "i should {title}",
+        "need to {title}",
+        "gotta {title}",
+        "got to {title}",
+        "have to {title}",
+        "i want to add {title}",
+        "add in {title}",
+        "also add {title}",
+        "one more: {title}",
+        "plus {title}",
+        "add on {title}",
+    ],
+    reply="Created task: {title}",
+    example='add a task ("Add buy milk")',
+)
+async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Create a new task with the given title."""
+    return await store.create(user_id, title)
+
+
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("rename", "renamed"),
+    phrasings=[
+        r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
+        r"^(?:rename|retitle|reword|relabel) {task}: {title}$",
+        r"^(?:change|update|edit|fix|correct|alter|modify|switch|amend) (?:the (?:name|title|text|"
+        r"wording) of )?{task}(?:'s (?:name|title|text))?(?: (?:to say|to read|to be|so it says"
+        r"|so that it says|to|into)|:) {title}$",
+        r"^{task} should (?:be|say|read)(?: called| named| renamed to| changed to)? {title}$",
+        r"^make {task} (?:say|read|be called|be named) {title}$",
+        r"^(?:replace|swap) {task} (?:with|for|by) {title}$",
+        r"^call {task} {title} instead$",
+        r"^{task} -+> ?{title}$",
+    ],
+    reply="Renamed task {id} to: {title}",
+    example='rename one ("Rename task 2 to call mom")',
+)
+async def update_todo_task(
+    task_id: TaskId, title: str, user_id: UserId, store: Store
+) -> dict[str, Any]:
+    """Rename a task."""
+    return await store.rename(user_id, task_id, title)
+
+
+@keel_tool(
+    mutates=True,
+    phrasings=[
+        r"^(?:finish(?:ed)?|complete(?:d)?|done with|mark|check off|tick off|cross off|close"
+        r"|tick|check|strike off|mark off|i'?ve finished|i finished|i completed|i'?ve completed"
+        r"|i'?m done with|i am done with|we'?re done with|i did|i'?ve done|all done with"
+        r"|just finished|just completed|just did|done) {task}"
+        r"(?: as (?:done|complete|completed|finished|closed)| (?:done|complete|completed|off"
+        r"|finished|as done too))?$",
+        r"^{task}(?: (?:is|are|was|were|has been|have been)|'s) (?:now )?(?:all )?(?:done|finished"
+        r"|complete|completed|sorted|taken care of|dealt with|handled|over)$",
+        r"^{task}:? (?:done|finished|complete|completed|sorted)$",
+        r"^(?:cross|tick|check|mark|strike) {task} off(?: (?:my|the) list)?$",
+        r"^(?:set|mark|flag) {task} (?:to|as) (?:done|complete|completed|finished)$",
+    ],
+    told_done=True,
+    reply="Completed task: {title}",
+    example='complete one ("Complete 2")',
+)
+async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Mark a task as completed."""
+    return await store.complete(user_id, task_id)
+
+
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("delete", "deleted"),
+    phrasings=[
+        r"^(?:delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
+        r"|get rid of|forget about|forget|cancel|kill|lose|toss|axe|delete off|wipe out|strike"
+        r"|throw out|throw away|clear out|empty) {task}"
+        r"(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
+        r"list)?(?: entirely| completely| for good| altogether| too| as well)?$",
+        r"^(?:take|cross|strike) {task} (?:off|out of|from) (?:my |the )?(?:todo |to-do )?list$",
+        r"^take off {task}$",
+        r"^(?:i )?(?:don'?t|do not|no longer) need {task}(?: anymore| any more)?$",
+        r"^{task} (?:is|are) no longer (?:needed|necessary|relevant)$",
+        r"^{task} can go$",
+        r"^(?:never ?mind|nevermind) (?:about )?{task}$",
+    ],
+    reply="Deleted task {id}: {title}",
+    example='delete one ("Delete task 2")',
+)
+async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
+    """Delete a task."""
+    return await store.delete(user_id, task_id)
