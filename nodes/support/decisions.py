@@ -41,7 +41,9 @@ from keel.tools.understanding import understand
 REPLY_KIND = "keel_reply"
 """``response_metadata`` key of the kind of answer the offline model gave (help, which, ...)."""
 SHOWN_MAX = 50
-"""Results of one tool reported line by line; past this, the first few and how many more."""
+"""Results of one tool reported line by line; past this, the first ``SHOWN_FIRST`` and how many
+more."""
+SHOWN_FIRST = 10
 _ASKED = re.compile(r"^call_(?P<asked>[a-z]+)_[0-9a-f]{12}$")
 
 
@@ -177,7 +179,7 @@ class _Round:
             confirm = spec_of(self._tool(name)).confirm
             lines.append(confirm.all_cancelled(targets) if confirm else "Cancelled.")
         for described in by_tool.values():
-            shown = described if len(described) <= SHOWN_MAX else described[: SHOWN_MAX - 3]
+            shown = described if len(described) <= SHOWN_MAX else described[:SHOWN_FIRST]
             lines += shown
             if len(shown) < len(described):
                 lines.append(f"... and {len(described) - len(shown)} more like these.")

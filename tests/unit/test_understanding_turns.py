@@ -117,3 +117,21 @@ async def test_the_plan_has_one_step_per_request(keel):
     result = await say(keel, str(uuid.uuid4()), "add eggs, bread and butter")
     assert [i["tool"] for i in result.todolist["items"]] == ["create_todo_task"] * 3
     assert result.complete
+
+
+async def test_a_whole_list_request_acts_on_a_page_and_says_what_is_left(memory_keel):
+    for n in range(150):
+        await memory_keel.store.create("local", f"chore {n}")
+    cid = str(uuid.uuid4())
+    first = await say(memory_keel, cid, "complete everything")
+    lines = first.reply.splitlines()
+    assert lines[0] == "Completed task: chore 0" and lines[10] == "... and 90 more like these."
+    assert lines[-1] == "That was the first 100 of 150; ask again for the rest."
+    assert await memory_keel.store.count("local", done=True) == 100
+    rest = await say(memory_keel, cid, "complete everything")
+    assert rest.reply.splitlines()[-1] == "Completed task: chore 149"
+    assert await memory_keel.store.count("local", done=False) == 0
+    asked = await say(memory_keel, cid, "delete all my tasks")
+    assert asked.awaiting_confirmation["prompt"] == (
+        "Are you sure you want to delete 100 tasks? (yes/no)"
+    )
