@@ -111,7 +111,7 @@ def rank(
         for task in tasks:
             folded = task["title"].casefold()
             if wanted.could_match(folded) == careful or (
-                careful and not _maybe_slip(wanted, folded)
+                careful and not _maybe_slip(wanted, task["title"])
             ):
                 continue
             score = wanted.score(task["title"])
@@ -125,9 +125,16 @@ def rank(
     return scored[:limit], None if scored else nearest
 
 
-def _maybe_slip(wanted: Description, folded: str) -> bool:
-    """A word of the description may be a slip of one in the title (first letters shared)."""
-    return any(len(w) >= 4 and f" {w[0]}" in f" {folded}" for w in wanted.words)
+def _maybe_slip(wanted: Description, title: str) -> bool:
+    """A word of the description is a slip of a word of the title ("bananas", "banans")."""
+    title_words, _ = _title_words(title)
+    return any(
+        near(w, t)
+        for w in wanted.words
+        if len(w) >= 4
+        for t in title_words
+        if t[:1] == w[:1] and abs(len(t) - len(w)) <= 1
+    )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 
 from keel.tools.spec import TASK, ToolSpec, group_name, spec_of
-from keel.tools.words import GERUNDS, Corrected, correct
+from keel.tools.words import GERUNDS, SHORTHAND, Corrected, correct
 
 Selection = Literal["all", "open", "done"]
 _ALL = re.compile(
@@ -99,6 +99,8 @@ class Table:
     """The words of the phrasings: a word one slip away from one of these is taken for it."""
     told_done: str | None
     """The tool a report of a done task asks for ("I called mom")."""
+    word_first: int
+    """How many rows start with a word: the rest start with the task they name."""
 
 
 def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...]:
@@ -106,7 +108,7 @@ def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...
     return tuple((t.name, spec_of(t)) for t in tools if hasattr(t, "name"))
 
 
-_LITERAL = re.compile(r"(?<![?\\<])\b[a-z]{3,}\b")
+_LITERAL = re.compile(r"(?<![?\\<])\b[a-z]{3,}\b(?!')")
 
 
 @functools.cache
@@ -117,10 +119,15 @@ def table_of(specs: tuple[tuple[str, ToolSpec], ...]) -> Table:
     that starts with a word, whatever its tool: it would take any request ending its way.
     """
     every = [(name, re.compile(p, re.I)) for name, spec in specs for p in spec.patterns()]
-    rows = tuple(sorted(every, key=lambda row: row[1].pattern.startswith(f"^{TASK}")))
+    rows = tuple(sorted(every, key=_task_first))
+    word_first = sum(1 for row in rows if not _task_first(row))
     words = {w for _, p in rows for w in _LITERAL.findall(_without_groups(p.pattern))}
     told = next((name for name, spec in specs if spec.told_done), None)
-    return Table(rows, frozenset(words), told)
+    return Table(rows, frozenset(words), told, word_first)
+
+
+def _task_first(row: tuple[str, re.Pattern[str]]) -> bool:
+    return row[1].pattern.startswith(f"^{TASK}")
 
 
 def _without_groups(pattern: str) -> str:
@@ -130,6 +137,12 @@ def _without_groups(pattern: str) -> str:
 _REF_HEAD = re.compile(
     r"^(?:the |my |that |this )?(?:tasks? |items? |todos? |numbers? |no\.? )?#?", re.I
 )
+_REF_TAIL = re.compile(
+    r"(?:\s+(?:as (?:done|complete|completed|finished|well)|too|also|now|please|pls|then"
+    r"|as well|for me|thanks|straight away|right away)\b)+$",
+    re.I,
+)
+"""Words after a task that say no more about which ("mark 2 and 3 as completed", "#2 too")."""
 NUMBER_WORDS = {
     w: str(n)
     for n, ws in enumerate(
@@ -147,6 +160,7 @@ def clean_ref(ref: str) -> str:
     """A task reference without the words around it: "the milk one" -> "milk", "#3" -> "3"."""
     ref = ref.strip().strip("'\"").strip()
     ref = _REF_HEAD.sub("", ref)
+    ref = _REF_TAIL.sub("", ref)
     ref = re.sub(r"'s$", "", ref)
     ref = re.sub(
         r"\s+(?:one|ones|task|tasks|item|items|thing|things|entry|todo|"
@@ -159,6 +173,8 @@ def clean_ref(ref: str) -> str:
     return NUMBER_WORDS.get(ref.casefold(), ref)
 
 
+FIXED = {**GERUNDS, **SHORTHAND}
+"""Words read as others before matching: "adding" as "add", "hw" as "how"."""
 WORDS_CORRECTED = 4
 """Words at each end of a request that a slip is looked for in (command words stand there)."""
 
@@ -167,10 +183,10 @@ def _corrected(text: str, table: Table) -> Corrected:
     """``text`` with slips of the table's words put right at its ends."""
     cut = [m.start() for m in re.finditer(r" ", text)]
     if len(cut) < 2 * WORDS_CORRECTED:
-        return correct(text, table.vocabulary, GERUNDS)
+        return correct(text, table.vocabulary, FIXED)
     head_end, tail_start = cut[WORDS_CORRECTED - 1], cut[-WORDS_CORRECTED]
-    head = correct(text[:head_end], table.vocabulary, GERUNDS)
-    tail = correct(text[tail_start:], table.vocabulary, GERUNDS)
+    head = correct(text[:head_end], table.vocabulary, FIXED)
+    tail = correct(text[tail_start:], table.vocabulary, FIXED)
     middle = text[head_end:tail_start]
     origin = (
         head.origin[:-1]
@@ -180,10 +196,14 @@ def _corrected(text: str, table: Table) -> Corrected:
     return Corrected(head.text + middle + tail.text, origin)
 
 
-def match(text: str, table: Table) -> Intent | None:
-    """The request ``text`` makes by the first phrasing that matches it whole, if any."""
+def match(text: str, table: Table, task_first: bool = True) -> Intent | None:
+    """The request ``text`` makes by the first phrasing that matches it whole, if any.
+
+    Without ``task_first``, phrasings that start with the task ("3 is done") are not tried: in a
+    list, such a piece may be the last item of the request before it ("mark 2 and 3 as done").
+    """
     fixed = _corrected(text, table)
-    for tool, pattern in table.rows:
+    for tool, pattern in table.rows if task_first else table.rows[: table.word_first]:
         m = pattern.match(fixed.text)
         if m and (intent := _intent(tool, text, m, fixed)) is not None:
             return intent

@@ -70,7 +70,7 @@ def example_pattern(example: str) -> str:
             parts.append({"task": "{task}", "title": "{title}"}.get(piece, f"(?P<{piece}>.+?)"))
             continue
         literal = re.escape(piece).replace("'", "'?").replace(r"\ ", " ")
-        literal = literal.replace(":", r"\s*:").replace(": ", r":\s*")
+        literal = literal.replace(":", r"\s*(?::|\s[-\u2013\u2014])").replace(": ", r":\s*")
         parts.append(re.sub(r"\b(?:my|the)\b", "(?:my|the|our)", literal))
     return "^" + "".join(parts) + "$"
 

@@ -55,9 +55,23 @@ _QUESTION = re.compile(
     r"|recommend|suggest|play|convert|compute|define|summari[sz]e|sing|draw|turn on|turn off"
     r"|set an alarm|set a timer|google|order me|book me|send|text|email me|open the)\b)"
 )
+SHORT_TALK_CHARS = 60
+WORDS_OF = {
+    "thanks": re.compile(
+        r"\b(?:thanks?|thank (?:you|u|ya)|thx|tysm|ty|cheers|ta|appreciate(?:d| it)?|legend"
+        r"|you rock|you'?re (?:the best|a star|great|amazing)|brilliant|awesome|perfect|great"
+        r"|lovely|nice one|good job|well done)\b"
+    ),
+    "greeting": re.compile(r"^(?:hi+|hello+|hey+|heya|hiya|howdy|yo|g'?day|morning|evening)\b"),
+    "goodbye": re.compile(
+        r"^(?:bye|goodbye|see (?:you|ya)|later|cya|ttyl|good ?night|night|nite|take care)\b"
+    ),
+}
+"""In a short message that asks nothing, these words alone say what kind of talk it is."""
 _HELP = re.compile(
     r"\b(?:help|commands?|your options|my options|what can (?:you|i) (?:do|ask|say|type)"
     r"|what (?:can|does|do) (?:this thing|this app|this|it|you) do|what are you for"
+    r"|what (?:things )?can you do|(?:your|the) features|what are you able to"
     r"|how (?:this|it) works|how does (?:this|it|the app|keel) work|(?:able|supposed) to do"
     r"|what you can do"
     r"|how do i use|how to use)\b"
@@ -91,6 +105,10 @@ def kind_of(text: str, table: Table) -> tuple[str, str | None]:
             return kind, None
     if _HELP.search(lowered):
         return "help", None
+    if len(lowered) <= SHORT_TALK_CHARS:
+        for kind, pattern in WORDS_OF.items():
+            if pattern.search(lowered):
+                return kind, None
     if not any(forms) and not lowered.strip(" ?"):
         return "help", None
     if _QUESTION.search(lowered):

@@ -16,15 +16,17 @@ from keel.tools.spec import Confirm, keel_tool
 @keel_tool(
     mutates=True,
     phrasings=[
-        r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
-        r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$",
         r"^(?:add|create|make|new|put|write|jot|note)(?: down| in| on)?\s*[:\-\u2013]?\s*"
-        r"(?:(?:a|an|some|these|a few|two|three|four|five|six|\d+|another|one more) )?(?:new )?"
-        r"(?:(?:task|todo|to-do|item|reminder|entry|thing|note)s?(?: called| named| titled"
-        r"| saying| that says| for| to| about)?\s*[:\-\u2013]?\s+|the following(?: (?:tasks"
-        r"|things|items|todos))?\s*:?\s+)(?P<title>.+?)"
+        r"(?:(?:a|an|some|these|a few|two|three|four|five|six|\d+|another|one more) (?:new )?"
+        r"(?:task|todo|to-do|item|reminder|entry|thing|note|one)s?(?: called| named| titled"
+        r"| saying| that says| for| to| about)?\s*[:\-\u2013]?\s+"
+        r"|(?:new )?(?:task|todo|to-do|item|reminder|entry|thing|note|one)s?(?:(?: called"
+        r"| named| titled| saying| that says| for| to| about)\s*[:\-\u2013]?|\s*[:\-\u2013])\s+"
+        r"|the following(?: (?:tasks|things|items|todos))?\s*:?\s+)(?P<title>.+?)"
         r"(?: to (?:my |the )?(?:todo |to-do )?list)?$",
         r"^(?:add|new|todo|to-?do|task)\s*[:\-\u2013]+\s*(?P<title>.+)$",
+        r"^(?:please )?(?:add|create|remind me to|new task:?)\s+(?:a )?(?:new )?(?:task:?\s+)?"
+        r"(?:to )?(?P<title>.+?)(?: to (?:my |the )?(?:todo )?list)?$",
     ],
     examples=[
         "put {title} on my list",
@@ -103,15 +105,16 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
     confirm=Confirm("rename", "renamed"),
     phrasings=[
         r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
-        r"^(?:rename|retitle|reword|relabel) {task}: {title}$",
+        r"^(?:rename|retitle|reword|relabel) {task}(?::| -+| \u2013) {title}$",
         r"^(?:change|update|edit|fix|correct|alter|modify|switch|amend) (?:the (?:name|title|text|"
         r"wording) of )?{task}(?:'s (?:name|title|text))?(?: (?:to say|to read|to be|so it says"
-        r"|so that it says|to|into)|:) {title}$",
+        r"|so that it says|to|into)|:| -+| \u2013) {title}$",
         r"^{task} should (?:be|say|read)(?: called| named| renamed to| changed to)? {title}$",
         r"^make {task} (?:say|read|be called|be named) {title}$",
         r"^(?:replace|swap) {task} (?:with|for|by) {title}$",
         r"^call {task} {title} instead$",
-        r"^{task} -+> ?{title}$",
+        r"^{task} ?(?:-+>|\u2192) ?{title}$",
+        r"^(?:rename|change|update|edit) {task} ?(?:-+>|\u2192) ?{title}$",
     ],
     reply="Renamed task {id} to: {title}",
     example='rename one ("Rename task 2 to call mom")',
@@ -134,7 +137,7 @@ async def update_todo_task(
         r"|finished|as done too))?$",
         r"^{task}(?: (?:is|are|was|were|has been|have been)|'s) (?:now )?(?:all )?(?:done|finished"
         r"|complete|completed|sorted|taken care of|dealt with|handled|over)$",
-        r"^{task}:? (?:done|finished|complete|completed|sorted)$",
+        r"^{task}(?::| -+| \u2013)? (?:done|finished|complete|completed|sorted)$",
         r"^(?:cross|tick|check|mark|strike) {task} off(?: (?:my|the) list)?$",
         r"^(?:set|mark|flag) {task} (?:to|as) (?:done|complete|completed|finished)$",
     ],

@@ -52,7 +52,6 @@ def _one_task(task: dict[str, Any]) -> str:
         "details on {task}",
         "what does {task} say",
         "what about task {task}",
-        "let me see {task}",
         "remind me what {task} is",
     ],
     reply=_one_task,
@@ -91,12 +90,13 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
         r"|^(?:what|which)(?: tasks| ones| things)? (?:is|are|'?s) "
         r"(?:(?P<status__done>done|finished|completed|checked off)|(?P<status__open>not done"
         r"|still open|open|left|pending|unfinished|remaining))(?: so far| yet)?$",
-        r"^(?:what|which|show|list|display|view|see|give me|tell me|anything)\b"
+        r"^(?!.*\b(?:able to|can you|could you|you do|u do)\b)"
+        r"(?:what|which|show|list|display|view|see|give me|tell me|anything)\b"
         r"(?=.*?\b(?:(?P<status__open>left|remain|remains|remaining|still|open|pending|not done"
         r"|unfinished|incomplete|outstanding|to do|undone|haven'?t|not finished|not yet)"
         r"|(?P<status__done>done|finished|finish|completed?|ticked|checked|crossed|already))\b)"
         r"(?!.*\b(?:task|number|#) ?\d).*$",
-        r"^(?:show|see|view|display|pull up|bring up|open|read|give|get|check|print|list)"
+        r"^(?:show|see|view|display|pull up|bring up|open|read|give|get|check|print|list|gimme)"
         r"(?: me| out)?(?: (?:all|everything) (?:of|on|in))? (?:the |my |all |all my |all the "
         r"|all of my )?(?:whole |entire |full |current |complete )?(?:todo |to-do |to do )?"
         r"(?:list|tasks|todos|to-dos|items|stuff|things)(?: again| now| so far)?$",
@@ -104,7 +104,8 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
         r"^(?:total )?(?P<ask__count>how many|number of|count of|count)\b"
         r"(?=.*\b(?:tasks?|todos?|to-dos?"
         r"|things|items|left|done|open|remaining|completed?|finished|list|do i have|have i|did i"
-        r"|are there|still)\b)(?=(?:.*?\b(?P<status__done>done|completed?|finished|ticked off"
+        r"|are there|still|outstanding|pending|unfinished|incomplete)\b)"
+        r"(?=(?:.*?\b(?P<status__done>done|completed?|finished|ticked off"
         r"|checked off|crossed off)\b)?)(?=(?:.*?\b(?P<status__open>left|open|remaining|still"
         r"|to do|pending|unfinished|not done|outstanding|need to do)\b)?).*$",
         r"^what'?s (?:my|the) (?:task |todo )?count$",
@@ -151,6 +152,12 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
         "give me my list",
         "display my list",
         "full list",
+        "what have i got on",
+        "what's on",
+        "what's on today",
+        "what have i got on today",
+        "what am i doing today",
+        "what's next",
         "the list",
         "list all",
         "list all my tasks",
@@ -192,7 +199,8 @@ async def list_todo_tasks(
     phrasings=[
         r"^(?:is there |do i have |have i got |got |are there )?(?:anything|something|any tasks?"
         r"|a task|tasks|any todos?|an? (?:item|todo|entry)) (?:about|on|for|with|regarding|re"
-        r"|mentioning|to do with|that mentions|called|named|like) (?P<descriptions>.+?)"
+        r"|mentioning|to do with|that mentions|called|named|like|related to|concerning)"
+        r" (?P<descriptions>.+?)"
         r"(?: on (?:my|the) list| in (?:my|the) list| on there| in there| on it)?$",
         r"^(?:search|look|hunt)(?: my list| the list)? for (?P<descriptions>.+)$",
         r"^(?:search(?: my list)?|find|look up|lookup) (?P<descriptions>.+?)$",
@@ -200,6 +208,8 @@ async def list_todo_tasks(
         r"^did i (?:add|put|already add|already put) (?P<descriptions>.+?)(?: on (?:my|the) list"
         r"| to (?:my|the) list)?$",
         r"^(?:what about|any) (?P<descriptions>.+?) (?:tasks|todos|ones)$",
+        r"^(?:is there )?(?:anything|something|any tasks?) (?P<descriptions>.+?)[- ]related"
+        r"(?: on there| on (?:my|the) list| in there)?$",
     ],
     reply=describe_found,
     example='find one ("Anything about the dentist?")',

@@ -35,8 +35,11 @@ MAX_REQUESTS = 100
 _SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|&", re.I)
 """Separators between requests (no whitespace in the pattern: pieces are stripped after)."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_DASH = re.compile(r"\s+[-\u2013\u2014]+\s+")
-"""A dash between words ("new tasks - call GP"): read as a colon."""
+_AFTER = re.compile(r":\s+|\s+[-\u2013\u2014]+\s+")
+"""What introduces a request inside a message ("start fresh - delete all my todos")."""
+MERGED_MAX_CHARS = 300
+"""A sentence that asks nothing is read with the request before it ("add see Dr. Smith") while
+both are this short."""
 _ITEM = re.compile(r",|\band\b|&|\bplus\b|\bor\b", re.I)
 """Separators between the items of a list inside one request."""
 _NUMBER_LIST = re.compile(r"^(?:tasks?|numbers?|and|[\d#,&\s])+$", re.I)
@@ -53,7 +56,7 @@ _REF_ONLY = re.compile(r"^(?:tasks? |numbers? |#)?#?\d+$", re.I)
 def normalize(text: str) -> str:
     """Whitespace runs as one space, curly apostrophes and quotes straight: linear time."""
     text = text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
-    return _DASH.sub(": ", " ".join(text.split()))
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True)
@@ -76,8 +79,18 @@ def understand(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> Un
 def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Understanding:
     table = table_of(specs)
     intents: list[Intent] = []
+    last: tuple[str, list[Intent]] | None = None  # the sentence that asked last, and what
     for sentence in _SENTENCE.split(message):
-        intents += _requests(normalize(sentence), table)
+        found = _requests(normalize(sentence), table)
+        if not found and last and len(last[0]) + len(sentence) <= MERGED_MAX_CHARS:
+            merged = f"{last[0]} {sentence}"  # "Dr." ended no sentence: "add see Dr. Smith"
+            again = _requests(normalize(merged), table)
+            if len(again) == len(last[1]):
+                intents[len(intents) - len(last[1]) :] = again
+                last = (merged, again)
+                continue
+        intents += found
+        last = (sentence, found) if found else None
         if len(intents) > MAX_REQUESTS:
             return Understanding(kind="too_many", detail=str(len(intents)))
     if intents:
@@ -126,7 +139,7 @@ def _requests(text: str, table: Table) -> list[Intent]:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table) is None):
+        if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False) is None):
             current = (current[0], b)
             continue
         if current:
@@ -180,14 +193,14 @@ def _items(text: str, always: bool) -> list[str]:
     return [i for i in items if i and i.casefold() not in ("the", "then")]
 
 
-def _one(piece: str, table: Table) -> Intent | None:
+def _one(piece: str, table: Table, task_first: bool = True) -> Intent | None:
     """The request one piece makes, by the table, or as a report of a task done."""
     text = strip_politeness(piece.strip().strip(".!?").strip())
     if not text:
         return None
-    intent = match(text, table)
-    if intent is None and ": " in text:  # "start fresh: delete all my todos"
-        intent = match(text.split(": ", 1)[1], table)
+    intent = match(text, table, task_first)
+    if intent is None and (after := _AFTER.search(text)):  # "start fresh - delete all my todos"
+        intent = match(text[after.end() :], table)
     if intent is not None and _makes(intent):
         inner = match(intent.args["title"], table)  # "I need to add eggs", "remind me to delete 2"
         if inner is not None and (_makes(inner) or inner.task_id is not None):

@@ -69,10 +69,10 @@ def words(text: str) -> list[str]:
 def near(typed: str, known: str) -> bool:
     """``typed`` is ``known`` with one slip: a letter left out, added, changed or two swapped.
 
-    Only for words of three letters or more: a swap of two letters after the first from three,
-    a letter left out or added from four, a changed letter only from seven (so "clean" is not
-    "clear" nor "bone" "done": a changed letter often makes another word); a first letter is
-    never taken as a slip.
+    Only for words of three letters or more: a swap of two letters after the first from three;
+    a letter left out or added from four (one typed more at the end only when doubled, "addd":
+    "wiper" is not "wipe"); a changed letter only from seven (so "clean" is not "clear" nor
+    "bone" "done": a changed letter often makes another word); never the first letter.
     """
     if typed == known or min(len(typed), len(known)) < 3 or abs(len(typed) - len(known)) > 1:
         return False
@@ -87,6 +87,8 @@ def near(typed: str, known: str) -> bool:
     if short[0] != long_[0]:
         return False
     i = next((i for i, (a, b) in enumerate(zip(short, long_, strict=False)) if a != b), len(short))
+    if i == len(short) and typed is long_ and long_[-1] != long_[-2]:
+        return False  # a letter typed more at the end makes another word ("wiper"), unless doubled
     return short[i:] == long_[i + 1 :]
 
 
@@ -100,6 +102,15 @@ GERUNDS = {
     "setting": "set", "making": "make", "writing": "write", "jotting": "jot",
 }  # fmt: skip
 """A command verb as "would you mind adding ..." has it, to the form the phrasings know."""
+
+
+SHORTHAND = {
+    "hw": "how", "u": "you", "ur": "your", "r": "are", "wat": "what", "wats": "what's",
+    "whats": "what's", "lemme": "let me", "gimme": "give me", "dont": "don't", "cant": "can't",
+    "im": "i'm", "ive": "i've", "pls": "please", "plz": "please", "thx": "thanks",
+    "tysm": "thanks", "wanna": "want to", "ya": "you",
+}  # fmt: skip
+"""Texting shorthand, read as the words it stands for (only to match; a title keeps it)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +140,14 @@ def correct(text: str, vocabulary: frozenset[str], fixed: dict[str, str]) -> Cor
         piece, start = m.group(), m.start()
         lowered = piece.lower()
         fix = fixed.get(lowered)
-        if fix is None and piece[0].isalpha() and lowered not in vocabulary and len(piece) >= 3:
+        contraction = text[m.end() : m.end() + 1] == "'"  # "don't", "haven't": no slips
+        if (
+            fix is None
+            and piece[0].isalpha()
+            and lowered not in vocabulary
+            and len(piece) >= 3
+            and not contraction
+        ):
             fix = next((w for w in _candidates(lowered, vocabulary) if near(lowered, w)), None)
         if fix is None or fix == lowered:
             out.append(piece)
@@ -163,7 +181,7 @@ _LEADING = re.compile(
     r"|would it be possible to\s+|is it possible to\s+"
     r"|(?:i'?d|i would) (?:like|love|want) (?:you )?to\s+|i (?:want|need) you to\s+"
     r"|(?:i'?d|i would) (?:like|love) you to\s+|you can\s+|you could\s+|go ahead and\s+"
-    r"|help me\s+|let'?s\s+|time to\s+|(?:can|could|may) i\s+|let me\s+)",
+    r"|help me\s+|let'?s\s+|time to\s+|(?:can|could|may) i\s+|let me\s+|lemme\s+)",
     re.I,
 )
 _TRAILING = re.compile(
