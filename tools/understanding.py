@@ -59,6 +59,14 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+class TooMany(Exception):
+    """One request lists more items than a message may ask for."""
+
+    def __init__(self, count: int) -> None:
+        """Keep how many there were."""
+        self.count = count
+
+
 @dataclass(frozen=True)
 class Understanding:
     """A message read: its requests, or, when it makes none, the kind of talk it is."""
@@ -81,7 +89,10 @@ def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Unders
     intents: list[Intent] = []
     last: tuple[str, list[Intent]] | None = None  # the sentence that asked last, and what
     for sentence in _SENTENCE.split(message):
-        found = _requests(normalize(sentence), table)
+        try:
+            found = _requests(normalize(sentence), table)
+        except TooMany as many:
+            return Understanding(kind="too_many", detail=str(len(intents) + many.count))
         if not found and last and len(last[0]) + len(sentence) <= MERGED_MAX_CHARS:
             merged = f"{last[0]} {sentence}"  # "Dr." ended no sentence: "add see Dr. Smith"
             again = _requests(normalize(merged), table)
@@ -157,6 +168,8 @@ def _expanded(text: str, table: Table) -> list[Intent]:
         return []
     if intent.ref is not None and not intent.args:
         refs = _items(intent.ref, always=True)
+        if len(refs) > MAX_REQUESTS:
+            raise TooMany(len(refs))
         if len(refs) > 1:  # each item's words are the request's, with the one item named
             items = [intent.with_ref(r) for r in refs]
             return [replace(i, text=intent.text.replace(intent.ref, i.ref or "")) for i in items]
@@ -165,6 +178,8 @@ def _expanded(text: str, table: Table) -> list[Intent]:
     quoted = any(m.group()[1:-1].strip() == title for m in _QUOTED.finditer(text))
     if isinstance(title, str) and "," in title and intent.ref is None and not quoted:
         titles = _items(title, always=False)
+        if len(titles) > MAX_REQUESTS:
+            raise TooMany(len(titles))
         return [
             replace(intent.with_args(title=t), text=intent.text.replace(title, t)) for t in titles
         ]

@@ -193,3 +193,16 @@ async def test_odd_messages_get_a_clear_answer(memory_keel, message):
     await memory_keel.store.create("local", "buy milk")
     result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())
     assert result.reply.strip()
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["complete " + "1 " * 16_000, "delete " + ", ".join(str(k) for k in range(3_000))],
+)
+async def test_thousands_of_task_numbers_are_refused_whole(memory_keel, message):
+    from keel.graphs.runner import run_turn
+
+    await memory_keel.store.create("local", "buy milk")
+    result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())
+    assert "requests in one message" in result.reply and result.awaiting_confirmation is None
+    assert [t["completed"] for t in await memory_keel.store.list("local")] == [False]
