@@ -45,6 +45,7 @@ from keel.nodes.support.models import (
     without_done_lines,
 )
 from keel.nodes.support.planner import planning
+from keel.nodes.support.tokens import load_encoding
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
 from keel.tools.store import TaskStore
@@ -90,6 +91,7 @@ def open_resources(
         "pause_at": settings.pause_at,
         "clock": clock,
     }
+    load_encoding(settings.token_model)  # it reads files: here, not in a turn on the event loop
     resources = Resources(**{**values, **overrides})
     if overrides.get("model") is not None:  # keel's own models take their DONE lines out
         resources.model = without_done_lines(overrides["model"])

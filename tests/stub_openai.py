@@ -16,78 +16,29 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.stub_wire import (
+    EMPTY_STREAM,
+    HANG,
+    REPEATED_NAME,
+    RUNAWAY,
+    RUNAWAY_PIECES,
+    completion,
+    repeated_name_chunks,
+    stream_chunks,
+)
+
+__all__ = ["EMPTY_STREAM", "HANG", "RUNAWAY", "StubOpenAI", "completion", "stream_chunks"]
+
 CONTEXT_LENGTH_MESSAGE = (
     "This model's maximum context length is 128000 tokens. "
     "However, your messages resulted in 130000 tokens."
 )
 
 
-STREAM_PIECE = 4
-"""Characters per streamed content chunk: small, so lines arrive split across chunks."""
-
-
-def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """A chat completion as the chunks of a streamed answer (content a few characters at a time)."""
-    message = body["choices"][0]["message"]
-    base = {"id": body["id"], "object": "chat.completion.chunk", "created": 0, "model": "stub"}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    content = message.get("content") or ""
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [
-        chunk({"content": content[i : i + STREAM_PIECE]})
-        for i in range(0, len(content), STREAM_PIECE)
-    ]
-    for i, call in enumerate(message.get("tool_calls", [])):
-        chunks.append(chunk({"tool_calls": [{"index": i, **call}]}))
-    chunks.append(chunk({}, body["choices"][0]["finish_reason"]))
-    return chunks
-
-
-def completion(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
-    """A chat completion answering ``message``."""
-    return {
-        "id": "chatcmpl-stub",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "stub",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-
-
 def default_plan(request: dict[str, Any]) -> dict[str, Any]:
     """The plan the stub gives when none was queued: the request as one plain step."""
     asked = next((m["content"] for m in reversed(request["messages"]) if m["role"] == "user"), "")
     return {"steps": [{"description": str(asked)[:80] or "answer", "tool": None}]}
-
-
-HANG = "hang"
-RUNAWAY = "runaway"
-EMPTY_STREAM = "empty_stream"
-REPEATED_NAME = "repeated_name"
-RUNAWAY_PIECES = 100_000
-"""A runaway answer without ``max_tokens`` stops only after this many pieces (or when the client
-goes away)."""
-
-
-def repeated_name_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """A tool-call answer streamed as some servers do: the name again in every chunk."""
-    call = body["choices"][0]["message"]["tool_calls"][0]
-    args = call["function"]["arguments"]
-    base = {"id": body["id"], "object": "chat.completion.chunk", "created": 0, "model": "stub"}
-    pieces = [args[i : i + STREAM_PIECE] for i in range(0, len(args), STREAM_PIECE)]
-    chunks = []
-    for piece in pieces:
-        function = {"name": call["function"]["name"], "arguments": piece}
-        delta = {
-            "tool_calls": [{"index": 0, "id": call["id"], "type": "function", "function": function}]
-        }
-        chunks.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
-    return chunks
 
 
 class StubOpenAI:
@@ -125,6 +76,12 @@ class StubOpenAI:
                 time.sleep(stub.delays.get(len(stub.requests) - 1, 0.0))
                 status, body = stub.next_answer()
                 try:
+                    if body == EMPTY_STREAM and not request.get("stream"):
+                        body = completion({"role": "assistant", "content": ""})  # said nothing
+                    limit = request.get("max_tokens") or request.get("max_completion_tokens")
+                    if body == RUNAWAY and not request.get("stream") and limit:
+                        content = "and so on " * limit  # cut where the client said
+                        body = completion({"role": "assistant", "content": content}, "length")
                     if status == 200 and isinstance(body, str):
                         self.misbehave(body, request)
                         return
@@ -193,6 +150,14 @@ class StubOpenAI:
                     call = {"id": "call_plan", "type": "function"}
                     call["function"] = {"name": "PlanSteps", "arguments": json.dumps(plan)}
                     body = completion({"role": "assistant", "content": "", "tool_calls": [call]})
+                if status == 200 and request.get("stream"):
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in stream_chunks(body):
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    return
                 data = json.dumps(body if status == 200 else {"error": plan}).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
