@@ -11,6 +11,7 @@ the events and tokens, and prunes old checkpoints.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -123,7 +124,8 @@ async def _stream(
     a model call in flight when it is set is cancelled, and the turn ends at once.
     """
     config = thread_config(conversation_id)
-    context = context.stopping_on(stop)  # a stop cancels a model call in flight too
+    deadline = time.time() + context.turn_seconds  # from now: a recovered turn gets its own
+    context = context.stopping_on(stop, deadline)  # a stop cancels a model call in flight too
     events: list[Event] = []
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()

@@ -60,7 +60,7 @@ def unfinished(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     """The end of a turn that cannot go on: out of time, or no usable answer; else None."""
     ctx = runtime.context
     todolist = state.get("todolist")
-    if state.get("out_of_time") or seconds_left(state) <= 0:
+    if state.get("out_of_time") or seconds_left(state, ctx) <= 0:
         still_open = [i["description"] for i in open_items(todolist)]
         runtime.stream_writer(turn_timed_out(ctx.turn_seconds, still_open))
         log.warning("turn_timed_out", seconds=ctx.turn_seconds, loops=state.get("loops", 0))

@@ -197,12 +197,20 @@ class KeelContext(Tunables):
     _resources: Resources | None = PrivateAttr(default=None)
     _given: frozenset[str] | None = PrivateAttr(default=None)
     _stop: asyncio.Event | None = PrivateAttr(default=None)
+    _deadline: float | None = PrivateAttr(default=None)
 
-    def stopping_on(self, stop: asyncio.Event | None) -> KeelContext:
-        """This context with the event a caller sets to stop the turn (the API's cancel)."""
+    def stopping_on(self, stop: asyncio.Event | None, deadline: float | None) -> KeelContext:
+        """This context with the event a caller sets to stop the turn (the API's cancel), and
+        the time (``time.time()``) its budget runs out, counted from when the caller ran it.
+        """  # noqa: D205
         context = self.model_copy()
-        context._stop = stop
+        context._stop, context._deadline = stop, deadline
         return context
+
+    @property
+    def deadline(self) -> float | None:
+        """When the caller's turn runs out of time; None: the state's (from its message)."""
+        return self._deadline
 
     @property
     def stop_event(self) -> asyncio.Event | None:

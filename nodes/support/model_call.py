@@ -66,9 +66,13 @@ def garbled(reply: AIMessage, names: Container[str]) -> str | None:
     return None
 
 
-def seconds_left(state: KeelState) -> float:
-    """What is left of the turn's time budget (infinite for a turn started without one)."""
-    deadline = state.get("turn_deadline")
+def seconds_left(state: KeelState, ctx: KeelContext) -> float:
+    """What is left of the turn's time budget (infinite for a turn started without one).
+
+    The budget counts from the turn's message (``turn_deadline``), or from when keel's runner ran
+    it (the context's ``deadline``: a turn a crash cut off is finished on a budget of its own).
+    """
+    deadline = ctx.deadline or state.get("turn_deadline")
     return math.inf if deadline is None else deadline - time.time()
 
 
@@ -158,7 +162,7 @@ async def answer_round(
         message_id = reply_id if attempt == 0 else f"{reply_id}:retry-{attempt}"
         try:
             reply = await bounded_call(
-                resources.model, messages, ctx, message_id, seconds_left(state)
+                resources.model, messages, ctx, message_id, seconds_left(state, ctx)
             )
         except TimeoutError:
             log.warning("turn_out_of_time", seconds=ctx.turn_seconds, loops=loops)

@@ -2,12 +2,14 @@
 misbehaviour ends in an honest turn, and the next message is a turn of its own."""
 
 import asyncio
+import time
 import uuid
 
 import pytest
 import structlog
 
 from keel.graphs.runner import run_turn
+from keel.nodes.support.model_call import seconds_left
 from keel.nodes.support.models import ModelLimits, build_agent_model, build_title_model
 from keel.nodes.support.takeover import FALLBACK_NOTE
 from keel.tools.ask_user import ask_user
@@ -219,3 +221,11 @@ async def test_refused_structured_output_is_a_visible_plan_fallback(memory_keel)
     [line] = [e for e in logs if e["event"] == "plan_from_model_failed"]
     assert line["status"] == 400 and line["error_preview"] == "response_format not supported"
     assert result.complete and result.reply == "Created task: milk"
+
+
+def test_a_turn_run_by_keel_counts_its_budget_from_when_it_runs(memory_keel):
+    stale = {"turn_deadline": time.time() - 60}  # e.g. a turn a crash cut off an hour ago
+    context = memory_keel.context(turn_seconds=30)
+    assert seconds_left(stale, context) < 0
+    rerun = context.stopping_on(None, time.time() + context.turn_seconds)
+    assert 0 < seconds_left(stale, rerun) <= 30
