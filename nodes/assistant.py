@@ -134,9 +134,11 @@ def asked(reply: AIMessage) -> tuple[AIMessage, str | None]:
     if not asks:
         return reply, None
     others = [c for c in reply.tool_calls if c["name"] != ASK_TOOL]
+    kwargs = {k: v for k, v in reply.additional_kwargs.items() if k != "tool_calls"}  # raw calls
     if others or question is None:
-        return reply.model_copy(update={"tool_calls": others}), None
+        return reply.model_copy(update={"tool_calls": others, "additional_kwargs": kwargs}), None
     text = reply.text.strip()
     shown = text if question in text else "\n\n".join(p for p in (text, question) if p)
     log.info("question_asked", question_preview=preview(question))
-    return reply.model_copy(update={"content": shown, "tool_calls": []}), question
+    update = {"content": shown, "tool_calls": [], "additional_kwargs": kwargs}
+    return reply.model_copy(update=update), question

@@ -59,16 +59,15 @@ async def flush(
     topic_id = topic["id"] if topic else None
     window = state.get("window", [])
     final = final_answer(window) if ending else None
-    rows = []
-    for m in window:
-        if not m.id or m.additional_kwargs.get(SYNTHETIC):
-            continue
-        if not isinstance(m, AIMessage):
-            rows.append(log_row(m, topic_id))
-        elif m is final:
-            text = "\n".join(p for p in (m.text.strip(), note) if p)
-            rows.append({**log_row(m, topic_id), "content": text})
-    if ending and final is None and note and window and window[0].id:  # no answer, only the note
+    rows = [
+        log_row(m, topic_id)
+        for m in window
+        if m.id and not m.additional_kwargs.get(SYNTHETIC) and not isinstance(m, AIMessage)
+    ]
+    if final is not None and final.id:  # the reply comes last, after what the turn's tools did
+        text = "\n".join(p for p in (final.text.strip(), note) if p)
+        rows.append({**log_row(final, topic_id), "content": text})
+    elif ending and note and window and window[0].id:  # no answer, only the note
         key = f"{window[0].id}:note"
         rows.append({"message_key": key, "role": "assistant", "content": note})
         rows[-1]["topic_id"] = topic_id

@@ -193,7 +193,7 @@ class KeelState(TypedDict, total=False):
     last_message_at: str | None
     """ISO-8601 time the log was last written for this conversation (for the topic gap)."""
     pending_question: str | None
-    """A question the assistant ended its turn on: the next message answers it (so it continues
+    """A question the model asked (``ask_user``): the next message answers it (so it continues
     the mission rather than resetting it)."""
     answers: dict[str, str]
     """The user's answers to the assistant's questions, by question (the most recent, kept across
