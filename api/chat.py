@@ -41,6 +41,8 @@ def describe_event(event: Event) -> str:
     if event["type"] == "state_updated" and event["data"]["mission_reset"]:
         if event["data"]["reason"] == "user_requested":
             return "Mission reset (requested)"
+        if event["data"]["reason"] == "unfinished_turn_abandoned":
+            return "Starting new query (previous task left unfinished)"
         return "Starting new query (previous task completed)"
     if event["type"] == "topic_changed":
         back = event["data"]["reason"] == "returned"
@@ -51,6 +53,10 @@ def describe_event(event: Event) -> str:
         return f"Loop limit reached after {event['data']['loops']} rounds"
     if event["type"] == "resumed":
         return f"Starting new session from step {event['data']['step']}"
+    if event["type"] == "model_fallback":
+        return f"Model failed ({event['data']['reason']}): the offline assistant took over"
+    if event["type"] == "turn_timed_out":
+        return f"Out of time after {event['data']['seconds']} s"
     return f"{event['type']}: {event['data']}"
 
 

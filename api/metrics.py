@@ -2,8 +2,9 @@
 
 Counted where the service sees it: each turn's outcome and duration, and what the turn's events
 say (tool calls by tool and outcome, confirmations, mission resets and topic changes by reason,
-resumes, loop-limit ends); requests refused with 409 or 503; the wait for a conversation's turn
-lock; the PostgreSQL pool's connections and waiting requests. How often people reset and how often
+resumes, loop-limit ends, model fallbacks by reason, turns out of time); requests refused with
+409 or 503; the wait for a conversation's turn lock; the PostgreSQL pool's connections and waiting
+requests. How often people reset and how often
 topics change, the measures the systems keel descends from watched, are the ``reason`` labels of
 ``keel_mission_resets_total`` and ``keel_topic_changes_total``.
 
@@ -52,6 +53,12 @@ MISSION_RESETS = Counter("keel_mission_resets", "Missions reset, by reason.", ["
 TOPIC_CHANGES = Counter("keel_topic_changes", "Topics changed, by reason.", ["reason"])
 RESUMES = Counter("keel_resumes", "Fresh context windows opened after exhaustion.")
 LOOP_LIMITS = Counter("keel_loop_limit_ends", "Turns ended by the loop limit.")
+FALLBACKS = Counter(
+    "keel_model_fallbacks",
+    "Model answers (step answer) and plans (step plan) the offline model gave instead, by reason.",
+    ["reason", "step"],
+)
+TIMED_OUT = Counter("keel_turn_timeouts", "Turns ended by their time budget.")
 POOL = Gauge(
     "keel_db_pool",
     "The PostgreSQL pool: connections open and in use, requests waiting for one.",
@@ -103,6 +110,10 @@ def count_events(events: Iterable[Event], tools: Sequence[BaseTool] = ()) -> Non
             RESUMES.inc()
         elif event["type"] == "loop_limit":
             LOOP_LIMITS.inc()
+        elif event["type"] == "model_fallback":
+            FALLBACKS.labels(event["data"]["reason"], event["data"]["step"]).inc()
+        elif event["type"] == "turn_timed_out":
+            TIMED_OUT.inc()
 
 
 def count_turn(result: TurnResult | None, seconds: float, tools: Sequence[BaseTool] = ()) -> None:

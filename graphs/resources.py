@@ -39,10 +39,14 @@ from keel.nodes.support.context import TUNABLES, KeelContext, Resources, Tunable
 from keel.nodes.support.embeddings import load_embedder
 from keel.nodes.support.models import (
     build_agent_model,
+    build_fallback_model,
     build_title_model,
     system_prompt,
     without_done_lines,
 )
+from keel.nodes.support.planner import planning
+from keel.nodes.support.tokens import load_encoding
+from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS
@@ -64,15 +68,19 @@ def open_resources(
     """
     settings = settings or Settings()
     openai = (settings.openai_api_key, settings.openai_model, settings.openai_base_url)
+    bound = [*tools, record_next_step, ask_user]
+    side_model = build_title_model(*openai, settings.model_limits)
     values: dict[str, Any] = {
         "store": TaskStore(db, clock),
         "conversations": ConversationStore(db, clock),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),
-        "model": build_agent_model([*tools, record_next_step], *openai),
-        "title_model": (side_model := build_title_model(*openai)),
-        "plan_model": side_model,
+        "model": build_agent_model(bound, *openai, settings.model_limits),
+        "fallback_model": build_fallback_model(bound),
+        "title_model": side_model,
+        "plan_model": planning(side_model, settings.plan_method),
+        "plan_method": settings.plan_method,
         "tools": list(tools),
         "prompt": system_prompt(tools),
         "settings": Tunables.model_validate(settings.model_dump(include=set(TUNABLES))),
@@ -83,6 +91,7 @@ def open_resources(
         "pause_at": settings.pause_at,
         "clock": clock,
     }
+    load_encoding(settings.token_model)  # it reads files: here, not in a turn on the event loop
     resources = Resources(**{**values, **overrides})
     if overrides.get("model") is not None:  # keel's own models take their DONE lines out
         resources.model = without_done_lines(overrides["model"])

@@ -11,6 +11,7 @@ the events and tokens, and prunes old checkpoints.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snaps
 from keel.nodes.response import pending_tool_calls
 from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import Event, StreamEvent, token
+from keel.nodes.support.events import STREAMED_ONLY, Event, StreamEvent, token
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import TurnOutput, turn_start
 
@@ -119,9 +120,12 @@ async def _stream(
 ) -> TurnResult:
     """Run the turn to its end; each stop before tool execution is checkpointed, then resumed.
 
-    When ``stop`` is set by then, the turn ends there instead: the pending tool calls do not run.
+    When ``stop`` is set by then, the turn ends there instead: the pending tool calls do not run;
+    a model call in flight when it is set is cancelled, and the turn ends at once.
     """
     config = thread_config(conversation_id)
+    deadline = time.time() + context.turn_seconds  # from now: a recovered turn gets its own
+    context = context.stopping_on(stop, deadline)  # a stop cancels a model call in flight too
     events: list[Event] = []
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()
@@ -143,7 +147,8 @@ async def _stream(
                     interrupts = chunk.pop(INTERRUPT)
                 values = chunk
             elif mode == "custom":
-                events.append(chunk)
+                if chunk["type"] not in STREAMED_ONLY:
+                    events.append(chunk)
                 if sink is not None:
                     await sink(chunk)
             elif sink is not None:

@@ -19,7 +19,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from keel.checkpoints.urls import DEFAULT_DATABASE_URL
 from keel.nodes.support.context import LOCAL_USER, Tunables
-from keel.nodes.support.models import DEFAULT_OPENAI_MODEL
+from keel.nodes.support.models import (
+    DEFAULT_OPENAI_MODEL,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT_SECONDS,
+    ModelLimits,
+)
+from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"
 
@@ -100,6 +106,22 @@ class Settings(BaseSettings, Tunables):
         validation_alias=_openai("BASE_URL"),
         description="An OpenAI-compatible endpoint (``OPENAI_BASE_URL``).",
     )
+    model_timeout_seconds: float = Field(
+        default=DEFAULT_TIMEOUT_SECONDS,
+        gt=0,
+        description="Longest wait for one model request; then it is retried or given up.",
+    )
+    model_retries: int = Field(
+        default=DEFAULT_RETRIES,
+        ge=0,
+        le=5,
+        description="Retries of a model request that failed or timed out, before the fallback.",
+    )
+    plan_method: PlanMethod = Field(
+        default="json_schema",
+        description="How the model is asked for a mission's plan: json_schema, json_mode, "
+        "function_calling, or off (the plan comes from the tools' phrasings).",
+    )
 
     topic_shift_threshold: float = Field(
         default=0.32,
@@ -124,6 +146,11 @@ class Settings(BaseSettings, Tunables):
     def token_model(self) -> str | None:
         """The model whose tokenizer counts the context budget; None: the estimate."""
         return self.openai_model if self.openai_api_key else None
+
+    @property
+    def model_limits(self) -> ModelLimits:
+        """What bounds every model request: its timeout, retries and answer length."""
+        return ModelLimits(self.model_timeout_seconds, self.model_retries, self.max_tokens)
 
     @property
     def pool_size(self) -> int:

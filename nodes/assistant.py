@@ -4,6 +4,9 @@ The model sees the system prompt, the earlier messages the context builder picke
 message), the current turn's window and, when the response node sent it back without a finished
 answer, a short nudge naming what is still open. Tool calls left without results are given
 stand-in results first; a context-length refusal from the provider marks the context exhausted.
+The call itself is bounded, checked and, when the provider fails, taken over by the offline model
+(``keel.nodes.support.model_call``). A question the model asks with ``ask_user`` becomes the
+reply and the turn's ``pending_question``: the next message answers it.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from langgraph.runtime import Runtime
 from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.history import render_history
 from keel.nodes.support.markers import NUDGE_PREFIX
+from keel.nodes.support.model_call import answer_round
 from keel.nodes.support.models import ContextLengthExceeded
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, open_items
+from keel.tools.ask_user import ASK_TOOL, question_of
 from keel.tools.calls import storable
 
 log = structlog.get_logger(__name__)
@@ -96,16 +101,16 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     ctx = runtime.context
     turn = (state.get("stats") or {}).get("turns", 0)
     reply_id = f"{conversation_id(runtime)}:turn-{turn}:assistant-{state.get('loops', 0)}"
-    model = ctx.resources.model  # the run wraps it: its DONE line never reaches the window
-    try:
-        reply = await model.ainvoke(
-            model_input(state, ctx.resources.prompt),
-            message_id=reply_id,
-            done_marker=ctx.done_marker,
+    try:  # the run's models take their DONE lines out: they never reach the window
+        answered = await answer_round(
+            state, runtime, model_input(state, ctx.resources.prompt), reply_id
         )
     except ContextLengthExceeded as exc:
         log.warning("context_length_exceeded", detail=preview(exc))
         return {"context_exhausted": True}
+    reply = answered.reply
+    if reply is None:
+        return answered.update
     log.info(
         "assistant_replied",
         tool_calls=[c["name"] for c in reply.tool_calls],
@@ -113,4 +118,27 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     )
     for call in reply.tool_calls:
         call["args"] = storable(call["args"])  # a model may name any number
-    return {"window": [reply]}
+    reply, question = asked(reply)
+    update = {**answered.update, "window": [reply]}
+    return {**update, "pending_question": question} if question else update
+
+
+def asked(reply: AIMessage) -> tuple[AIMessage, str | None]:
+    """``reply`` with its ``ask_user`` call made its text, and the question it asks (if any).
+
+    A question asked beside other tool calls waits: those calls run first, and the model may ask
+    again when it sees their results.
+    """
+    asks = [c for c in reply.tool_calls if c["name"] == ASK_TOOL]
+    question = next((q for c in asks if (q := question_of(c["args"]))), None)
+    if not asks:
+        return reply, None
+    others = [c for c in reply.tool_calls if c["name"] != ASK_TOOL]
+    kwargs = {k: v for k, v in reply.additional_kwargs.items() if k != "tool_calls"}  # raw calls
+    if others or question is None:
+        return reply.model_copy(update={"tool_calls": others, "additional_kwargs": kwargs}), None
+    text = reply.text.strip()
+    shown = text if question in text else "\n\n".join(p for p in (text, question) if p)
+    log.info("question_asked", question_preview=preview(question))
+    update = {"content": shown, "tool_calls": [], "additional_kwargs": kwargs}
+    return reply.model_copy(update=update), question

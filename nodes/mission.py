@@ -1,10 +1,12 @@
-"""The reset node: a new message that meets a finished plan starts a fresh mission.
+"""The reset node: a new message that meets a finished or abandoned plan starts a fresh mission.
 
-When the todolist is complete and no question is pending, the mission and the todolist are
-cleared (every other field is kept) and a ``state_updated`` event says so; the plan node then
-makes a new plan from the new message. A message that answers the question the assistant ended
-its last turn on continues the mission: the answer is kept in ``answers`` (by question); a message
-that changed the topic drops the question instead.
+When the todolist is complete, or the last turn ended without finishing it (the loop limit, the
+time budget, a model that never said DONE), and no question is pending, the mission and the
+todolist are cleared (every other field is kept) and a ``state_updated`` event says why; the plan
+node then makes a new plan from the new message. The steps an unfinished turn left open stay in
+the audit as not done. A message that answers the question the assistant asked (``ask_user``)
+continues the mission: the answer is kept in ``answers`` (by question); a message that changed the
+topic drops the question instead, and its mission with it.
 """
 
 from __future__ import annotations
@@ -17,15 +19,16 @@ from langgraph.runtime import Runtime
 from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import mission_reset
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, is_plan_complete, with_answer
+from keel.nodes.support.state import KeelState, open_items, with_answer
 
 log = structlog.get_logger(__name__)
 
 REASON_COMPLETED = "completed_todolist_detected"
+REASON_UNFINISHED = "unfinished_turn_abandoned"
 
 
 def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Clear a completed mission before a new query is planned (not when answering a question)."""
+    """Clear a finished or abandoned mission before a new query is planned (not for an answer)."""
     question = state.get("pending_question")
     if question and not state.get("topic_changed"):
         answer = state.get("content", "")
@@ -38,16 +41,20 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         if state.get("mission"):
             log.warning("todolist_missing", mission_preview=preview(state.get("mission")))
         return update
-    if not is_plan_complete(todolist):
-        return update
+    abandoned = [i["description"] for i in open_items(todolist)]
+    reason = REASON_UNFINISHED if abandoned else REASON_COMPLETED
     previous_id = todolist["id"]
     log.info(
         "resetting_mission_for_new_query",
+        reason=reason,
         previous_mission_preview=preview(state.get("mission")),
         previous_todolist_id=previous_id,
+        abandoned_steps=len(abandoned),
         new_query_preview=preview(state.get("content")),
     )
-    event, entry = mission_reset(REASON_COMPLETED, previous_id, runtime.context.resources.clock())
+    event, entry = mission_reset(reason, previous_id, runtime.context.resources.clock())
+    if abandoned:  # the audit keeps what the unfinished turn left not done
+        entry["detail"] = {**entry.get("detail", {}), "abandoned_steps": abandoned}
     runtime.stream_writer(event)
     log.info("mission_reset_complete", previous_todolist_id=previous_id)
     return {**update, "mission": None, "todolist": None, "audit": [entry]}

@@ -3,7 +3,8 @@
 No mission: the user's message becomes the mission. No todolist: one is made by the planner
 (``keel.nodes.support.planner``): by the model as structured output when a real model is
 configured, else (or when its plan is unusable) one item per request the run's tools recognise by
-their phrasings, with a new id each time.
+their phrasings, with a new id each time. A provider that refuses to plan is reported with a
+``model_fallback`` event (``step``: plan).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import structlog
 from langgraph.runtime import Runtime
 
 from keel.nodes.support.context import KeelContext
+from keel.nodes.support.model_events import model_fallback
 from keel.nodes.support.planner import model_steps, phrase_steps
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, Todolist
@@ -22,12 +24,17 @@ from keel.nodes.support.state import KeelState, Todolist
 log = structlog.get_logger(__name__)
 
 
-async def make_todolist(mission: str, ctx: KeelContext) -> Todolist:
+async def make_todolist(mission: str, runtime: Runtime[KeelContext]) -> Todolist:
     """A fresh plan for ``mission``: the model's when it gives a usable one, else the phrasings'."""
-    resources = ctx.resources
+    resources = runtime.context.resources
     items = None
     if resources.plan_model is not None:
-        items = await model_steps(mission, resources.plan_model, resources.tools)
+        items, failed = await model_steps(
+            mission, resources.plan_model, resources.tools, resources.plan_method
+        )
+        if failed is not None:
+            event = model_fallback(failed.reason, failed.status, failed.detail, step="plan")
+            runtime.stream_writer(event)
     source = "model" if items else "phrasings"
     items = items or phrase_steps(mission, resources.tools)
     log.info("todolist_planned", source=source, items=len(items))
@@ -43,7 +50,7 @@ async def plan(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         update["mission"] = mission
         log.info("mission_set", mission_preview=preview(mission))
     if state.get("todolist") is None:
-        todolist = await make_todolist(mission, runtime.context)
+        todolist = await make_todolist(mission, runtime)
         update["todolist"] = todolist
         log.info("todolist_created", todolist_id=todolist["id"], items=len(todolist["items"]))
     return update

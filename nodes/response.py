@@ -4,12 +4,12 @@ The turn ends only when the last assistant message has a DONE line, no tool call
 its result and the todolist has no open step. Otherwise it loops back to the assistant (with a
 nudge when the assistant stopped short). Steps that the assistant still leaves open after a nudge
 are closed as skipped, so the todolist tells the truth. A per-turn loop limit ends a turn that does
-not converge, with ``complete`` false and a ``loop_limit`` event. An answer that ends on a question
-to the user (no DONE, its last line ends with "?") while steps of the plan are still open ends the
-turn waiting for the reply, kept as ``pending_question`` (the next message answers it, see the
-reset node); a turn the caller stopped
+not converge, with ``complete`` false and a ``loop_limit`` event; so does the turn's time budget,
+with a ``turn_timed_out`` event. A question the model asked with ``ask_user``
+(``pending_question``) ends the turn waiting for the reply (the next message answers it, see the
+reset node); a reply that merely ends in "?" asks nothing. A turn the caller stopped
 (``stop_requested``) ends at once, with a ``turn_stopped`` event. When the turn ends, its messages
-are written to the message log.
+are written to the message log, with one assistant message: the reply the user sees.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from langgraph.runtime import Runtime
 from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import loop_limit, turn_stopped
 from keel.nodes.support.message_log import flush
+from keel.nodes.support.model_call import seconds_left
+from keel.nodes.support.model_events import turn_timed_out
 from keel.nodes.support.models import said_done
-from keel.nodes.support.previews import preview
 from keel.nodes.support.progress import close_open_steps
 from keel.nodes.support.state import KeelState, open_items
 
@@ -43,20 +44,32 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
     return []
 
 
-def asked(message: AnyMessage | None) -> str | None:
-    """The question an assistant's final answer ends on (its last line ends with "?"), if any."""
-    if not isinstance(message, AIMessage) or message.tool_calls:
-        return None
-    lines = [line.strip() for line in message.text.splitlines() if line.strip()]
-    return lines[-1] if lines and lines[-1].endswith("?") else None
+OUT_OF_TIME = "I ran out of time ({seconds} s) before finishing this."
+MODEL_FAILED = "The model gave no usable answer ({reason}), so I stopped here."
 
 
 async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
     update = completion(state, runtime)
     if update.get("turn_over"):
-        update["last_message_at"] = await flush(state, runtime)
+        update["last_message_at"] = await flush(state, runtime, True, update.get("turn_note"))
     return update
+
+
+def unfinished(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any] | None:
+    """The end of a turn that cannot go on: out of time, or no usable answer; else None."""
+    ctx = runtime.context
+    todolist = state.get("todolist")
+    if state.get("out_of_time") or seconds_left(state, ctx) <= 0:
+        still_open = [i["description"] for i in open_items(todolist)]
+        runtime.stream_writer(turn_timed_out(ctx.turn_seconds, still_open))
+        log.warning("turn_timed_out", seconds=ctx.turn_seconds, loops=state.get("loops", 0))
+        note = OUT_OF_TIME.format(seconds=ctx.turn_seconds)
+        return {"complete": False, "turn_over": True, "turn_note": note}
+    if reason := state.get("model_failed"):
+        note = MODEL_FAILED.format(reason=reason)
+        return {"complete": False, "turn_over": True, "turn_note": note}
+    return None
 
 
 def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
@@ -77,10 +90,9 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
             "todolist": todolist,
             "stop_requested": False,
         }
+    if state.get("pending_question"):  # the model asked (ask_user): the next message answers
+        return {"complete": False, "turn_over": True}
     done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
-    if not done and open_items(todolist) and (question := asked(last)) is not None:
-        log.info("question_asked", question_preview=preview(question))
-        return {"complete": False, "turn_over": True, "pending_question": question}
     if done and not pending_tool_calls(window):
         if todolist:
             todolist = close_open_steps(todolist, None, "done", "answered")
@@ -89,6 +101,8 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         if not open_items(todolist):
             log.info("turn_complete", loops=state.get("loops", 0))
             return {"complete": True, "turn_over": True, "todolist": todolist}
+    if (ended := unfinished(state, runtime)) is not None:
+        return {**ended, "todolist": todolist}
     loops = state.get("loops", 0)
     exhausted = bool(state.get("context_exhausted"))
     if loops >= ctx.loop_limit:

@@ -5,11 +5,13 @@ the state machine stays in TOOL_EXECUTION and the graph goes back there with it.
 plain new input on a paused thread resumes it, for any client; ``Command(resume=...)`` does the
 same. Otherwise a new turn begins (USER_INPUT): a fresh window holding only the message (earlier
 turns live in the message log), the per-turn counters reset, the turn counted. The message id is
-derived from the turn number, so a re-run writes the same message, never a second one.
+derived from the turn number, so a re-run writes the same message, never a second one. The turn's
+time budget (``turn_seconds``) starts here, for a new turn and for the answer to a confirmation.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import structlog
@@ -33,9 +35,10 @@ def answers_confirmation(state: KeelState) -> bool:
 def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Take ``state["content"]`` as the answer to a waiting question, or start a turn with it."""
     content = state.get("content", "")
+    deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
     if state.get("awaiting"):
         log.info("confirmation_answered", message_preview=preview(content))
-        return {"answer": content, "stop_requested": False}
+        return {"answer": content, "stop_requested": False, "turn_deadline": deadline}
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     return {
@@ -46,5 +49,5 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
             ]
         ),
         "stats": stats,
-        **turn_start(agent_state=AgentState.USER_INPUT.value),
+        **turn_start(agent_state=AgentState.USER_INPUT.value, turn_deadline=deadline),
     }

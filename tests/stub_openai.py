@@ -1,53 +1,38 @@
-"""A local OpenAI-compatible chat-completions server for tests: scripted answers over real HTTP."""
+"""A local OpenAI-compatible chat-completions server for tests: scripted answers over real HTTP.
+
+Besides its scripted answers it misbehaves the ways real servers do, on request: it hangs (a
+stream that never sends a chunk), runs away (content until ``max_tokens``, or for good), answers
+an empty stream, repeats a tool's name in every streamed chunk, fails with a status, or refuses
+structured output. It notes the requests whose client went away (``closed``).
+"""
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.stub_wire import (
+    EMPTY_STREAM,
+    HANG,
+    REPEATED_NAME,
+    RUNAWAY,
+    RUNAWAY_PIECES,
+    completion,
+    repeated_name_chunks,
+    stream_chunks,
+)
+
+__all__ = ["EMPTY_STREAM", "HANG", "RUNAWAY", "StubOpenAI", "completion", "stream_chunks"]
+
 CONTEXT_LENGTH_MESSAGE = (
     "This model's maximum context length is 128000 tokens. "
     "However, your messages resulted in 130000 tokens."
 )
-
-
-STREAM_PIECE = 4
-"""Characters per streamed content chunk: small, so lines arrive split across chunks."""
-
-
-def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """A chat completion as the chunks of a streamed answer (content a few characters at a time)."""
-    message = body["choices"][0]["message"]
-    base = {"id": body["id"], "object": "chat.completion.chunk", "created": 0, "model": "stub"}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    content = message.get("content") or ""
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [
-        chunk({"content": content[i : i + STREAM_PIECE]})
-        for i in range(0, len(content), STREAM_PIECE)
-    ]
-    for i, call in enumerate(message.get("tool_calls", [])):
-        chunks.append(chunk({"tool_calls": [{"index": i, **call}]}))
-    chunks.append(chunk({}, body["choices"][0]["finish_reason"]))
-    return chunks
-
-
-def completion(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
-    """A chat completion answering ``message``."""
-    return {
-        "id": "chatcmpl-stub",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "stub",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
 
 
 def default_plan(request: dict[str, Any]) -> dict[str, Any]:
@@ -71,18 +56,74 @@ class StubOpenAI:
         self.plan_requests: list[dict[str, Any]] = []
         self.delays: dict[int, float] = {}
         """Seconds to wait before answering the request of this number (0 is the first)."""
+        self.default: tuple[int, Any] | None = None
+        """What every request is answered when the queue is empty (else a 500)."""
+        self.closed = 0
+        """Requests whose client went away before the answer was finished."""
+        self.refuse_plans: int | None = None
+        """Answer every request for structured output (a plan) with this status."""
+        self.stopping = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length))
-                if request.get("response_format"):
+                if is_plan_request(request):
                     self.answer_plan(request)
                     return
                 stub.requests.append(request)
                 time.sleep(stub.delays.get(len(stub.requests) - 1, 0.0))
-                status, body = stub.answers.pop(0) if stub.answers else (500, {"error": {}})
+                status, body = stub.next_answer()
+                try:
+                    if body == EMPTY_STREAM and not request.get("stream"):
+                        body = completion({"role": "assistant", "content": ""})  # said nothing
+                    limit = request.get("max_tokens") or request.get("max_completion_tokens")
+                    if body == RUNAWAY and not request.get("stream") and limit:
+                        content = "and so on " * limit  # cut where the client said
+                        body = completion({"role": "assistant", "content": content}, "length")
+                    if status == 200 and isinstance(body, str):
+                        self.misbehave(body, request)
+                        return
+                    self.answer(status, body, request)
+                except (BrokenPipeError, ConnectionResetError):
+                    stub.closed += 1
+
+            def misbehave(self, how: str, request: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                if how == HANG:  # not a byte, until the client goes away
+                    while not stub.stopping.wait(0.05):
+                        if self.client_left():
+                            stub.closed += 1
+                            return
+                    return
+                if how == RUNAWAY:
+                    limit = request.get("max_tokens") or request.get("max_completion_tokens")
+                    body = completion({"role": "assistant", "content": ""})
+                    base = stream_chunks(body)[0]
+                    for _ in range(limit or RUNAWAY_PIECES):
+                        delta = {"content": "and so on "}
+                        chunk = {**base, "choices": [{"index": 0, "delta": delta}]}
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        time.sleep(0.001)
+                    end = {
+                        **base,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}],
+                    }
+                    self.wfile.write(f"data: {json.dumps(end)}\n\n".encode())
+                elif how.startswith(REPEATED_NAME):
+                    for chunk in repeated_name_chunks(json.loads(how[len(REPEATED_NAME) :])):
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")  # EMPTY_STREAM: nothing before it
+
+            def client_left(self) -> bool:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+
+            def answer(self, status: int, body: dict[str, Any], request: dict[str, Any]) -> None:
                 if request.get("stream") and status == 200:
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
@@ -102,7 +143,21 @@ class StubOpenAI:
             def answer_plan(self, request: dict[str, Any]) -> None:
                 stub.plan_requests.append(request)
                 status, plan = stub.plans.pop(0) if stub.plans else (200, default_plan(request))
+                if stub.refuse_plans is not None:
+                    status, plan = stub.refuse_plans, {"message": "response_format not supported"}
                 body = completion({"role": "assistant", "content": json.dumps(plan)})
+                if request.get("tools"):  # function calling: the plan is the call's arguments
+                    call = {"id": "call_plan", "type": "function"}
+                    call["function"] = {"name": "PlanSteps", "arguments": json.dumps(plan)}
+                    body = completion({"role": "assistant", "content": "", "tool_calls": [call]})
+                if status == 200 and request.get("stream"):
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in stream_chunks(body):
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    return
                 data = json.dumps(body if status == 200 else {"error": plan}).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -125,6 +180,7 @@ class StubOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -176,3 +232,32 @@ class StubOpenAI:
 
     def server_error(self) -> None:
         self.answers.append((500, {"error": {"message": "upstream down", "type": "server_error"}}))
+
+    def next_answer(self) -> tuple[int, Any]:
+        """The next queued answer, else the default one, else a 500."""
+        if self.answers:
+            return self.answers.pop(0)
+        return self.default or (500, {"error": {"message": "nothing queued"}})
+
+    def always(self, content: str) -> None:
+        """Answer every request with ``content`` once the queue is empty (a model never DONE)."""
+        self.reply(content)
+        self.default = self.answers.pop()
+
+    def misbehaving(self, how: str, times: int = 1) -> None:
+        """Queue ``times`` answers that misbehave ``how``: HANG, RUNAWAY or EMPTY_STREAM."""
+        self.answers.extend([(200, how)] * times)
+
+    def repeated_name(self, name: str, args: dict[str, Any], times: int = 1) -> None:
+        """Queue a tool call streamed with ``name`` repeated in each of its chunks."""
+        self.reply(tool_calls=[{"name": name, "args": args}])
+        body = self.answers.pop()[1]
+        self.answers.extend([(200, REPEATED_NAME + json.dumps(body))] * times)
+
+
+def is_plan_request(request: dict[str, Any]) -> bool:
+    """A request for a mission's plan: structured output by schema, JSON mode or function."""
+    if request.get("response_format"):
+        return True
+    choice = request.get("tool_choice")
+    return isinstance(choice, dict) and choice.get("function", {}).get("name") == "PlanSteps"

@@ -46,7 +46,16 @@ export function eventText(type, data = {}) {
         ? `Back to the topic: ${data.title || "untitled"}`
         : `New topic: ${data.title || "untitled"}`;
     case "state_updated":
-      return data.mission_reset ? "Starting new query (previous task completed)" : null;
+      if (!data.mission_reset) return null;
+      return data.reason === "unfinished_turn_abandoned"
+        ? "Starting new query (previous task left unfinished)"
+        : "Starting new query (previous task completed)";
+    case "model_fallback":
+      return data.step === "plan"
+        ? `The model could not plan (${data.reason}); planned offline`
+        : `The model failed (${data.reason}); the offline assistant took over`;
+    case "turn_timed_out":
+      return `Stopped: out of time after ${data.seconds ?? "?"} s`;
     case "resumed":
       return `Resumed in a fresh context from step ${data.step ?? "?"}`;
     case "loop_limit":

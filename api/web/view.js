@@ -292,6 +292,12 @@ export function startReply() {
       text.textContent = streamed;
       scrollToBottom();
     },
+    /** A new model call begins (a `round_started` event): its text replaces the last one's. */
+    restart() {
+      if (!streamed) return; // still the typing dots
+      streamed = "";
+      text.textContent = "";
+    },
     finish(reply) {
       item.classList.remove("streaming");
       item.removeAttribute("aria-busy");

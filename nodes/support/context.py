@@ -10,6 +10,7 @@ takes the process's setting (``KEEL_*``, ``keel.graphs.settings``, which declare
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,8 @@ from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
 from keel.nodes.support.embeddings import Embedder
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER
-from keel.nodes.support.models import AgentModel
+from keel.nodes.support.models import DEFAULT_MAX_TOKENS, AgentModel
+from keel.nodes.support.planner import PlanMethod
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS
 
@@ -82,6 +84,16 @@ class Tunables(BaseModel):
     checkpoint_keep: int = Field(
         default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
     )
+    max_tokens: int = Field(
+        default=DEFAULT_MAX_TOKENS,
+        ge=1,
+        description="The most tokens one model answer may have (sent with every model call).",
+    )
+    turn_seconds: int = Field(
+        default=120,
+        ge=1,
+        description="A turn's time budget: past it the turn ends with what it has (not complete).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -127,6 +139,8 @@ class Resources:
     """The topic segments."""
     model: AgentModel = field(repr=False)
     """The chat model with the tools bound."""
+    fallback_model: AgentModel | None = field(default=None, repr=False)
+    """The offline model that answers when ``model``'s provider fails (None: nothing does)."""
     tools: list[BaseTool] = field(default_factory=lambda: list(TODO_TOOLS), repr=False)
     """The tools the model may call (MCP serves them too)."""
     prompt: str = ""
@@ -139,6 +153,8 @@ class Resources:
     """A model that titles new topics; None titles them with their first words."""
     plan_model: BaseChatModel | None = field(default=None, repr=False)
     """A model that plans missions (structured output); None plans by the tools' phrasings."""
+    plan_method: PlanMethod = "json_schema"
+    """How ``plan_model`` is asked for a plan (``KEEL_PLAN_METHOD``)."""
     token_model: str | None = None
     """Model name whose tokenizer counts the budget (tiktoken); None uses the estimate."""
     embedder: Embedder | None = field(default=None, repr=False)
@@ -180,6 +196,26 @@ class KeelContext(Tunables):
     )
     _resources: Resources | None = PrivateAttr(default=None)
     _given: frozenset[str] | None = PrivateAttr(default=None)
+    _stop: asyncio.Event | None = PrivateAttr(default=None)
+    _deadline: float | None = PrivateAttr(default=None)
+
+    def stopping_on(self, stop: asyncio.Event | None, deadline: float | None) -> KeelContext:
+        """This context with the event a caller sets to stop the turn (the API's cancel), and
+        the time (``time.time()``) its budget runs out, counted from when the caller ran it.
+        """  # noqa: D205
+        context = self.model_copy()
+        context._stop, context._deadline = stop, deadline
+        return context
+
+    @property
+    def deadline(self) -> float | None:
+        """When the caller's turn runs out of time; None: the state's (from its message)."""
+        return self._deadline
+
+    @property
+    def stop_event(self) -> asyncio.Event | None:
+        """Set when the caller stops the turn: a model call in flight is cancelled."""
+        return self._stop
 
     def using(self, resources: Resources) -> KeelContext:
         """This context on ``resources``: what its caller left unset takes their settings.

@@ -17,6 +17,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from keel.nodes.support.model_events import (
+    ModelFallbackEvent,
+    RoundStartedEvent,
+    TurnTimedOutEvent,
+)
 from keel.nodes.support.state import AuditEntry
 
 TopicReason = Literal["phrase", "time_gap", "user_reset", "semantic", "returned"]
@@ -69,7 +74,8 @@ class MissionResetData(TypedDict):
     reason: Annotated[
         str,
         Field(
-            description="completed_todolist_detected or user_requested.",
+            description="completed_todolist_detected, unfinished_turn_abandoned (the last turn "
+            "ended without finishing its plan) or user_requested.",
             examples=["completed_todolist_detected"],
         ),
     ]
@@ -182,13 +188,20 @@ _Reported = (
     | ResumedEvent
     | LoopLimitEvent
     | TurnStoppedEvent
+    | ModelFallbackEvent
+    | TurnTimedOutEvent
 )
 
 Event = Annotated[_Reported, Field(discriminator="type")]
 """Something a node reported during a turn (or a reset), told apart by its ``type``."""
 
-StreamEvent = Annotated[_Reported | TokenEvent, Field(discriminator="type")]
-"""What a turn streams as it runs: its events and, among them, the model's tokens."""
+StreamEvent = Annotated[_Reported | TokenEvent | RoundStartedEvent, Field(discriminator="type")]
+"""What a turn streams as it runs: its events and, among them, the model's tokens and the start
+of each model call (``round_started``: a client replaces the text streamed so far in the turn's
+reply with what follows)."""
+
+STREAMED_ONLY = frozenset({"token", "round_started"})
+"""Event types that are streamed but not kept in the turn's result."""
 
 
 def topic_changed(

@@ -1,10 +1,13 @@
 """Writing the current turn's messages to the message log, idempotently.
 
-``flush`` writes every message of the turn's window under its message id; a message already
+``flush`` writes the turn's window under its message ids: the user's message, the tool results,
+and one assistant message, the final answer as the user sees it (with the note the response node
+adds). The assistant's earlier rounds (tool calls, answers it was sent back from) stay in the
+checkpoints only, so the log and a reloaded page show a turn as one exchange. A message already
 written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
-before they pause (tool_execution) and when a turn ends (response): once or twice a turn. Replies
-enter the window without their DONE line (``keel.nodes.support.models.WithoutDoneLines``), so
-the log holds what the user sees.
+before they pause (tool_execution: no answer yet) and when a turn ends (response): once or twice a
+turn. Replies enter the window without their DONE line
+(``keel.nodes.support.models.WithoutDoneLines``), so the log holds what the user sees.
 """
 
 from __future__ import annotations
@@ -39,16 +42,35 @@ def log_row(message: AnyMessage, topic_id: str | None) -> dict[str, Any]:
     return row
 
 
-async def flush(state: KeelState, runtime: Runtime[KeelContext]) -> str:
-    """Write the turn's window to the log (messages already there are skipped); return when."""
+def final_answer(window: list[AnyMessage]) -> AIMessage | None:
+    """The turn's last assistant message: the one the log keeps."""
+    return next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
+
+
+async def flush(
+    state: KeelState, runtime: Runtime[KeelContext], ending: bool = False, note: str | None = None
+) -> str:
+    """Write the turn's window to the log (messages already there are skipped); return when.
+
+    When the turn is ``ending``, its final answer is written too, with ``note`` after its text.
+    """
     ctx = runtime.context
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
+    window = state.get("window", [])
+    final = final_answer(window) if ending else None
     rows = [
         log_row(m, topic_id)
-        for m in state.get("window", [])
-        if m.id and not m.additional_kwargs.get(SYNTHETIC)
+        for m in window
+        if m.id and not m.additional_kwargs.get(SYNTHETIC) and not isinstance(m, AIMessage)
     ]
+    if final is not None and final.id:  # the reply comes last, after what the turn's tools did
+        text = "\n".join(p for p in (final.text.strip(), note) if p)
+        rows.append({**log_row(final, topic_id), "content": text})
+    elif ending and note and window and window[0].id:  # no answer, only the note
+        key = f"{window[0].id}:note"
+        rows.append({"message_key": key, "role": "assistant", "content": note})
+        rows[-1]["topic_id"] = topic_id
     await ctx.resources.messages.append(conversation_id(runtime), ctx.user_id, rows)
     return ctx.resources.clock().isoformat()
 

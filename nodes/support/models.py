@@ -1,10 +1,14 @@
 """The chat-model factory: OpenAI when a key is set, the rule-based model always behind it.
 
-``build_agent_model(tools, api_key, model, base_url)`` returns a runnable with the tools bound: with
-an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini;
-``OPENAI_BASE_URL`` honoured) with the rule-based model as fallback for any provider failure except
-a context-length error, which is raised as ``ContextLengthExceeded`` so the graph can resume in a
-fresh window; without a key, the rule-based model alone. Both take their DONE line out of their
+``build_agent_model(tools, api_key, model, base_url)`` returns a runnable with the tools bound
+(``tool_choice="auto"`` sent explicitly: some compatible servers read a missing one as "none"):
+with an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default gpt-4o-mini;
+``OPENAI_BASE_URL`` honoured), each request bounded by a timeout and a number of retries; without
+a key, the rule-based model alone. ``build_fallback_model`` is the rule-based model that the
+assistant node turns to when the provider fails (``ProviderFailed``, with its reason, HTTP status
+and a preview of its message) or answers nothing usable (``keel.nodes.support.model_call``); a
+context-length error is raised as ``ContextLengthExceeded`` instead, so the graph can resume in a
+fresh window. Both take their DONE line out of their
 answer themselves, as they produce it (``keel.nodes.support.markers``); any other model a run is
 given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``system_prompt`` is
 what the assistant node puts first in every model call, made from the tools' declarations.
@@ -13,6 +17,7 @@ what the assistant node puts first in every model call, made from the tools' dec
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -27,6 +32,7 @@ from pydantic import ConfigDict
 
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done, stream_without_done
 from keel.nodes.support.rule_model import RuleBasedChatModel
+from keel.tools.ask_user import ask_user
 from keel.tools.spec import spec_of
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -45,9 +51,11 @@ Rules:
 
 
 def system_prompt(tools: Sequence[BaseTool]) -> str:
-    """What the assistant node puts first in every model call: the rules and the tools' lines."""
+    """What the assistant node puts first in every model call: the rules and the tools' lines
+    (``ask_user``'s too: it is bound beside every tool list).
+    """  # noqa: D205
     asking = [t.name for t in tools if spec_of(t).confirm]
-    lines = [f"- {line}\n" for t in tools if (line := spec_of(t).prompt)]
+    lines = [f"- {line}\n" for t in [*tools, ask_user] if (line := spec_of(t).prompt)]
     if asking:
         names = ", ".join(asking)
         lines.insert(0, f"- {names} ask the user for a yes first: just call them, keel asks.\n")
@@ -62,7 +70,39 @@ class ContextLengthExceeded(RuntimeError):
 
 
 class ProviderFailed(RuntimeError):
-    """The provider failed for any other reason; the rule-based model answers instead."""
+    """The provider failed for any other reason (or answered nothing usable); the rule-based
+    model answers instead.
+    """  # noqa: D205
+
+    def __init__(self, reason: str, status: int | None = None, detail: str = "") -> None:
+        """Name the failure: its ``reason``, the provider's HTTP ``status``, a preview."""
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.status = status
+        self.detail = detail
+
+
+DETAIL_CHARS = 100
+"""The provider's error message is kept (and logged) as a preview of this many characters."""
+
+
+def failure_of(exc: BaseException) -> ProviderFailed:
+    """A provider's exception as a ``ProviderFailed``: timeout, http_<status>, connection_error."""
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    if "Timeout" in name:
+        reason = "timeout"
+    elif isinstance(status, int):
+        reason = f"http_{status}"
+    elif "Connection" in name:
+        reason = "connection_error"
+    else:
+        reason = "provider_error"
+    body = getattr(exc, "body", None)
+    said = body.get("message") if isinstance(body, dict) else None
+    message = " ".join(str(said or getattr(exc, "message", None) or exc or name).split())
+    detail = message if len(message) <= DETAIL_CHARS else message[: DETAIL_CHARS - 1] + "…"
+    return ProviderFailed(reason, status if isinstance(status, int) else None, detail)
 
 
 def is_context_length_error(exc: BaseException) -> bool:
@@ -77,29 +117,54 @@ def is_context_length_error(exc: BaseException) -> bool:
 
 def classified(exc: Exception) -> Exception:
     """A provider's failure as ContextLengthExceeded or ProviderFailed."""
+    if isinstance(exc, ContextLengthExceeded | ProviderFailed):
+        return exc
     if is_context_length_error(exc):
         return ContextLengthExceeded(str(exc)[:300])
-    return ProviderFailed(f"{type(exc).__name__}: {str(exc)[:300]}")
+    return failure_of(exc)
 
 
-def openai_model(api_key: str, model: str, base_url: str | None, timeout: float) -> BaseChatModel:
-    """Keel's ``ChatOpenAI`` (``KeelChatOpenAI``): one provider call and one retry at most."""
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_RETRIES = 1
+DEFAULT_MAX_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """What bounds every provider request."""
+
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
+    """Seconds one request may take."""
+    retries: int = DEFAULT_RETRIES
+    """Retries of a request that failed or timed out."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """The longest answer, in tokens (a call may give its own)."""
+
+
+def openai_model(
+    api_key: str, model: str, base_url: str | None, limits: ModelLimits = ModelLimits()
+) -> BaseChatModel:
+    """Keel's ``ChatOpenAI`` (``KeelChatOpenAI``), its requests bounded by ``limits``."""
     from keel.nodes.support.openai_model import KeelChatOpenAI
 
     return KeelChatOpenAI(
         model=model,
         base_url=base_url,
         api_key=api_key,  # type: ignore[arg-type]
-        max_retries=1,
-        timeout=timeout,
+        max_retries=limits.retries,
+        timeout=limits.timeout,
+        max_completion_tokens=limits.max_tokens,
     )
 
 
 def build_title_model(
-    api_key: str | None = None, model: str = DEFAULT_OPENAI_MODEL, base_url: str | None = None
+    api_key: str | None = None,
+    model: str = DEFAULT_OPENAI_MODEL,
+    base_url: str | None = None,
+    limits: ModelLimits = ModelLimits(),
 ) -> BaseChatModel | None:
     """A model that writes short topic titles (and plans missions), when an OpenAI key is given."""
-    return openai_model(api_key, model, base_url, timeout=20) if api_key else None
+    return openai_model(api_key, model, base_url, limits) if api_key else None
 
 
 def build_agent_model(
@@ -107,15 +172,18 @@ def build_agent_model(
     api_key: str | None = None,
     model: str = DEFAULT_OPENAI_MODEL,
     base_url: str | None = None,
+    limits: ModelLimits = ModelLimits(),
 ) -> AgentModel:
     """The model the assistant node calls, with ``tools`` bound: OpenAI when a key is given."""
-    rule_based = RuleBasedChatModel().bind_tools(tools)
     if not api_key:
-        return rule_based
-    openai = openai_model(api_key, model, base_url, timeout=60)
-    return openai.bind_tools(tools).with_fallbacks(
-        [rule_based], exceptions_to_handle=(ProviderFailed,)
-    )
+        return build_fallback_model(tools)
+    chat = openai_model(api_key, model, base_url, limits)
+    return chat.bind_tools(tools, tool_choice="auto")
+
+
+def build_fallback_model(tools: Sequence[BaseTool]) -> AgentModel:
+    """The offline rule-based model with ``tools`` bound: what answers when the provider fails."""
+    return RuleBasedChatModel().bind_tools(tools)
 
 
 def said_done(message: BaseMessage, marker: str = DEFAULT_DONE_MARKER) -> bool:
@@ -153,7 +221,7 @@ class WithoutDoneLines(BaseChatModel):
         done_marker: str = DEFAULT_DONE_MARKER,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        parts = self.inner.astream(messages, config=self._inner_config)
+        parts = self.inner.astream(messages, config=self._inner_config, **kwargs)
         async for chunk in stream_without_done(parts, message_id, done_marker):
             yield chunk
 

@@ -4,7 +4,10 @@ Imported only when an API key is set (``keel.nodes.support.models.build_agent_mo
 not, the answer comes back under the ``message_id`` the assistant node gives, without the line that
 matches ``done_marker`` (marked ``keel_done`` instead), so no client ever sees it; a provider's
 failure comes out as ``ContextLengthExceeded`` (the graph resumes in a fresh window) or
-``ProviderFailed`` (the rule-based model answers instead).
+``ProviderFailed`` (the rule-based model answers instead). A compatible server (``base_url`` set) is
+sent the output bound as ``max_tokens``, the name every OpenAI-compatible server reads; OpenAI
+itself gets ``max_completion_tokens``. A cancelled call closes its HTTP request, so the server
+stops generating.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
@@ -24,6 +28,15 @@ from keel.nodes.support.models import classified
 
 class KeelChatOpenAI(ChatOpenAI):
     """``ChatOpenAI`` whose answers carry no DONE line and whose failures are classified."""
+
+    @override
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if self.openai_api_base and "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        return payload
 
     @override
     async def _astream(

@@ -5,12 +5,16 @@ structured output (``PlanSteps``: each step's description and the tool it intend
 the answer is validated: at least one and at most ``MAX_STEPS`` steps, known tools only, no empty
 or overlong description. A plan the model cannot give, or gives unusable, falls back to the
 phrasings (``phrase_steps``: one step per request the tools recognise, a single "answer" step
-otherwise), which is also how the offline rule-based model plans.
+otherwise), which is also how the offline rule-based model plans. How the model is asked is a
+setting (``PlanMethod``: a JSON schema, JSON mode, a function call, or not at all), since servers
+differ in what they support; a refusal is logged with the provider's status and a preview of its
+message, and reported as a ``model_fallback`` of the plan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import structlog
 from langchain_core.language_models import BaseChatModel
@@ -19,6 +23,7 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, Field
 
+from keel.nodes.support.models import ProviderFailed, classified
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import TodoItem
 from keel.tools.understanding import parse_intents
@@ -31,8 +36,12 @@ DESCRIPTION_MAX_CHARS = 200
 PLAN_PROMPT = (
     "Break the user's request into the steps needed to carry it out, in order. Give each step a "
     "short description and the one tool it will use, or null for a step that is only an answer. "
+    'Answer in JSON: {{"steps": [{{"description": "...", "tool": "..." or null}}]}}. '
     "Tools:\n{tools}"
 )
+PlanMethod = Literal["json_schema", "json_mode", "function_calling", "off"]
+"""How the model is asked for a plan: structured output by JSON schema, JSON mode, a forced
+function call, or not at all (the plan comes from the phrasings)."""
 
 
 class PlanStep(BaseModel):
@@ -73,19 +82,38 @@ def usable(plan: PlanSteps, tools: Sequence[BaseTool]) -> list[TodoItem] | None:
     return [_item(n, s.description.strip(), s.tool) for n, s in enumerate(steps, start=1)]
 
 
+def planning(model: BaseChatModel | None, method: PlanMethod) -> BaseChatModel | None:
+    """The model that plans missions with ``method``; None when plans come from the phrasings."""
+    return None if method == "off" else model
+
+
 async def model_steps(
-    mission: str, model: BaseChatModel, tools: Sequence[BaseTool]
-) -> list[TodoItem] | None:
-    """The model's plan for ``mission``, validated; None when it has no usable one."""
+    mission: str,
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    method: PlanMethod = "json_schema",
+) -> tuple[list[TodoItem] | None, ProviderFailed | None]:
+    """The model's plan for ``mission``, validated (None when it has no usable one), and the
+    provider's failure when it refused to give one.
+    """  # noqa: D205
     listed = "\n".join(f"- {t.name}: {(t.description or '').partition(NL)[0]}" for t in tools)
     messages = [SystemMessage(PLAN_PROMPT.format(tools=listed)), HumanMessage(mission[:4000])]
     try:
-        planner = model.with_structured_output(PlanSteps)
+        planner = model.with_structured_output(PlanSteps, method=method)
         plan = await planner.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
     except Exception as exc:  # the model's plan is an improvement, never a reason to fail a turn
-        log.warning("plan_from_model_failed", error=type(exc).__name__)
-        return None
+        failure = classified(exc)
+        status, detail = getattr(failure, "status", None), getattr(failure, "detail", str(failure))
+        log.warning(
+            "plan_from_model_failed",
+            error=type(exc).__name__,
+            method=method,
+            status=status,
+            error_preview=preview(detail),
+        )
+        reason = "structured_output_refused" if status else getattr(failure, "reason", "error")
+        return None, ProviderFailed(reason, status, preview(detail) or "")
     items = usable(plan, tools) if isinstance(plan, PlanSteps) else None
     if items is None:
         log.warning("plan_from_model_unusable", plan_preview=preview(str(plan)))
-    return items
+    return items, None

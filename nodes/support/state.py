@@ -20,9 +20,7 @@ from keel.tools.next_step import NextStep
 WINDOW_MAX_MESSAGES = 40
 """Upper bound on the messages kept in ``window``, reached by dropping earlier turns' messages;
 the current turn's (from its user message on) are never dropped."""
-
-AUDIT_MAX_ENTRIES = 20
-"""Upper bound on ``audit`` entries kept in state."""
+AUDIT_MAX_ENTRIES = 20  # upper bound on ``audit`` entries kept in state
 
 ItemStatus = Literal["pending", "in_progress", "done", "skipped"]
 
@@ -207,7 +205,7 @@ class KeelState(TypedDict, total=False):
     last_message_at: str | None
     """ISO-8601 time the log was last written for this conversation (for the topic gap)."""
     pending_question: str | None
-    """A question the assistant ended its turn on: the next message answers it (so it continues
+    """A question the model asked (``ask_user``): the next message answers it (so it continues
     the mission rather than resetting it)."""
     answers: dict[str, str]
     """The user's answers to the assistant's questions, by question (the most recent, kept across
@@ -234,6 +232,14 @@ class KeelState(TypedDict, total=False):
     """Answers given in this turn, by tool call id."""
     stop_requested: bool
     """The caller stopped the turn (the API's cancel): the response node ends it at once."""
+    turn_deadline: float | None
+    """When the turn's time budget runs out (seconds since the epoch)."""
+    out_of_time: bool
+    """The time budget ran out: the response node ends the turn with what it has."""
+    fell_back: str | None
+    """Why the provider was given up in this turn: the offline model finishes it."""
+    model_failed: str | None
+    """No usable answer and nothing to take over: the turn ends."""
 
 
 class TurnOutput(TypedDict, total=False):
@@ -284,14 +290,16 @@ def turn_start(**fields: Any) -> dict[str, Any]:
         "answer": None,
         "confirmations": {},
         "stop_requested": False,
+        "turn_deadline": None,
+        "out_of_time": False,
+        "fell_back": None,
+        "model_failed": None,
         **fields,
     }
 
 
-ANSWERS_MAX = 10
-"""Answers to the assistant's questions kept in state (the most recent)."""
-ANSWER_MAX_CHARS = 200
-"""A question and its answer are kept to this many characters each (a preview of longer ones)."""
+ANSWERS_MAX = 10  # answers to the assistant's questions kept in state (the most recent)
+ANSWER_MAX_CHARS = 200  # a question and its answer are kept to this many characters each
 
 
 def with_answer(answers: dict[str, str] | None, question: str, answer: str) -> dict[str, str]:

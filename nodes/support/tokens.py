@@ -50,6 +50,12 @@ def _encoding(model_name: str) -> Any:
         return None
 
 
+def load_encoding(model_name: str | None) -> None:
+    """Load ``model_name``'s encoding now (it reads files: call it off the event loop)."""
+    if model_name:
+        _encoding(model_name)
+
+
 def count_tokens(messages: Sequence[BaseMessage], model_name: str | None = None) -> int:
     """Tokens of ``messages`` for ``model_name`` (tiktoken), or the estimate without a model."""
     encoding = _encoding(model_name) if model_name else None

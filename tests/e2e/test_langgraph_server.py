@@ -199,7 +199,10 @@ async def test_the_streams_carry_updates_events_and_only_assistant_text(langgrap
     updated = [next(iter(p.data)) for p in parts if p.event == "updates"]
     assert updated[:4] == ["user_input", "topic_detect", "reset", "plan"]
     assert {"assistant", "tool_execution", "response"} <= set(updated)
-    events = [p.data for p in parts if p.event == "custom"]
+    custom = [p.data for p in parts if p.event == "custom"]
+    rounds = [e["data"] for e in custom if e["type"] == "round_started"]
+    assert rounds == [{"round": 0, "attempt": 0}, {"round": 1, "attempt": 0}]
+    events = [e for e in custom if e["type"] != "round_started"]
     assert {"type": "tool_call", "data": events[-1]["data"]} in events
     assert events[-1]["data"]["name"] == "create_todo_task"
     messages = [m for p in parts if p.event.startswith("messages/") for m in p.data]

@@ -70,3 +70,10 @@ def test_the_topic_fit_and_corpus_scripts_run(tmp_path):
     }
     fitted = bench("bench/topic_fit.py", "bench/data/topics_dev.jsonl")
     assert fitted.splitlines()[-1].startswith("WEIGHTS = (")
+
+
+def test_the_misbehaving_model_table_runs():
+    out = bench("bench/misbehaving_model.py", "--timeout", "0.5", "--turn-seconds", "1")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 10  # the header and nine turns
+    assert "model_fallback(timeout)" in out and "turn_timed_out" in out

@@ -64,6 +64,9 @@ def test_the_stream_schema_is_the_union_told_apart_by_type():
         "resumed",
         "loop_limit",
         "turn_stopped",
+        "model_fallback",
+        "turn_timed_out",
+        "round_started",
         "token",
     }
     assert {"ToolCallEvent", "ToolCallData", "TokenEvent"} <= set(STREAM_PARTS)

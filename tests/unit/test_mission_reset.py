@@ -58,14 +58,33 @@ async def test_no_reset_on_the_first_query(keel):
     assert resets(await say(keel, str(uuid.uuid4()), "Add buy milk")) == []
 
 
-async def test_no_reset_while_the_todolist_is_in_progress(memory_keel):
+async def test_an_unfinished_turn_ends_its_mission_and_the_audit_keeps_its_steps(memory_keel):
     cid = str(uuid.uuid4())
     stuck = ScriptedModel(replies=[], seen=[])  # never answers with DONE
     first = await say(memory_keel, cid, "Add milk", model=stuck, loop_limit=1)
     assert not first.complete and first.todolist["items"][0]["status"] == "pending"
-    second = await say(memory_keel, cid, "Show all")
-    assert resets(second) == []
-    assert second.mission == "Add milk" and second.todolist["id"] == first.todolist["id"]
+    second = await say(memory_keel, cid, "Delete task 1")
+    assert resets(second) == [
+        {
+            "mission_reset": True,
+            "reason": "unfinished_turn_abandoned",
+            "previous_todolist_id": first.todolist["id"],
+        }
+    ]
+    assert second.mission == "Delete task 1" and second.todolist["id"] != first.todolist["id"]
+    assert [i["tool"] for i in second.todolist["items"]] == ["delete_todo_task"]
+    state = (await memory_keel.graph.aget_state(thread_config(cid))).values
+    [entry] = [a for a in state["audit"] if a["kind"] == "mission_reset"]
+    assert entry["detail"]["abandoned_steps"] == ["Add milk"]
+
+
+async def test_a_topic_change_ends_an_unfinished_mission_too(memory_keel):
+    cid = str(uuid.uuid4())
+    stuck = ScriptedModel(replies=[], seen=[])
+    await say(memory_keel, cid, "Add milk", model=stuck, loop_limit=1)
+    moved = await say(memory_keel, cid, "New topic: what's on my list?")
+    assert [r["reason"] for r in resets(moved)] == ["unfinished_turn_abandoned"]
+    assert moved.complete and moved.mission == "New topic: what's on my list?"
 
 
 async def test_no_reset_while_a_question_is_pending(memory_keel):
@@ -140,27 +159,42 @@ async def test_mission_reset_payload_with_a_scripted_model(memory_keel):
 
 async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(memory_keel):
     cid = str(uuid.uuid4())
+    question = call("ask_user", question="Which days are free?")
     model = ScriptedModel(
         replies=[
-            AIMessage("Happy to. Which days are free?"),
+            AIMessage("Happy to.", tool_calls=[question]),
             AIMessage("Then plan around Friday.\nDONE: planned"),
         ],
         seen=[],
     )
     asked = await say(memory_keel, cid, "Help me plan my week", model=model)
-    assert asked.reply == "Happy to. Which days are free?" and not asked.complete
+    assert asked.reply == "Happy to.\n\nWhich days are free?" and not asked.complete
     assert len(model.seen) == 1  # asked, not nudged
+    assert asked.tool_calls == []  # the question is no tool that runs
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
-    assert state["pending_question"] == "Happy to. Which days are free?"
+    assert state["pending_question"] == "Which days are free?"
 
     answered = await say(memory_keel, cid, "only Friday", model=model)
     assert resets(answered) == []
     assert answered.mission == "Help me plan my week" and answered.complete
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
     assert state["pending_question"] is None
-    assert state["answers"] == {"Happy to. Which days are free?": "only Friday"}
+    assert state["answers"] == {"Which days are free?": "only Friday"}
     shown = "\n".join(m.text for m in model.seen[1])
     assert "Which days are free? -> only Friday" in shown
+
+
+async def test_a_reply_ending_in_a_question_asks_nothing_the_next_request_is_new(memory_keel):
+    cid = str(uuid.uuid4())
+    chatty = ScriptedModel(replies=[AIMessage("Hi! How can I help you today?")] * 3, seen=[])
+    greeted = await say(memory_keel, cid, "Hi! How are you today?", model=chatty, loop_limit=1)
+    assert not greeted.complete
+    state = (await memory_keel.graph.aget_state(thread_config(cid))).values
+    assert not state.get("pending_question")
+    added = await say(memory_keel, cid, "Add call the plumber")
+    assert [r["reason"] for r in resets(added)] == ["unfinished_turn_abandoned"]
+    assert added.mission == "Add call the plumber"
+    assert added.reply == "Created task: call the plumber"
 
 
 async def test_a_closing_question_after_the_work_is_done_is_no_pending_question(memory_keel):

@@ -10,6 +10,7 @@ from keel.graphs.runner import run_turn, snapshot, thread_config
 from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
 from keel.nodes.resume import continuation_step
 from keel.nodes.support.models import build_agent_model, system_prompt
+from keel.nodes.support.takeover import FALLBACK_NOTE
 from keel.nodes.support.tokens import count_tokens
 from keel.tools.next_step import note_from_args, parse_next_step, record_next_step
 from keel.tools.todo import TODO_TOOLS
@@ -223,5 +224,12 @@ async def test_other_provider_failures_fall_back_to_the_rule_based_model(memory_
         result = await run_turn(
             memory_keel.graph, str(uuid.uuid4()), "Add buy milk", memory_keel.context(model=model)
         )
-        assert result.reply == "Created task: buy milk" and result.complete
-        assert stub.requests, "OpenAI was tried first"
+        assert result.reply == f"Created task: buy milk\n{FALLBACK_NOTE}" and result.complete
+        assert len(stub.requests) == 2, "OpenAI was tried first, and retried once; then no more"
+        [fallback] = [e["data"] for e in result.events if e["type"] == "model_fallback"]
+        assert fallback == {
+            "reason": "http_500",
+            "status": 500,
+            "detail": "upstream down",
+            "step": "answer",
+        }

@@ -66,6 +66,8 @@ def test_a_context_keeps_plain_data_only():
         "topic_gap_seconds",
         "resume_template",
         "checkpoint_keep",
+        "max_tokens",
+        "turn_seconds",
     }
     assert KeelContext.model_validate({"user_id": "bob", "model": object()}).user_id == "bob"
     with pytest.raises(ValueError):

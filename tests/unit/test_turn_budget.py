@@ -47,9 +47,10 @@ BUDGET_PER_TURN = {
     # written, BEGIN/INSERT/COMMIT (6);
     # the recent messages for the context (1); the ledger transaction: BEGIN, the recorded
     # result looked up, the user's task counter, the task, the result, COMMIT (6); the turn's
-    # four messages appended in one transaction (6). Every tenth turn, a prune of four
+    # three logged messages (the user's, the tool result, the one reply; the tool-call round stays
+    # in the checkpoints) appended in one transaction (5). Every tenth turn, a prune of four
     # statements (0.4).
-    "SQL statements": 20.4,
+    "SQL statements": 19.4,
 }
 
 

@@ -1,0 +1,206 @@
+"""One model call of the assistant node: bounded, checked, and taken over offline when it fails.
+
+``answer_round`` asks the run's model for the turn's next message. Every call sends ``max_tokens``
+and is bounded by what is left of the turn's time budget (``turn_seconds``); a caller's stop (the
+API's cancel) cancels it, and so does cancelling the turn: the provider's HTTP request is closed,
+so the server stops generating. An answer that is empty or garbled (a tool that is not bound, such
+as a name a server repeated in every streamed chunk, or a tool call that cannot be read) is asked
+for once more. A provider failure (``ProviderFailed``, after the client's own retries) or a second
+unusable answer hands the turn to the offline model, which finishes it from what the turn already
+did (``keel.nodes.support.takeover``) and keeps it for the rest of the turn: a fallback never
+happens twice in a turn, nor waits twice. The fallback is reported (a ``model_fallback`` event,
+which the API counts by reason) and logged with the provider's status and a preview of its
+message. Each call starts with a ``round_started`` event (streamed only): a client replaces the
+text streamed so far with what follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.runtime import Runtime
+
+from keel.nodes.support.context import KeelContext
+from keel.nodes.support.model_events import model_fallback, round_started
+from keel.nodes.support.models import AgentModel, ProviderFailed
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState
+from keel.nodes.support.takeover import OFFLINE, finished, takeover
+from keel.tools.ask_user import ASK_TOOL
+from keel.tools.next_step import NEXT_STEP_TOOL
+
+log = structlog.get_logger(__name__)
+
+ATTEMPTS = 2
+"""Calls of the provider's model for one round: an unusable answer is asked for once more."""
+
+
+@dataclass
+class Round:
+    """What one round gave: the model's answer (None when there is none) and a state update."""
+
+    reply: AIMessage | None = None
+    update: dict[str, Any] = field(default_factory=dict)
+
+
+class Stopped(Exception):
+    """The caller stopped the turn while the model was answering."""
+
+
+def garbled(reply: AIMessage, names: Container[str]) -> str | None:
+    """Why ``reply`` cannot be used (``names``: the bound tools), or None when it can."""
+    if reply.invalid_tool_calls:
+        return "bad_tool_call"
+    if any(call["name"] not in names for call in reply.tool_calls):
+        return "bad_tool_name"
+    if not reply.tool_calls and not reply.text.strip():
+        return "empty_answer"
+    return None
+
+
+def seconds_left(state: KeelState, ctx: KeelContext) -> float:
+    """What is left of the turn's time budget (infinite for a turn started without one).
+
+    The budget counts from the turn's message (``turn_deadline``), or from when keel's runner ran
+    it (the context's ``deadline``: a turn a crash cut off is finished on a budget of its own).
+    """
+    deadline = ctx.deadline or state.get("turn_deadline")
+    return math.inf if deadline is None else deadline - time.time()
+
+
+async def bounded_call(
+    model: AgentModel,
+    messages: Sequence[BaseMessage],
+    ctx: KeelContext,
+    message_id: str,
+    seconds: float,
+) -> AIMessage:
+    """``model``'s answer within ``seconds``; cancelled (its request closed) when the caller stops.
+
+    Raises:
+        TimeoutError: the seconds ran out.
+        Stopped: the caller stopped the turn.
+    """
+    if seconds <= 0:
+        raise TimeoutError
+    stop = ctx.stop_event
+    if stop is not None and stop.is_set():
+        raise Stopped
+    call = asyncio.ensure_future(
+        model.ainvoke(
+            list(messages),
+            message_id=message_id,
+            done_marker=ctx.done_marker,
+            max_tokens=ctx.max_tokens,
+        )
+    )
+    stopper = asyncio.ensure_future(stop.wait()) if stop is not None else None
+    waits = {call} if stopper is None else {call, stopper}
+    try:
+        done, _ = await asyncio.wait(
+            waits, timeout=None if math.isinf(seconds) else seconds, return_when="FIRST_COMPLETED"
+        )
+    finally:
+        for task in waits:
+            task.cancel()  # a cancelled turn cancels the provider's request with it
+    if call in done:
+        return call.result()
+    if stopper is not None and stopper in done:
+        raise Stopped
+    raise TimeoutError
+
+
+def bound_names(ctx: KeelContext) -> set[str]:
+    """The tools the model may call."""
+    return {t.name for t in ctx.resources.tools} | {NEXT_STEP_TOOL, ASK_TOOL}
+
+
+async def offline(messages: Sequence[BaseMessage], ctx: KeelContext, reply_id: str) -> AIMessage:
+    """The offline model's next message, continuing what the turn already did."""
+    model = ctx.resources.fallback_model
+    plan = takeover(messages, ctx.resources.tools)
+    reply = None
+    message_id = f"{reply_id}:offline"
+    if plan.messages is not None and model is not None:
+        reply = await model.ainvoke(
+            plan.messages,
+            config={"tags": [TAG_NOSTREAM]},  # its answer is streamed whole, as the node returns it
+            message_id=message_id,
+            done_marker=ctx.done_marker,
+        )
+        if reply.tool_calls:
+            reply.response_metadata[OFFLINE] = True
+            return reply
+    return finished(reply, plan.done, message_id)
+
+
+async def answer_round(
+    state: KeelState, runtime: Runtime[KeelContext], messages: Sequence[BaseMessage], reply_id: str
+) -> Round:
+    """The model's answer for this round of the turn, or the update that ends the round.
+
+    Raises:
+        ContextLengthExceeded: the provider refused the input as too long.
+    """
+    ctx = runtime.context
+    resources = ctx.resources
+    loops = state.get("loops", 0)
+    if state.get("fell_back") and resources.fallback_model is not None:
+        runtime.stream_writer(round_started(loops, 0))
+        return Round(await offline(messages, ctx, reply_id))
+    failure = ProviderFailed("empty_answer")
+    for attempt in range(ATTEMPTS):
+        runtime.stream_writer(round_started(loops, attempt))
+        message_id = reply_id if attempt == 0 else f"{reply_id}:retry-{attempt}"
+        try:
+            reply = await bounded_call(
+                resources.model, messages, ctx, message_id, seconds_left(state, ctx)
+            )
+        except TimeoutError:
+            log.warning("turn_out_of_time", seconds=ctx.turn_seconds, loops=loops)
+            return Round(update={"out_of_time": True})
+        except Stopped:
+            return Round(update={"stop_requested": True})
+        except ProviderFailed as exc:
+            failure = exc
+            break
+        problem = garbled(reply, bound_names(ctx))
+        if problem is None:
+            return Round(reply)
+        shown = reply.text or ", ".join(c["name"] for c in reply.tool_calls) or ""
+        failure = ProviderFailed(problem, None, preview(shown) or "")
+        log.warning("model_answer_unusable", reason=problem, attempt=attempt, answer_preview=shown)
+    return await fall_back(state, runtime, messages, reply_id, failure)
+
+
+async def fall_back(
+    state: KeelState,
+    runtime: Runtime[KeelContext],
+    messages: Sequence[BaseMessage],
+    reply_id: str,
+    failure: ProviderFailed,
+) -> Round:
+    """Hand the turn to the offline model after ``failure`` (reported, logged, kept in state)."""
+    ctx = runtime.context
+    takes_over = ctx.resources.fallback_model is not None
+    log.warning(
+        "model_fallback",
+        reason=failure.reason,
+        status=failure.status,
+        error_preview=preview(failure.detail),
+        offline=takes_over,
+    )
+    if not takes_over:
+        return Round(update={"model_failed": failure.reason})
+    runtime.stream_writer(model_fallback(failure.reason, failure.status, failure.detail))
+    runtime.stream_writer(round_started(state.get("loops", 0), ATTEMPTS))
+    reply = await offline(messages, ctx, reply_id)
+    return Round(reply, {"fell_back": failure.reason})

@@ -1,0 +1,111 @@
+"""The offline model taking over a turn the provider failed in: it continues, it never repeats.
+
+When the provider fails after tool calls of the turn already ran, the rule-based model must not
+read the user's request afresh (it would add the task again, or list an empty list before the
+task the turn just made). ``takeover`` splits the turn at the user's request: what the provider's
+model had run (its calls with their results) counts against the requests the offline model
+recognises, tool by tool, and only the requests left are given to it, with its own calls and
+results of this turn. When nothing is left, no model is asked: the answer reports what ran.
+``finished`` writes the final answer: what the provider's calls did, what the offline model says,
+and one line telling the user that the offline assistant finished the turn.
+
+Used by ``keel.nodes.support.model_call``; the offline replies carry ``OFFLINE`` in their metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+
+from keel.nodes.support.markers import DONE_KEY, NUDGE_PREFIX, RESUME_KWARG
+from keel.tools.phrasings import parse_intents
+from keel.tools.spec import spec_of
+
+OFFLINE = "keel_offline"
+"""``response_metadata`` key of an answer the offline model gave in a turn that fell back."""
+FALLBACK_NOTE = "(The model service failed; keel's offline assistant finished this.)"
+"""The line that ends an answer the offline model finished."""
+
+
+@dataclass
+class Takeover:
+    """What the offline model is given, and what the provider's model had already done."""
+
+    messages: list[BaseMessage] | None
+    """The offline model's input; None when nothing is left to do."""
+    done: list[str] = field(default_factory=list)
+    """What the provider's tool calls did, in the tools' words."""
+
+
+def _is_request(message: BaseMessage) -> bool:
+    return message.type == "human" and not message.text.startswith(NUDGE_PREFIX)
+
+
+def _request_text(message: BaseMessage) -> str:
+    remaining = message.additional_kwargs.get(RESUME_KWARG)
+    if isinstance(remaining, list):
+        return "; ".join(str(r) for r in remaining)
+    return message.text
+
+
+def _ran(messages: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]]:
+    """The tool calls among ``messages`` with their results, in order."""
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    return [
+        (call, results[call.get("id") or ""])
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call.get("id") in results
+    ]
+
+
+def describe(call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool]) -> str:
+    """What a tool call did, in its tool's words (its text when the tool declares none)."""
+    tool_ = next((t for t in tools if t.name == call["name"]), None)
+    try:
+        data = json.loads(str(result.content)) if result.status != "error" else None
+    except ValueError:
+        data = None
+    words = spec_of(tool_).report(data) if isinstance(data, dict) and tool_ else None
+    return words if words is not None else str(result.content)
+
+
+def takeover(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> Takeover:
+    """What the offline model continues from, in a turn whose provider failed."""
+    requests = [i for i, m in enumerate(messages) if _is_request(m)]
+    if not requests:
+        return Takeover(list(messages))
+    start = requests[-1]
+    after = list(messages[start + 1 :])
+    first_offline = next(
+        (i for i, m in enumerate(after) if m.response_metadata.get(OFFLINE)), len(after)
+    )
+    provider_ran = _ran(after[:first_offline])
+    if not provider_ran:
+        return Takeover(list(messages))
+    left = Counter(call["name"] for call, _ in provider_ran)
+    remaining = []
+    for intent in parse_intents(_request_text(messages[start]), tools):
+        if left[intent.tool]:
+            left[intent.tool] -= 1
+        else:
+            remaining.append(intent.text)
+    done = [describe(call, result, tools) for call, result in provider_ran]
+    if not remaining:
+        return Takeover(None, done)
+    request = HumanMessage("; ".join(remaining), id=messages[start].id)
+    return Takeover([*messages[:start], request, *after[first_offline:]], done)
+
+
+def finished(reply: AIMessage | None, done: list[str], message_id: str) -> AIMessage:
+    """The final answer of a turn the offline model finished: what ran, what it says, the note."""
+    said = reply.text if reply is not None else ""
+    text = "\n".join(part for part in (*done, said, FALLBACK_NOTE) if part)
+    meta = {**(reply.response_metadata if reply is not None else {}), DONE_KEY: True, OFFLINE: True}
+    return AIMessage(text, id=message_id, response_metadata=meta)
