@@ -23,8 +23,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCa
 from langchain_core.tools import BaseTool
 
 from keel.nodes.support.markers import DONE_KEY, NUDGE_PREFIX, RESUME_KWARG
-from keel.tools.phrasings import parse_intents
 from keel.tools.spec import spec_of
+from keel.tools.understanding import parse_intents
 
 OFFLINE = "keel_offline"
 """``response_metadata`` key of an answer the offline model gave in a turn that fell back."""
