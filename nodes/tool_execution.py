@@ -45,9 +45,13 @@ log = structlog.get_logger(__name__)
 
 
 def confirmation_request(
-    asks: list[tuple[ToolCall, Confirm]], asked: int = 1
+    asks: list[tuple[ToolCall, Confirm]], asked: int = 1, missing: dict[str, str] | None = None
 ) -> ConfirmationRequest:
-    """One question for the calls that need a yes: what, on which tasks, the prompt, the calls."""
+    """One question for the calls that need a yes: what, on which tasks, the prompt, the calls.
+
+    ``missing``: the calls left out of the question because their task is not there, with the
+    error each one answers (kept, so that no later answer runs them).
+    """
     first, confirm = asks[0]
     prompt = question([(c, call["args"]) for call, c in asks])
     return {
@@ -58,6 +62,7 @@ def confirmation_request(
         "tool_call_id": first.get("id"),
         "tool_call_ids": [call.get("id") or "" for call, _ in asks],
         "asked": asked,
+        "missing": missing or {},
     }
 
 
@@ -129,38 +134,66 @@ async def _confirmed(
 ) -> dict[str | None, ToolMessage | None]:
     """For each call of ``last``: None when it may run, else the ToolMessage standing in for it.
 
-    The calls that need a yes are asked about in one question.
+    The calls that need a yes are asked about in one question, once; a call runs only if the
+    question named it and the answer was yes. A call whose task is not there is left out of the
+    question and answers its error.
 
     Raises:
         Ask: the question has not been put yet, or the answer was unclear.
     """
     confirm_of = confirmations(runtime.context.resources.tools)
-    needed = (
-        []
-        if confirms(_request(state))
-        else [
-            (call, c) for call in last.tool_calls if (c := confirm_of.get(call["name"])) is not None
-        ]
-    )
     stand_ins: dict[str | None, ToolMessage | None] = {c.get("id"): None for c in last.tool_calls}
-    if any((call.get("id") or "") not in answers for call, _ in needed):
-        waiting = state.get("awaiting")
-        if not waiting or waiting.get("tool_call_id") != needed[0][0].get("id"):
-            for call, confirm in needed:  # not asked yet: ask about the tasks that are there
-                stand_ins[call.get("id")] = await _missing(call, confirm, runtime)
-            asks = [(call, c) for call, c in needed if stand_ins[call.get("id")] is None]
-            if asks:
-                raise Ask(confirmation_request(asks))
-            return stand_ins
+    if confirms(_request(state)):
+        return stand_ins
+    needed = [(call, c) for call in last.tool_calls if (c := confirm_of.get(call["name"]))]
+    if not needed:
+        return stand_ins
+    waiting = state.get("awaiting")
+    ids = {call.get("id") or "" for call in last.tool_calls}
+    if not waiting or not set(waiting.get("tool_call_ids") or ["?"]) <= ids:  # not asked yet
+        missing = {}
+        for call, confirm in needed:
+            if (error := await _missing(call, confirm, runtime)) is not None:
+                missing[call.get("id") or ""] = str(error.content)
+        asks = [(call, c) for call, c in needed if (call.get("id") or "") not in missing]
+        if asks:
+            raise Ask(confirmation_request(asks, missing=missing))
+        waiting = _nothing_asked(missing)
+    elif any(call_id not in answers for call_id in waiting["tool_call_ids"]):
         answer = str(interrupt(waiting))
         key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
         await log_exchange(runtime, state, key, "user", answer)
         _decide(waiting, answer, needed, answers, runtime.context.resources.tools)
     for call, confirm in needed:
-        call_id = call.get("id") or ""
-        if call_id in answers and stand_ins[call_id] is None and not is_yes(answers[call_id]):
-            stand_ins[call_id] = _cancelled(call, confirm)
+        stand_ins[call.get("id")] = _stand_in(call, confirm, waiting, answers)
     return stand_ins
+
+
+def _nothing_asked(missing: dict[str, str]) -> ConfirmationRequest:
+    """No question: every call that needed one has no task to act on."""
+    return {
+        "action": "",
+        "task_id": None,
+        "task_ids": [],
+        "prompt": "",
+        "tool_call_id": None,
+        "tool_call_ids": [],
+        "asked": 0,
+        "missing": missing,
+    }
+
+
+def _stand_in(
+    call: ToolCall, confirm: Confirm, waiting: ConfirmationRequest, answers: dict[str, str]
+) -> ToolMessage | None:
+    """None when ``call`` may run: the question named it and the answer was yes."""
+    call_id = call.get("id") or ""
+    missing = (waiting.get("missing") or {}).get(call_id)
+    if missing is not None:
+        return ToolMessage(missing, tool_call_id=call_id, name=call["name"], status="error")
+    if call_id in waiting["tool_call_ids"] and is_yes(answers.get(call_id)):
+        return None
+    return _cancelled(call, confirm)
 
 
 def _decide(
@@ -172,13 +205,34 @@ def _decide(
 ) -> None:
     """Record ``answer`` for every call the question covers; an unclear one asks again.
 
-    A new request instead of an answer ("add eggs") counts as a no.
+    A new request instead of an answer ("add eggs", "delete task 3 instead") counts as a no,
+    whatever yes words it holds; one about the question's own tasks ("yes, delete it") does not.
     """
-    if answer_of(answer) is None and not parse_intents(answer, tools):
+    if _new_request(answer, waiting, needed, tools):
+        answer = "no"
+    elif answer_of(answer) is None:
         asked = [(call, c) for call, c in needed if call.get("id") in waiting["tool_call_ids"]]
-        raise Ask(confirmation_request(asked, waiting.get("asked", 1) + 1))
+        raise Ask(confirmation_request(asked, waiting.get("asked", 1) + 1, waiting.get("missing")))
     for call_id in waiting.get("tool_call_ids") or [waiting.get("tool_call_id") or ""]:
         answers[call_id] = answer
+
+
+def _new_request(
+    answer: str,
+    waiting: ConfirmationRequest,
+    needed: list[tuple[ToolCall, Confirm]],
+    tools: Sequence[BaseTool],
+) -> bool:
+    """``answer`` asks for something the question was not about."""
+    asked_tools = {call["name"] for call, _ in needed}
+    for intent in parse_intents(answer, tools):
+        if intent.tool not in asked_tools:
+            return True
+        if intent.task_id is not None and intent.task_id not in waiting["task_ids"]:
+            return True
+        if intent.needs_lookup and not intent.refers_back and intent.select is None:
+            return True
+    return False
 
 
 def record_note(call: ToolCall) -> tuple[ToolMessage, NextStep | None]:

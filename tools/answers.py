@@ -64,13 +64,14 @@ def answer_of(text: object) -> Answer | None:
     joined = " " + " ".join(found) + " "
     if any(f" {p} " in joined for p in UNSURE):
         return None
-    if any(f" {p} " in joined for p in YES_DESPITE_NO):
-        return "yes"
-    if any(w in NO_WORDS for w in found) or any(f" {p} " in joined for p in NO_PHRASES):
+    plain = joined
+    for phrase in YES_DESPITE_NO:  # "no worries": no no, but "no worries, keep it" is one
+        plain = plain.replace(f" {phrase} ", " ")
+    if any(w in NO_WORDS for w in plain.split()) or any(f" {p} " in plain for p in NO_PHRASES):
         return "no"
-    if any(w in YES_WORDS for w in found) or any(f" {p} " in joined for p in YES_PHRASES):
+    if plain != joined or any(w in YES_WORDS for w in found):
         return "yes"
-    return None
+    return "yes" if any(f" {p} " in joined for p in YES_PHRASES) else None
 
 
 def is_yes(answer: object) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from keel.tools.words import near, stem, words
 
 FILLER = frozenset(
-    "a an the my our your this that these those one ones task tasks item items thing things "
+    "a an the my our your this that these those it one ones task tasks item items thing things "
     "stuff entry todo to-do list about for of to on in at with re regarding called named "
     "titled something".split()
 )

@@ -48,6 +48,16 @@ _SELECTIONS: tuple[tuple[Selection, re.Pattern[str]], ...] = (
 )
 
 
+PRONOUNS = frozenset(
+    {"it", "that", "this", "them", "those", "these", "that one", "this one", "both", "both of them"}
+)
+"""Words that name the task just talked about rather than a title."""
+
+
+DIGITS_MAX = 100
+"""A task number longer than this names no task (and is never made an integer)."""
+
+
 @dataclass(frozen=True)
 class Intent:
     """One recognised request: a tool and what it needs."""
@@ -65,8 +75,9 @@ class Intent:
 
     @property
     def task_id(self) -> int | None:
-        """The task id when the request named one by number."""
-        return int(self.ref) if self.ref is not None and self.ref.isdigit() else None
+        """The task id when the request named one by number (None past ``DIGITS_MAX`` digits)."""
+        ref = self.ref
+        return int(ref) if ref is not None and ref.isdigit() and len(ref) <= DIGITS_MAX else None
 
     @property
     def select(self) -> Selection | None:
@@ -77,9 +88,14 @@ class Intent:
         return next((name for name, pattern in _SELECTIONS if pattern.match(ref)), None)
 
     @property
+    def refers_back(self) -> bool:
+        """The request names its task by a word for the one just talked about ("it", "that")."""
+        return self.ref is not None and self.ref.casefold() in PRONOUNS
+
+    @property
     def needs_lookup(self) -> bool:
         """The request names a task by what it is (or a selection), so ids must be found first."""
-        return self.ref is not None and self.task_id is None
+        return self.ref is not None and not self.ref.isdigit()
 
     def with_ref(self, ref: str) -> Intent:
         """The same request for another task (one item of a list)."""
@@ -101,6 +117,8 @@ class Table:
     """The tool a report of a done task asks for ("I called mom")."""
     word_first: int
     """How many rows start with a word: the rest start with the task they name."""
+    at_once: frozenset[str]
+    """The tools that change tasks without asking first (create, complete)."""
 
 
 def specs_of(tools: Sequence[BaseTool | Any]) -> tuple[tuple[str, ToolSpec], ...]:
@@ -123,7 +141,8 @@ def table_of(specs: tuple[tuple[str, ToolSpec], ...]) -> Table:
     word_first = sum(1 for row in rows if not _task_first(row))
     words = {w for _, p in rows for w in _LITERAL.findall(_without_groups(p.pattern))}
     told = next((name for name, spec in specs if spec.told_done), None)
-    return Table(rows, frozenset(words), told, word_first)
+    at_once = frozenset(name for name, spec in specs if spec.mutates and spec.confirm is None)
+    return Table(rows, frozenset(words), told, word_first, at_once)
 
 
 def _task_first(row: tuple[str, re.Pattern[str]]) -> bool:
@@ -138,11 +157,12 @@ _REF_HEAD = re.compile(
     r"^(?:the |my |that |this )?(?:tasks? |items? |todos? |numbers? |no\.? )?#?", re.I
 )
 _REF_TAIL = re.compile(
-    r"(?:\s+(?:as (?:done|complete|completed|finished|well)|too|also|now|please|pls|then"
-    r"|as well|for me|thanks|straight away|right away)\b)+$",
+    r"\s+(?:as (?:done|complete|completed|finished|well)|too|also|now|please|pls|then|instead"
+    r"|for me|thanks|straight away|right away)$",
     re.I,
 )
 """Words after a task that say no more about which ("mark 2 and 3 as completed", "#2 too")."""
+REF_TAIL_CHARS = 40
 NUMBER_WORDS = {
     w: str(n)
     for n, ws in enumerate(
@@ -159,8 +179,14 @@ NUMBER_WORDS = {
 def clean_ref(ref: str) -> str:
     """A task reference without the words around it: "the milk one" -> "milk", "#3" -> "3"."""
     ref = ref.strip().strip("'\"").strip()
+    if ref.casefold() in PRONOUNS:
+        return ref.casefold()
     ref = _REF_HEAD.sub("", ref)
-    ref = _REF_TAIL.sub("", ref)
+    for _ in range(4):  # "2 as well too": each word off the end, looked for in the last few only
+        head, tail = ref[:-REF_TAIL_CHARS], ref[-REF_TAIL_CHARS:]
+        if (cut := _REF_TAIL.sub("", tail)) == tail:
+            break
+        ref = head + cut
     ref = re.sub(r"'s$", "", ref)
     ref = re.sub(
         r"\s+(?:one|ones|task|tasks|item|items|thing|things|entry|todo|"

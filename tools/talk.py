@@ -64,7 +64,8 @@ WORDS_OF = {
     ),
     "greeting": re.compile(r"^(?:hi+|hello+|hey+|heya|hiya|howdy|yo|g'?day|morning|evening)\b"),
     "goodbye": re.compile(
-        r"^(?:bye|goodbye|see (?:you|ya)|later|cya|ttyl|good ?night|night|nite|take care)\b"
+        r"\b(?:bye|goodbye|see (?:you|ya)|cya|ttyl|good ?night|nite|take care"
+        r"|(?:have|got|need) to (?:go|run|dash)|gotta (?:go|run|dash))\b|^(?:later|night)\b"
     ),
 }
 """In a short message that asks nothing, these words alone say what kind of talk it is."""
@@ -147,6 +148,11 @@ def say(kind: str, detail: str | None, examples: dict[str, str], help_text: str)
         return (
             f"That is {detail} requests in one message; I take at most 100 at a time, so I did "
             "nothing. Please split it up."
+        )
+    if kind == "too_long":
+        return (
+            "That message is too long for me to read offline; please split it up into shorter "
+            "messages."
         )
     if kind in REPLIES:
         return REPLIES[kind]

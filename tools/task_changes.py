@@ -105,16 +105,16 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
     confirm=Confirm("rename", "renamed"),
     phrasings=[
         r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
-        r"^(?:rename|retitle|reword|relabel) {task}(?::| -+| \u2013) {title}$",
+        r"^(?:rename|retitle|reword|relabel) {task}(?::| -{1,3}| \u2013) {title}$",
         r"^(?:change|update|edit|fix|correct|alter|modify|switch|amend) (?:the (?:name|title|text|"
         r"wording) of )?{task}(?:'s (?:name|title|text))?(?: (?:to say|to read|to be|so it says"
-        r"|so that it says|to|into)|:| -+| \u2013) {title}$",
+        r"|so that it says|to|into)|:| -{1,3}| \u2013) {title}$",
         r"^{task} should (?:be|say|read)(?: called| named| renamed to| changed to)? {title}$",
         r"^make {task} (?:say|read|be called|be named) {title}$",
         r"^(?:replace|swap) {task} (?:with|for|by) {title}$",
         r"^call {task} {title} instead$",
-        r"^{task} ?(?:-+>|\u2192) ?{title}$",
-        r"^(?:rename|change|update|edit) {task} ?(?:-+>|\u2192) ?{title}$",
+        r"^{task} ?(?:-{1,3}>|\u2192) ?{title}$",
+        r"^(?:rename|change|update|edit) {task} ?(?:-{1,3}>|\u2192) ?{title}$",
     ],
     reply="Renamed task {id} to: {title}",
     example='rename one ("Rename task 2 to call mom")',
@@ -137,7 +137,7 @@ async def update_todo_task(
         r"|finished|as done too))?$",
         r"^{task}(?: (?:is|are|was|were|has been|have been)|'s) (?:now )?(?:all )?(?:done|finished"
         r"|complete|completed|sorted|taken care of|dealt with|handled|over)$",
-        r"^{task}(?::| -+| \u2013)? (?:done|finished|complete|completed|sorted)$",
+        r"^{task}(?::| -{1,3}| \u2013)? (?:done|finished|complete|completed|sorted)$",
         r"^(?:cross|tick|check|mark|strike) {task} off(?: (?:my|the) list)?$",
         r"^(?:set|mark|flag) {task} (?:to|as) (?:done|complete|completed|finished)$",
     ],

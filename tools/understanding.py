@@ -37,6 +37,10 @@ _SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|&
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _AFTER = re.compile(r":\s+|\s+[-\u2013\u2014]+\s+")
 """What introduces a request inside a message ("start fresh - delete all my todos")."""
+SENTENCES_MAX = 200
+"""Sentences one message may have; past it, keel asks for a shorter one and reads none."""
+PIECES_MAX = 1000
+"""Pieces one sentence may have ("a, b, c, ..."); past it, keel asks for fewer and reads none."""
 MERGED_MAX_CHARS = 300
 """A sentence that asks nothing is read with the request before it ("add see Dr. Smith") while
 both are this short."""
@@ -60,11 +64,12 @@ def normalize(text: str) -> str:
 
 
 class TooMany(Exception):
-    """One request lists more items than a message may ask for."""
+    """One request lists more items than a message may ask for, or a sentence has too many parts."""
 
-    def __init__(self, count: int) -> None:
-        """Keep how many there were."""
+    def __init__(self, count: int, kind: str = "too_many") -> None:
+        """Keep how many there were, and whether they were requests or parts (``too_long``)."""
         self.count = count
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,8 @@ class Understanding:
 
     intents: tuple[Intent, ...] = ()
     kind: str | None = None
-    """With no request: greeting, thanks, goodbye, wellbeing, help, offtopic, unknown, too_many."""
+    """With no request: greeting, thanks, goodbye, wellbeing, help, offtopic, unknown, too_many,
+    too_long."""
     detail: str | None = None
     """For ``unknown``: the closest request keel knows; for ``too_many``: how many there were."""
 
@@ -88,11 +94,14 @@ def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Unders
     table = table_of(specs)
     intents: list[Intent] = []
     last: tuple[str, list[Intent]] | None = None  # the sentence that asked last, and what
-    for sentence in _SENTENCE.split(message):
+    sentences = _SENTENCE.split(message)
+    if len(sentences) > SENTENCES_MAX:
+        return Understanding(kind="too_long", detail=str(len(sentences)))
+    for sentence in sentences:
         try:
             found = _requests(normalize(sentence), table)
         except TooMany as many:
-            return Understanding(kind="too_many", detail=str(len(intents) + many.count))
+            return Understanding(kind=many.kind, detail=str(len(intents) + many.count))
         if not found and last and len(last[0]) + len(sentence) <= MERGED_MAX_CHARS:
             merged = f"{last[0]} {sentence}"  # "Dr." ended no sentence: "add see Dr. Smith"
             again = _requests(normalize(merged), table)
@@ -123,10 +132,13 @@ _QUOTED = re.compile(r'"[^"]*"|(?<!\w)\'[^\']*\'(?!\w)')
 
 def _pieces(text: str) -> list[tuple[int, int]]:
     """The spans of ``text`` between request separators (none in quotes), empty ones left out."""
-    quoted = [m.span() for m in _QUOTED.finditer(text)]
+    quoted = iter([m.span() for m in _QUOTED.finditer(text)])
+    inside = next(quoted, None)
     spans, start = [], 0
     for sep in _SPLIT.finditer(text):
-        if any(a < sep.start() < b for a, b in quoted):
+        while inside is not None and inside[1] <= sep.start():
+            inside = next(quoted, None)  # both come in order: one walk over each
+        if inside is not None and inside[0] < sep.start() < inside[1]:
             continue
         spans.append((start, sep.start()))
         start = sep.end()
@@ -142,28 +154,35 @@ def confirms(message: str) -> bool:
 
 def _requests(text: str, table: Table) -> list[Intent]:
     """The requests of one sentence: pieces that are no request of their own are glued onto the
-    request before them; a glued list is then split into its items.
+    request before them; a glued list is then split into its items. A sentence that ends with a
+    question mark asks: it reports nothing done and states nothing to add ("I should call mom,
+    shouldn't I?"), though it may still request ("could you delete task 3?").
     """  # noqa: D205
+    asked = text.rstrip().endswith("?")
+    pieces = _pieces(text)
+    if len(pieces) > PIECES_MAX:
+        raise TooMany(len(pieces), "too_long")
     found: list[Intent] = []
     current: tuple[int, int] | None = None
-    for a, b in _pieces(text):
+    for a, b in pieces:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False) is None):
+        alone = None if _REF_ONLY.match(piece.strip()) else _one(piece, table, False, asked)
+        if current and alone is None:
             current = (current[0], b)
             continue
         if current:
-            found += _expanded(text[current[0] : current[1]], table)
+            found += _expanded(text[current[0] : current[1]], table, asked)
         current = (a, b)
     if current:
-        found += _expanded(text[current[0] : current[1]], table)
+        found += _expanded(text[current[0] : current[1]], table, asked)
     return found
 
 
-def _expanded(text: str, table: Table) -> list[Intent]:
+def _expanded(text: str, table: Table, asked: bool) -> list[Intent]:
     """The request ``text`` makes, one per item when it holds a list."""
-    intent = _one(text, table)
+    intent = _one(text, table, True, asked)
     if intent is None:
         return []
     if intent.ref is not None and not intent.args:
@@ -175,8 +194,7 @@ def _expanded(text: str, table: Table) -> list[Intent]:
             return [replace(i, text=intent.text.replace(intent.ref, i.ref or "")) for i in items]
         return [intent]
     title = intent.args.get("title")
-    quoted = any(m.group()[1:-1].strip() == title for m in _QUOTED.finditer(text))
-    if isinstance(title, str) and "," in title and intent.ref is None and not quoted:
+    if isinstance(title, str) and "," in title and intent.ref is None and not _quoted(title, text):
         titles = _items(title, always=False)
         if len(titles) > MAX_REQUESTS:
             raise TooMany(len(titles))
@@ -208,19 +226,44 @@ def _items(text: str, always: bool) -> list[str]:
     return [i for i in items if i and i.casefold() not in ("the", "then")]
 
 
-def _one(piece: str, table: Table, task_first: bool = True) -> Intent | None:
-    """The request one piece makes, by the table, or as a report of a task done."""
+def _one(piece: str, table: Table, task_first: bool = True, asked: bool = False) -> Intent | None:
+    """The request one piece makes, by the table, or as a report of a task done.
+
+    In a question (``asked``) no phrasing that starts with the task is tried ("the milk is done?"),
+    no deed is reported and nobody says what they are going to do ("I should ..., shouldn't I?").
+    """
     text = strip_politeness(piece.strip().strip(".!?").strip())
     if not text:
         return None
-    intent = match(text, table, task_first)
+    if asked and _SELF.match(text):
+        return None
+    intent = match(text, table, task_first and not asked)
     if intent is None and (after := _AFTER.search(text)):  # "start fresh - delete all my todos"
         intent = match(text[after.end() :], table)
-    if intent is not None and _makes(intent):
-        inner = match(intent.args["title"], table)  # "I need to add eggs", "remind me to delete 2"
-        if inner is not None and (_makes(inner) or inner.task_id is not None):
-            return inner
-    return intent or _told_done(text, table)
+    if intent is not None and _makes(intent) and not _quoted(intent.args["title"], text):
+        if _REMARK.match(intent.args["title"]):
+            return None  # "I have to go now", "I have to say, ..."
+        inner = match(strip_politeness(intent.args["title"]), table)  # "I need to see my list"
+        if inner is not None and (
+            _makes(inner) or inner.task_id is not None or inner.tool not in table.at_once
+        ):
+            return inner  # a request of its own, unless it would act at once on words alone
+    return intent or (None if asked else _told_done(text, table))
+
+
+_SELF = re.compile(r"^(?:i|we|i'?m|i'?ve|we'?re)\b", re.I)
+"""A statement about oneself: in a question, no request ("I should call mom, shouldn't I?")."""
+_REMARK = re.compile(
+    r"^(?:(?:go|run|leave|dash|head off|get going|be off|split)(?: now| soon| then)?(?:$|,)"
+    r"|(?:say|admit|be honest|tell you|agree|confess|ask)\b)",
+    re.I,
+)
+"""What "I have to ..." says when it is a remark, not a task ("I have to go now")."""
+
+
+def _quoted(title: str, text: str) -> bool:
+    """``title`` stands in quotes in ``text``: the user's words, to be kept as they are."""
+    return any(m.group()[1:-1].strip() == title for m in _QUOTED.finditer(text))
 
 
 def _makes(intent: Intent) -> bool:
@@ -233,7 +276,9 @@ _DID = re.compile(
 )
 NOT_DEEDS = frozenset(
     "need needed want wanted used liked loved hated bored tired excited worried scared "
-    "interested supposed married called_for".split()
+    "interested supposed married forgot forgotten missed cancelled canceled postponed skipped "
+    "delayed rescheduled moved failed tried started began planned meant hoped expected "
+    "wondered asked considered thought".split()
 )
 """Past forms that report no deed done ("I needed", "I was bored")."""
 

@@ -175,13 +175,14 @@ def _candidates(word: str, vocabulary: frozenset[str]) -> Iterable[str]:
 
 _LEADING = re.compile(
     r"^(?:(?:hey|hi|hello|ok(?:ay)?|so|um+|uh+|well|oh|alright|right|yo)\b[,!.]?\s+"
-    r"|(?:please|pls|plz|pleas|kindly|just|also|and|now|then|quickly)\s+"
+    r"|(?:please|pls|plz|pleas|kindly|just|also|and|but|now|then|quickly|instead)\s+"
     r"|would you mind\s+|do you mind\s+"
     r"|(?:could|can|would|will|won'?t) (?:you|u|ya)(?: please| pls| kindly| just| maybe)?\s+"
     r"|would it be possible to\s+|is it possible to\s+"
     r"|(?:i'?d|i would) (?:like|love|want) (?:you )?to\s+|i (?:want|need) you to\s+"
     r"|(?:i'?d|i would) (?:like|love) you to\s+|you can\s+|you could\s+|go ahead and\s+"
-    r"|help me\s+|let'?s\s+|time to\s+|(?:can|could|may) i\s+|let me\s+|lemme\s+)",
+    r"|help me\s+|let'?s\s+|time to\s+|(?:can|could|may) i\s+|let me\s+|lemme\s+"
+    r"|(?:(?:i|we) (?:want|need|have|would like|'?d like) to )?know\s+)",
     re.I,
 )
 _TRAILING = re.compile(

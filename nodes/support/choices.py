@@ -1,17 +1,20 @@
-"""An answer to "which one?": the task the user picks after the offline model listed several.
+"""The task meant without naming it: the pick after "which one?", and "it" or "them".
 
 When a request names a task that several match, the offline model lists them ('Several tasks
 match "milk": 1. buy milk, 4. milk the cow. Which one? ...') and ends the turn. The next message
 may be just the pick: "4", "task 4", "#4", "the second one", "the first". ``picked`` reads it
 against the last such question in the history the model is given, with the user's request just
 before it, and returns that request's intents for the ambiguous task, now naming the one picked.
-Stateless, like the rest of the offline model: everything is read from the messages.
+``referred`` reads "it", "that one" or "them": the tasks the turn's own results named last, else
+the ones the assistant's last reply named ("Task 3: call mom (open)"). Stateless, like the rest of
+the offline model: everything is read from the messages.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
@@ -54,3 +57,30 @@ def picked(message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseToo
     ref = question["ref"]
     intents = understand(requests[-1], tools).intents
     return [i.with_ref(chosen) for i in intents if i.ref == ref]
+
+
+_NAMED = re.compile(r"\b[Tt]ask (\d{1,19})\b|^\s*(\d{1,19})\. ", re.M)
+PLURAL = frozenset({"them", "those", "these", "both", "both of them"})
+
+
+def referred(pronoun: str, results: Sequence[Any], earlier: Sequence[BaseMessage]) -> list[int]:
+    """The task ids ``pronoun`` stands for: the task the turn's last result (a tool's JSON) was
+    about, else those the assistant's last reply among ``earlier`` named; [] when that is not one
+    task (or, plural, none).
+    """  # noqa: D205
+    found: list[str] = []
+    for result in reversed(results):
+        if isinstance(result, dict) and isinstance(result.get("id"), int):
+            found = [str(result["id"])]
+            break
+    if not found:
+        text = "\n".join(m.text for m in earlier)
+        replies = [line for line in text.splitlines() if line.startswith("You: ")]
+        last = text[text.rfind(replies[-1]) :] if replies else ""
+        found = _ids(last.split("\nUser: ")[0])
+    ids = list(dict.fromkeys(int(n) for n in found))
+    return ids if pronoun in PLURAL or len(ids) == 1 else []
+
+
+def _ids(text: str) -> list[str]:
+    return [a or b for a, b in _NAMED.findall(text)]

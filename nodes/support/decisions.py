@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.nodes.support.choices import WHICH, picked
+from keel.nodes.support.choices import WHICH, picked, referred
 from keel.nodes.support.lookups import (
     chosen,
     find,
@@ -116,9 +116,15 @@ class _Round:
             if intent.tool in self.prefers_open and selection == "all":
                 selection = "open"
             return self._selection(selection)
+        if intent.ref is not None and intent.ref.isdigit() and intent.task_id is None:
+            self.notes.append(f"There is no task {intent.ref[:12]}... (that number is too long).")
+            self.kinds.add("not_found")
+            return []
         if not intent.needs_lookup:
             return [intent.task_id]
         ref = intent.ref or ""
+        if intent.refers_back:
+            return self._referred(ref)
         entry = self.found.get(ref)
         if entry is None:
             self.to_find.append(ref)
@@ -140,6 +146,15 @@ class _Round:
         self.notes.append(f'I couldn\'t find a task matching "{ref}".{near}')
         self.kinds.add("not_found")
         return []
+
+    def _referred(self, pronoun: str) -> list[int | None]:
+        """The tasks "it" or "them" stands for, or a question when that is not clear."""
+        results = [payload(r) for c, r in self.executed if not is_lookup(c)]
+        ids = referred(pronoun, results, self.earlier)
+        if not ids:
+            self.notes.append(f'Which task do you mean by "{pronoun}"? Say its number.')
+            self.kinds.add("which")
+        return list(ids)
 
     def _selection(self, selection: Selection) -> list[int | None]:
         page = self.selected.get(selection)

@@ -81,8 +81,9 @@ def found(executed: Executed) -> dict[str, dict[str, Any] | str]:
             for description in call["args"].get("descriptions") or []:
                 matches[description] = str(result.content)
             continue
-        for entry in data.get("found") or []:
-            matches[entry.get("description", "")] = entry
+        asked = call["args"].get("descriptions") or []
+        for description, entry in zip(asked, data.get("found") or [], strict=False):
+            matches[description] = entry  # by place: the tool may have cut a long description
     return matches
 
 

@@ -106,6 +106,8 @@ class ConfirmationRequest(Confirmation):
     """Every tool call the answer decides."""
     asked: int
     """How many times the question was put (an unclear answer puts it again)."""
+    missing: dict[str, str]
+    """Calls left out of the question, their task not there: the error each one answers."""
 
 
 class HistoryEntry(TypedDict):

@@ -135,3 +135,17 @@ async def test_a_whole_list_request_acts_on_a_page_and_says_what_is_left(memory_
     assert asked.awaiting_confirmation["prompt"] == (
         "Are you sure you want to delete 100 tasks? (yes/no)"
     )
+
+
+async def test_it_is_the_task_just_talked_about(keel):
+    await seed(keel, "buy milk", "call mom", "fix it ticket")
+    cid = str(uuid.uuid4())
+    await say(keel, cid, "show task 2")
+    done = await say(keel, cid, "mark it as done")
+    assert done.reply == "Completed task: call mom"
+    made = await say(keel, str(uuid.uuid4()), "add feed the cat and then mark it done")
+    assert made.reply == "Created task: feed the cat\nCompleted task: feed the cat"
+    unclear = await say(keel, str(uuid.uuid4()), "delete it")
+    assert unclear.reply == 'Which task do you mean by "it"? Say its number.'
+    assert unclear.awaiting_confirmation is None
+    assert [t["title"] for t in await keel.store.list("local")][2] == "fix it ticket"

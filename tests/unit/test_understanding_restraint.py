@@ -1,0 +1,71 @@
+"""What keel must not do with everyday words: complete, create or crash on what nobody asked."""
+
+import uuid
+
+import pytest
+
+from keel.graphs.runner import run_turn
+
+TASKS = ["buy milk", "call mom", "dentist appointment", "pay rent", "fix it ticket"]
+
+
+async def after(keel, text):
+    for t in TASKS:
+        await keel.store.create("local", t)
+    result = await run_turn(keel.graph, str(uuid.uuid4()), text, keel.context())
+    tasks = await keel.store.list("local")
+    done = [t["title"] for t in tasks if t["completed"]]
+    made = [t["title"] for t in tasks if t["title"] not in TASKS]
+    return result, done, made
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I forgot to call mom",  # the opposite of done
+        "did mom call?",  # a question
+        "Is the dentist appointment done?",  # a question
+        "the milk is done?",  # a question
+        "I missed the dentist appointment",
+        "I cancelled the dentist appointment",
+        "it's done",  # 'it' matches the title 'fix it ticket'
+    ],
+)
+async def test_nothing_is_completed(memory_keel, text):
+    _, done, _ = await after(memory_keel, text)
+    assert done == [], f"{text!r} completed {done}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I need to see my list",
+        "I have to know how many tasks I have",
+        "I have to go now, thanks",
+        "I have to say, this app is great",
+        "I should call mom, shouldn't I?",  # makes a task "shouldn't I"
+        "have to go, bye",  # makes "go" and "bye"
+        "I need to delete the milk one",  # makes a task "delete the milk one"
+    ],
+)
+async def test_nothing_is_created(memory_keel, text):
+    _, _, made = await after(memory_keel, text)
+    assert made == [], f"{text!r} created {made}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["add " + "1" * 5000 + " done", "show " + "1" * 5000, "what is task " + "1" * 5000],
+)
+async def test_a_long_number_does_not_crash_the_turn(memory_keel, text):
+    """Intent.task_id: int() of > 4300 digits raises ValueError (new for these shapes)."""
+    result, _, _ = await after(memory_keel, text)
+    assert result.reply
+
+
+async def test_a_long_description_is_looked_up_once(memory_keel):
+    """find_todo_tasks cuts descriptions to 200 chars; decide() looks the full one up and never
+    finds it back, so it looks up again until the loop limit."""
+    text = "delete the " + "very " * 45 + "important one"
+    result, _, _ = await after(memory_keel, text)
+    assert "stopped after" not in result.reply, result.reply
