@@ -168,8 +168,7 @@ def _requests(text: str, table: Table) -> list[Intent]:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        alone = None if _REF_ONLY.match(piece.strip()) else _one(piece, table, False, asked)
-        if current and alone is None:
+        if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
             current = (current[0], b)
             continue
         if current:
