@@ -36,7 +36,8 @@ _DONE = re.compile(
     r"(?:done|completed|finished)$"
 )
 _OPEN = re.compile(
-    r"^(?:all |everything )?(?:the |my |of the |of my )?(?:open|remaining|unfinished|incomplete"
+    r"^(?:all |everything |every |each )?(?:the |my |of the |of my )?(?:open|remaining|unfinished"
+    r"|incomplete"
     r"|pending|outstanding|undone|not done|uncompleted|rest(?: of (?:them|my tasks|the list))?)"
     r"(?: ones| tasks| items| todos)?$|^(?:everything|all) (?:else|left|remaining)$"
 )

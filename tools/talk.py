@@ -49,11 +49,15 @@ KINDS: dict[str, re.Pattern[str]] = {
     ),
 }
 """How each kind of talk is said, matched whole against the message in lower case."""
+_ELSEWHERE = re.compile(
+    r"^(?:tell me|explain|give me|write|translate|calculate|recommend|suggest|play|convert"
+    r"|compute|define|summari[sz]e|sing|draw|turn on|turn off|set an alarm|set a timer|google"
+    r"|order me|book me|send|text|email me|open the)\b"
+)
+"""What people ask an assistant for that is no todo ("translate good night into German")."""
 _QUESTION = re.compile(
-    r"(?:\?$|^(?:what|who|whom|whose|when|where|why|how|which|is|are|am|was|were|do|does|did"
-    r"|can|could|will|would|should|shall|tell me|explain|give me|write|translate|calculate"
-    r"|recommend|suggest|play|convert|compute|define|summari[sz]e|sing|draw|turn on|turn off"
-    r"|set an alarm|set a timer|google|order me|book me|send|text|email me|open the)\b)"
+    r"\?$|^(?:what|who|whom|whose|when|where|why|how|which|is|are|am|was|were|do|does|did"
+    r"|can|could|will|would|should|shall)\b"
 )
 SHORT_TALK_CHARS = 60
 WORDS_OF = {
@@ -62,7 +66,10 @@ WORDS_OF = {
         r"|you rock|you'?re (?:the best|a star|great|amazing)|brilliant|awesome|perfect|great"
         r"|lovely|nice one|good job|well done)\b"
     ),
-    "greeting": re.compile(r"^(?:hi+|hello+|hey+|heya|hiya|howdy|yo|g'?day|morning|evening)\b"),
+    "greeting": re.compile(
+        r"^(?:hi+|hello+|hey+|heya|hiya|howdy|yo|g'?day|morning|evening"
+        r"|good (?:morning|afternoon|evening|day))\b"
+    ),
     "goodbye": re.compile(
         r"\b(?:bye|goodbye|see (?:you|ya)|cya|ttyl|good ?night|nite|take care"
         r"|(?:have|got|need) to (?:go|run|dash)|gotta (?:go|run|dash))\b|^(?:later|night)\b"
@@ -73,7 +80,8 @@ _HELP = re.compile(
     r"\b(?:help|commands?|your options|my options|what can (?:you|i) (?:do|ask|say|type)"
     r"|what (?:can|does|do) (?:this thing|this app|this|it|you) do|what are you for"
     r"|what (?:things )?can you do|(?:your|the) features|what are you able to"
-    r"|how (?:this|it) works|how does (?:this|it|the app|keel) work|(?:able|supposed) to do"
+    r"|how (?:does )?(?:this|it|the|keel|you)(?: (?:assistant|app|thing|bot|tool))? works?"
+    r"|(?:able|supposed) to do"
     r"|what you can do"
     r"|how do i use|how to use)\b"
 )
@@ -98,7 +106,8 @@ def kind_of(text: str, table: Table) -> tuple[str, str | None]:
     """  # noqa: D205
     lowered = text.lower().strip()
     if len(lowered) > TALK_MAX_CHARS:
-        return ("offtopic", None) if _QUESTION.search(lowered[:20]) else ("unknown", None)
+        asked = _QUESTION.search(lowered[:20]) or _ELSEWHERE.search(lowered[:20])
+        return ("offtopic", None) if asked else ("unknown", None)
     plain = strip_politeness(lowered).strip(" !.,?~") or lowered
     forms = {re.sub(r"[^\w\s'?/]", "", t).strip(" ?") for t in (lowered, plain)} | {plain}
     for kind, pattern in KINDS.items():
@@ -106,6 +115,8 @@ def kind_of(text: str, table: Table) -> tuple[str, str | None]:
             return kind, None
     if _HELP.search(lowered):
         return "help", None
+    if _ELSEWHERE.search(plain):
+        return "offtopic", None
     if len(lowered) <= SHORT_TALK_CHARS:
         for kind, pattern in WORDS_OF.items():
             if pattern.search(lowered):

@@ -154,9 +154,9 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
     mutates=True,
     confirm=Confirm("delete", "deleted"),
     phrasings=[
-        r"^(?:delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
-        r"|get rid of|forget about|forget|cancel|kill|lose|toss|axe|delete off|wipe out|strike"
-        r"|throw out|throw away|clear out|empty) {task}"
+        r"^(?:get rid of|forget about|delete off|wipe out|throw out|throw away|clear out|clean out"
+        r"|delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"
+        r"|forget|cancel|kill|lose|toss|axe|strike|empty) {task}"
         r"(?: (?:from|off) (?:my |the )?(?:todo |to-do )?"
         r"list)?(?: entirely| completely| for good| altogether| too| as well)?$",
         r"^(?:take|cross|strike) {task} (?:off|out of|from) (?:my |the )?(?:todo |to-do )?list$",

@@ -33,15 +33,15 @@ def _one_task(task: dict[str, Any]) -> str:
 
 @keel_tool(
     phrasings=[
-        r"^(?:show|get|view|open|display|see|describe|check) (?:me )?(?:(?:task|number|#)\s*)?#?"
-        r"(?P<ref>\d+)$",
+        r"^(?:show|get|view|open|display|see|describe|check) (?:me )?(?:(?:task|number|no\.?|#)"
+        r"\s*){0,3}#?(?P<ref>\d+)$",
         r"^(?:(?:give|show|get|tell) me )?(?:the )?details (?:for|of|on|about) {task}$",
         r"^(?:what'?s|what is|what was|whats|which is) (?:task|number|#)\s*#?(?P<ref>\d+)"
         r"(?: again)?$",
         r"^(?:task|#)\s*#?(?P<ref>\d+)\??$",
         r"^(?:show|view|open|display|see|get|what'?s|what is|what was|tell me about)(?: me)?"
         r" (?:the|my|that)"
-        r" (?P<ref>.+?) (?:one|task|item|todo|entry)$",
+        r" (?P<ref>.+?) (?:one|task|item|todo|entry|thing|reminder)$",
     ],
     examples=[
         "tell me about {task}",

@@ -271,7 +271,8 @@ def _makes(intent: Intent) -> bool:
 
 
 _DID = re.compile(
-    r"^(?:(?:i|i've|ive|i have|we|we've|just|already|finally|also|so)\s+)*(?P<rest>\S.*)$", re.I
+    r"^(?:(?:i|we|i've|ive|we've|have|has|had|just|already|finally|also|so)\s+)*(?P<rest>\S.*)$",
+    re.I,
 )
 NOT_DEEDS = frozenset(
     "need needed want wanted used liked loved hated bored tired excited worried scared "
