@@ -31,7 +31,7 @@ from keel.nodes.support.lookups import (
     select,
     selected,
 )
-from keel.nodes.support.markers import NUDGE_PREFIX, RESUME_KWARG
+from keel.nodes.support.turn_messages import is_request, ran, request_text
 from keel.tools.calls import storable
 from keel.tools.phrasings import Intent, Selection
 from keel.tools.spec import spec_of
@@ -56,29 +56,6 @@ def help_text(tools: Sequence[BaseTool]) -> str:
     return f"I can help with your todo list: {listed}."
 
 
-def _request(message: BaseMessage) -> str:
-    """The request a human message makes; a resume's continuation asks for the open steps."""
-    remaining = message.additional_kwargs.get(RESUME_KWARG)
-    if isinstance(remaining, list):
-        return "; ".join(str(r) for r in remaining)
-    return message.text
-
-
-def _is_nudge(message: BaseMessage) -> bool:
-    return message.type == "human" and message.text.startswith(NUDGE_PREFIX)
-
-
-def _executed(after: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]]:
-    results = {m.tool_call_id: m for m in after if isinstance(m, ToolMessage)}
-    return [
-        (call, results[call.get("id") or ""])
-        for m in after
-        if isinstance(m, AIMessage)
-        for call in m.tool_calls
-        if call.get("id") in results
-    ]
-
-
 def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
     args = dict(intent.args)
     if task_id is not None:
@@ -100,7 +77,7 @@ class _Round:
     def __init__(self, messages: Sequence[BaseMessage], start: int, tools: Sequence[BaseTool]):
         self.tools = tools
         self.earlier = messages[:start]
-        self.executed = _executed(messages[start + 1 :])
+        self.executed = ran(messages[start + 1 :])
         self.found = found(self.executed)
         self.selected = selected(self.executed)
         self.to_find: list[str] = []
@@ -218,11 +195,11 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
 
     Only ``tools`` are called, recognised by their phrasings and reported in their words.
     """
-    humans = [i for i, m in enumerate(messages) if m.type == "human" and not _is_nudge(m)]
+    humans = [i for i, m in enumerate(messages) if is_request(m)]
     if not humans:
         return _answer(help_text(tools), "help", "explained what I can do")
     start = humans[-1]
-    request = _request(messages[start])
+    request = request_text(messages[start])
     understood = understand(request, tools)
     intents = understood.intents or tuple(picked(request, messages[:start], tools))
     if not intents:

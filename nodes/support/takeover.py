@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.nodes.support.markers import DONE_KEY, NUDGE_PREFIX, RESUME_KWARG
+from keel.nodes.support.markers import DONE_KEY
+from keel.nodes.support.turn_messages import is_request, ran, request_text
 from keel.tools.spec import spec_of
 from keel.tools.understanding import parse_intents
 
@@ -42,29 +43,6 @@ class Takeover:
     """What the provider's tool calls did, in the tools' words."""
 
 
-def _is_request(message: BaseMessage) -> bool:
-    return message.type == "human" and not message.text.startswith(NUDGE_PREFIX)
-
-
-def _request_text(message: BaseMessage) -> str:
-    remaining = message.additional_kwargs.get(RESUME_KWARG)
-    if isinstance(remaining, list):
-        return "; ".join(str(r) for r in remaining)
-    return message.text
-
-
-def _ran(messages: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]]:
-    """The tool calls among ``messages`` with their results, in order."""
-    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
-    return [
-        (call, results[call.get("id") or ""])
-        for m in messages
-        if isinstance(m, AIMessage)
-        for call in m.tool_calls
-        if call.get("id") in results
-    ]
-
-
 def describe(call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool]) -> str:
     """What a tool call did, in its tool's words (its text when the tool declares none)."""
     tool_ = next((t for t in tools if t.name == call["name"]), None)
@@ -78,7 +56,7 @@ def describe(call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool]) -> 
 
 def takeover(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> Takeover:
     """What the offline model continues from, in a turn whose provider failed."""
-    requests = [i for i, m in enumerate(messages) if _is_request(m)]
+    requests = [i for i, m in enumerate(messages) if is_request(m)]
     if not requests:
         return Takeover(list(messages))
     start = requests[-1]
@@ -86,12 +64,12 @@ def takeover(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> Take
     first_offline = next(
         (i for i, m in enumerate(after) if m.response_metadata.get(OFFLINE)), len(after)
     )
-    provider_ran = _ran(after[:first_offline])
+    provider_ran = ran(after[:first_offline])
     if not provider_ran:
         return Takeover(list(messages))
     left = Counter(call["name"] for call, _ in provider_ran)
     remaining = []
-    for intent in parse_intents(_request_text(messages[start]), tools):
+    for intent in parse_intents(request_text(messages[start]), tools):
         if left[intent.tool]:
             left[intent.tool] -= 1
         else:
