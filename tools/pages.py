@@ -98,9 +98,10 @@ def _count(total: int, tasks: list[dict[str, Any]], which: str) -> str:
     if which or not total or len(tasks) < total:
         return f"You have {total:,} {noun}."
     done = sum(1 for t in tasks if t["completed"])
+    if total == 1:
+        return f"You have 1 {'completed' if done else 'open'} task."
     if done in (0, total):
-        state = "done" if done else "open"
-        return f"You have {total:,} {noun}, " + (f"all {state}." if total > 1 else f"{state}.")
+        return f"You have {total:,} {noun}, all {'done' if done else 'open'}."
     return f"You have {total:,} {noun}: {total - done:,} open, {done:,} done."
 
 
