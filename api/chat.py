@@ -19,15 +19,14 @@ from rich.markup import escape
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
-from keel.checkpoints.requests import RequestStore
-from keel.graphs.builder import KeelGraph, build_graph
-from keel.graphs.requests import run_once
+from keel.checkpoints.trouble import is_transient
+from keel.graphs.builder import build_graph
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.resources import open_resources
 from keel.graphs.result import Snapshot, TurnResult
-from keel.graphs.runner import is_transient, recover_turn, run_turn, snapshot
+from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
-from keel.nodes.support.context import KeelContext
+from keel.graphs.turn import Turns
 from keel.nodes.support.events import Event
 
 CHAT_WAIT_SECONDS = 30
@@ -114,11 +113,16 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
             return 1
         graph = build_graph(checkpointer=backend.saver)
         context = resources.context(user_id)
-        locks = TurnLocks(backend.process_locks)
+        turns = Turns(
+            graph=graph,
+            resources=resources,
+            db=backend.db,
+            locks=TurnLocks(backend.process_locks, resources.conversations),
+            wait_seconds=CHAT_WAIT_SECONDS,
+        )
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
         try:
-            async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
-                recovered = await recover_turn(graph, cid, context)
+            recovered = await turns.open(cid, user_id)
         except ConversationLocked:
             console.print(BUSY)
             return 1
@@ -144,7 +148,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 continue
             if text == "/reset":
                 try:
-                    async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
+                    async with turns.holding(cid, user_id):
                         reset = await reset_conversation(graph, cid, context)
                 except ConversationLocked:
                     console.print(BUSY)
@@ -158,7 +162,11 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                     f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
                 )
                 continue
-            result = await _say(graph, cid, text, context, locks, RequestStore(backend.db), console)
+            try:
+                result = await _say(turns, cid, user_id, text, console)
+            except ConversationNotFound as exc:  # deleted from elsewhere meanwhile
+                console.print(f"[red]error:[/red] {exc}")
+                return 1
             if result is not None:
                 _print_result(console, result, verbose)
     console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)
@@ -166,24 +174,13 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
 
 
 async def _say(
-    graph: KeelGraph,
-    cid: str,
-    text: str,
-    context: KeelContext,
-    locks: TurnLocks,
-    requests: RequestStore,
-    console: Console,
+    turns: Turns, cid: str, user_id: str, text: str, console: Console
 ) -> TurnResult | None:
     """Run one line as a turn, retried with one idempotency key while the database is away."""
     key = str(uuid.uuid4())
-
-    async def run(request_key: str) -> TurnResult:
-        return await run_turn(graph, cid, text, context, request_key=request_key)
-
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            async with locks.hold(cid, wait=CHAT_WAIT_SECONDS):
-                return await run_once(graph, cid, text, context, key, requests, run)
+            return await turns.take(cid, user_id, text, key=key)
         except ConversationLocked:
             console.print(BUSY)
             return None

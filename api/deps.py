@@ -5,7 +5,8 @@
 OpenAPI schema declares the scheme and every operation that needs it (and /docs has an Authorize
 button); ``user_for`` has it read a connection that is no route's (the MCP endpoint), and
 ``user_of`` finds the key's user for all of them. ``ConversationDep`` resolves a conversation id the
-user owns; another user's conversation is answered exactly like an unknown one (404).
+user owns; another user's conversation is answered exactly like an unknown one (404). The routes
+that take the turn lock (a message, a delete) use ``ConversationIdDep`` and have the lock check.
 """
 
 from __future__ import annotations
@@ -88,3 +89,12 @@ async def get_conversation(
 
 
 ConversationDep = Annotated[str, Depends(get_conversation)]
+
+
+async def get_conversation_id(conversation_id: ConversationId) -> str:
+    """A conversation id, its owner checked later with the turn lock (``service.turns``)."""
+    return str(conversation_id)
+
+
+ConversationIdDep = Annotated[str, Depends(get_conversation_id)]
+"""For the routes that take the conversation's turn lock: the lock's statement checks the owner."""

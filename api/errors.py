@@ -18,10 +18,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from keel.api.metrics import REFUSED
 from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import Trouble, is_transient
 from keel.checkpoints.trouble import database_trouble as checkpoint_trouble
-from keel.graphs.requests import KeyReused
+from keel.graphs.turn import KeyReused
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +45,16 @@ class ConversationBusy(APIError):
             409,
             "conversation_busy",
             f"a turn is already running on conversation {conversation_id}; retry when it ends",
+        )
+
+
+def check_size(limit: int, content: str) -> None:
+    """413 when the message is longer than ``limit`` characters (KEEL_MAX_MESSAGE_CHARS)."""
+    if len(content) > limit:
+        raise APIError(
+            413,
+            "message_too_large",
+            f"message is {len(content)} characters; the limit is {limit}",
         )
 
 
@@ -114,6 +125,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(APIError)
     async def api_error(_: Request, exc: APIError) -> JSONResponse:
         return _json(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(ConversationLocked)
+    async def busy(_: Request, exc: ConversationLocked) -> JSONResponse:
+        answer = ConversationBusy(str(exc))
+        return _json(answer.status, answer.code, answer.message)
 
     @app.exception_handler(ConversationNotFound)
     async def not_found(_: Request, exc: ConversationNotFound) -> JSONResponse:

@@ -23,8 +23,9 @@ import typer
 
 from keel.api.logs import configure_logging
 from keel.api.service import Service, open_service
-from keel.graphs.runner import run_turn, thread_config
+from keel.graphs.runner import thread_config
 from keel.graphs.settings import Settings
+from keel.graphs.turn import run_turn
 from keel.nodes.support.decisions import REPLY_KIND
 
 nlu_app = typer.Typer(help="Language understanding: how keel reads what people write.")

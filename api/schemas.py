@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 from keel.graphs.topic_result import TopicSegment
 from keel.nodes.support.events import StreamEvent
 
+KEY_PATTERN = r"^[\x21-\x7e]+$"
+"""An idempotency key: 1 to 200 visible ASCII characters."""
+
 STREAM_FRAME: dict[str, Any] = TypeAdapter(StreamEvent).json_schema(
     ref_template="#/components/schemas/{model}"
 )

@@ -1,10 +1,10 @@
 """Where one turn's time goes: the service's turn, in-process, split by what it waits on.
 
 Opens keel as ``keel serve`` does (``open_service``), runs one conversation of N turns
-("Add item k": one tool call each) through the API's turn path (ownership check, turn lock,
-``run_turn``), and times every call into the checkpointer, keel's own tables, the lock and
-retention. Prints per-turn means: calls and milliseconds per category, and the rest (graph
-engine, nodes, models, serialisation: CPU in this process).
+("Add item k": one tool call each) through the API's turn path (``service.turns``: the turn
+lock with its ownership check, ``run_turn``), and times every call into the checkpointer, keel's
+own tables, the lock and retention. Prints per-turn means: calls and milliseconds per category,
+and the rest (graph engine, nodes, models, serialisation: CPU in this process).
 
     python bench/turn_profile.py --turns 200
     python bench/turn_profile.py --turns 200 --database-url postgresql://postgres@127.0.0.1:55432/db
@@ -28,7 +28,6 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from keel.api.service import open_service  # noqa: E402
-from keel.api.turn_requests import take_turn  # noqa: E402
 from keel.checkpoints.newest import NewestKept  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
 
@@ -89,7 +88,7 @@ def instrument(service: Any) -> None:
     import keel.checkpoints.conversations as conversations
     import keel.checkpoints.messages as messages
     import keel.checkpoints.topics as topics
-    import keel.graphs.runner as turn
+    import keel.graphs.turn as turn
     import keel.tools.calls as calls
     import keel.tools.store as store
 
@@ -110,12 +109,10 @@ def instrument(service: Any) -> None:
 
     retention.prune_thread = _timed("retention (prune, in the background)", retention.prune_thread)
     turn.prune_thread = retention.prune_thread
-    import keel.api.service as api_service
-
-    api_service.latest_checkpoint_id = _timed(
-        "newest checkpoint id (is the cached state current?)", api_service.latest_checkpoint_id
+    turn.latest_checkpoint_id = _timed(
+        "newest checkpoint id (is the cached state current?)", turn.latest_checkpoint_id
     )
-    lock = type(service.locks)
+    lock = type(service.turns.locks)
     lock.hold = _timed_cm("turn lock (take + release)", lock.hold)
 
 
@@ -125,13 +122,12 @@ async def run(url: str, turns: int) -> None:
         instrument(service)
         cid = (await service.conversations.create("bench"))["conversation_id"]
         # warm up: first turn opens topics, compiles, fills caches
-        await take_turn(service, cid, "bench", "Add item 0")
+        await service.turns.take(cid, "bench", "Add item 0")
         CALLS.clear()
         SECONDS.clear()
         start = time.perf_counter()
         for k in range(1, turns + 1):
-            await service.conversations.require(cid, "bench")
-            await take_turn(service, cid, "bench", f"Add item {k}")
+            await service.turns.take(cid, "bench", f"Add item {k}")
         total = time.perf_counter() - start
     per = 1000 / turns
     print(f"database: {url.split('@')[-1]}   turns: {turns}   ms per turn: {total * per:.2f}")

@@ -1,11 +1,13 @@
 """Who owns which conversation: the ``keel_conversations`` table.
 
-A conversation id is a UUIDv4 that belongs to exactly one user; ownership never moves to another
-user, so once read it is remembered in the process for a short while (a bounded cache) and most
-checks cost no query. Callers (the CLI, the API) create, list and delete conversations here and
-check ownership before running a turn; another user's id reads as unknown. Deleting removes
-keel's rows of the conversation (its log, topics and backup records) and the conversation itself;
-the checkpoints are the caller's to delete with its saver.
+A conversation id is a UUIDv4 that belongs to exactly one user; another user's id reads as
+unknown. Callers (the CLI, the API) create, list and delete conversations here. Every check that
+answers a client reads the table (``require``); a turn checks in the statement that takes its
+lock (``keel.checkpoints.locks``), so a conversation deleted by any process is gone at once for
+all of them. Only the graph's own claim on a thread (``claim``, at every node) trusts an owner
+read a short while ago. Deleting removes everything of the conversation in one transaction: its
+checkpoints and backups (when they live in this database), log, topics, keyed requests and the
+conversation itself; the user's tasks stay.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from __future__ import annotations
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, read_time
+from keel.checkpoints.saver_internals import thread_tables
 
 OWNERS_CACHED = 10_000
 OWNER_SECONDS = 30.0
-"""How long a process trusts an owner it read: a deletion by another process shows by then."""
+"""How long the graph's claim trusts an owner it read (the API never trusts a cached owner)."""
 PREVIEW_CHARS = 100
 LISTED = (
     "SELECT * FROM (SELECT c.id, c.created_at, "
@@ -94,21 +100,27 @@ class ConversationStore:
         return [_listed(r) for r in rows]
 
     async def owner(self, conversation_id: str) -> str | None:
-        """The user who owns ``conversation_id``, or None when there is no such conversation."""
+        """The owner of ``conversation_id`` (None: no such conversation), read a while ago."""
         known = self._owners.get(conversation_id)
         if known is not None and known[1] > time.monotonic():
             return known[0]
-        return await self._read_owner(conversation_id)
+        return await self.read_owner(conversation_id)
 
-    async def _read_owner(self, conversation_id: str) -> str | None:
+    async def read_owner(self, conversation_id: str) -> str | None:
+        """The owner of ``conversation_id`` as the table has it now (None: no such one)."""
         row = await self.db.fetchone(
             "SELECT user_id FROM keel_conversations WHERE id = :id", {"id": conversation_id}
         )
-        if row is None:
+        owner = str(row["user_id"]) if row is not None else None
+        self.noted(conversation_id, owner)
+        return owner
+
+    def noted(self, conversation_id: str, owner: str | None) -> None:
+        """Remember an owner read from the table (None: the conversation is gone)."""
+        if owner is None:
             self._owners.pop(conversation_id, None)
-            return None
-        self._remember(conversation_id, row["user_id"])
-        return str(row["user_id"])
+        else:
+            self._remember(conversation_id, owner)
 
     async def claim(self, conversation_id: str, user_id: str) -> None:
         """Check that ``user_id`` owns the conversation, making it theirs when nobody does.
@@ -128,23 +140,38 @@ class ConversationStore:
             raise ConversationNotFound(conversation_id)
 
     async def require(self, conversation_id: str, user_id: str) -> None:
-        """Raise ConversationNotFound unless ``user_id`` owns ``conversation_id``.
+        """Raise ConversationNotFound unless ``user_id`` owns ``conversation_id`` (read now).
 
-        Another user's conversation is looked up in the database like an unknown one, even when
-        its owner is cached: the two answers take the same work, so timing tells nothing.
+        Another user's conversation takes the same one lookup as an unknown one: timing tells
+        nothing.
         """
-        owner = await self.owner(conversation_id)
-        if owner == user_id:
-            return
-        if owner is not None:
-            await self._read_owner(conversation_id)
-        raise ConversationNotFound(conversation_id)
+        if await self.read_owner(conversation_id) != user_id:
+            raise ConversationNotFound(conversation_id)
 
-    async def delete(self, conversation_id: str) -> None:
-        """Delete the conversation and keel's rows of it, in one transaction."""
+    async def delete(
+        self, conversation_id: str, saver: BaseCheckpointSaver | None = None
+    ) -> Sequence[str]:
+        """Delete the conversation and everything of it, in one transaction.
+
+        The checkpoints of the conversation and of its backups go in the same transaction when
+        ``saver`` keeps them in this database; otherwise the thread ids are returned for the
+        caller to delete with its saver (the in-memory one).
+        """
         params = {"c": conversation_id}
+        tables = thread_tables(saver, self.db.dialect)
+        threads = "thread_id = :c OR thread_id IN (SELECT backup_id FROM keel_backups " + (
+            "WHERE conversation_id = :c)"
+        )
         async with self.db.transaction() as tx:
+            backups = await tx.fetch(
+                "SELECT backup_id FROM keel_backups WHERE conversation_id = :c", params
+            )
+            for table in tables:
+                await tx.execute(f"DELETE FROM {table} WHERE {threads}", params)
             for table in ERASED:
                 await tx.execute(f"DELETE FROM {table} WHERE conversation_id = :c", params)
             await tx.execute("DELETE FROM keel_conversations WHERE id = :c", params)
         self._owners.pop(conversation_id, None)
+        if tables:
+            return []
+        return [conversation_id, *(str(b["backup_id"]) for b in backups)]

@@ -11,6 +11,11 @@
 
 A ``kill -9`` releases both at once, so a restarted server never waits for a dead holder.
 ``ConversationLocked`` is raised when the lock cannot be had within ``wait`` seconds.
+
+Given the user a turn is for, ``hold`` also checks, once the lock is held, that the conversation
+still exists and is theirs (``ConversationNotFound`` otherwise): a conversation deleted by any
+process is gone for every later turn at once, and nothing is written to it. On PostgreSQL the
+owner is read in the statement that takes the lock, so the check costs no round trip.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
 import structlog
 from psycopg.conninfo import make_conninfo
+
+from keel.checkpoints.conversations import ConversationNotFound
 
 log = structlog.get_logger(__name__)
 
@@ -48,6 +55,22 @@ class ConversationLocked(RuntimeError):
     """Another turn holds the conversation."""
 
 
+class Owners(Protocol):
+    """Who owns a conversation, read from the database now (never from a cache)."""
+
+    async def read_owner(self, conversation_id: str) -> str | None:
+        """The owner, or None when there is no such conversation."""
+        ...
+
+    def noted(self, conversation_id: str, owner: str | None) -> None:
+        """An owner read elsewhere (with the lock), for the store's cache."""
+        ...
+
+
+NOT_READ = "\x00not read"
+"""The owner slot of a lock taken without reading the conversation's row."""
+
+
 def lock_key(conversation_id: str) -> int:
     """A stable signed 64-bit key for the conversation."""
     digest = hashlib.blake2b(conversation_id.encode(), digest_size=8).digest()
@@ -59,6 +82,13 @@ class ProcessLocks(Protocol):
 
     async def try_acquire(self, key: int) -> bool:
         """Take ``key`` if nobody else holds it."""
+        ...
+
+    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:
+        """Take ``key`` if nobody holds it, and read the conversation's owner in the same step.
+
+        The owner is ``NOT_READ`` when these locks cannot read it on the way.
+        """
         ...
 
     async def release(self, key: int) -> None:
@@ -79,6 +109,9 @@ class NoProcessLocks:
 
     async def try_acquire(self, key: int) -> bool:  # noqa: D102
         return True
+
+    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:  # noqa: D102
+        return True, NOT_READ
 
     async def release(self, key: int) -> None:  # noqa: D102
         return None
@@ -116,6 +149,9 @@ class FileLocks:
             return False
         return True
 
+    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:  # noqa: D102
+        return await self.try_acquire(key), NOT_READ
+
     async def release(self, key: int) -> None:  # noqa: D102
         fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, self._offset(key))
 
@@ -133,6 +169,13 @@ HELD = (
     "AND granted AND ((classid::bigint << 32) | objid::bigint) = %s::bigint)"
 )
 """Whether a session holds the advisory lock of a bigint key (its high and low halves)."""
+TAKE_READING = (
+    "SELECT pg_try_advisory_lock(%s) AS taken, "
+    "(SELECT user_id FROM keel_conversations WHERE id = %s FOR KEY SHARE) AS owner"
+)
+"""Take a conversation's lock and read its owner at once. The row lock (``FOR KEY SHARE``) reads
+the row's newest committed version whatever the statement's snapshot: a delete that committed and
+let go of the turn lock just before is seen, whichever of the two the statement evaluates first."""
 
 
 class AdvisoryLocks:
@@ -163,12 +206,15 @@ class AdvisoryLocks:
         return self.conn
 
     async def _scalar(self, sql: str, key: int, retry: bool) -> bool:
+        row = await self._row(sql, (key,), retry)
+        return bool(row and row[0])
+
+    async def _row(self, sql: str, params: tuple[Any, ...], retry: bool) -> tuple[Any, ...] | None:
         async with self.io:
             for attempt in (1, 2):
                 conn = await self._connection()
                 try:
-                    row = await (await conn.execute(sql, (key,))).fetchone()
-                    return bool(row and row[0])
+                    return await (await conn.execute(sql, params)).fetchone()
                 except psycopg.OperationalError:
                     # the session ended (restart, failover, a terminated backend): so did every
                     # lock it held; a fresh session can take locks again
@@ -180,17 +226,25 @@ class AdvisoryLocks:
 
     async def try_acquire(self, key: int) -> bool:
         """Take ``key``; a lock granted while the caller was cancelled is given back at once."""
-        attempt = asyncio.ensure_future(
-            self._scalar("SELECT pg_try_advisory_lock(%s)", key, retry=True)
-        )
+        row = await self._taking("SELECT pg_try_advisory_lock(%s)", (key,), key)
+        return bool(row and row[0])
+
+    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:
+        """Take ``key`` and read the conversation's owner in one statement."""
+        row = await self._taking(TAKE_READING, (key, conversation_id), key)
+        return (bool(row[0]), row[1]) if row else (False, None)
+
+    async def _taking(self, sql: str, params: tuple[Any, ...], key: int) -> tuple[Any, ...] | None:
+        attempt = asyncio.ensure_future(self._row(sql, params, retry=True))
         try:
             return await asyncio.shield(attempt)
         except asyncio.CancelledError:
             attempt.add_done_callback(lambda done: self._give_back(done, key))
             raise
 
-    def _give_back(self, attempt: asyncio.Future[bool], key: int) -> None:
-        if not attempt.cancelled() and attempt.exception() is None and attempt.result():
+    def _give_back(self, attempt: asyncio.Future[tuple[Any, ...] | None], key: int) -> None:
+        row = None if attempt.cancelled() or attempt.exception() else attempt.result()
+        if row and row[0]:
             release = asyncio.ensure_future(self.release(key))
             self._orphans.add(release)  # a reference until it is done, then none
             release.add_done_callback(self._orphans.discard)
@@ -209,25 +263,38 @@ class AdvisoryLocks:
             await self.conn.close()
 
 
-async def take(process_locks: ProcessLocks, key: int, deadline: float) -> bool:
-    """Poll for ``key`` until ``deadline`` (``time.monotonic``); False when it did not come.
+async def take(
+    process_locks: ProcessLocks, key: int, deadline: float, conversation_id: str | None = None
+) -> tuple[bool, str | None]:
+    """Poll for ``key`` until ``deadline`` (``time.monotonic``): whether it came, and the owner.
 
-    Polled, never waited for inside the database: a waiting statement would hold a transaction
-    open for as long as it waits.
+    With ``conversation_id`` the conversation's owner is read on the way where the locks can
+    (else the owner is ``NOT_READ``). Polled, never waited for inside the database: a waiting
+    statement would hold a transaction open for as long as it waits.
     """
-    while not await process_locks.try_acquire(key):
+    while True:
+        owner: str | None = NOT_READ
+        if conversation_id is None:
+            taken = await process_locks.try_acquire(key)
+        else:
+            taken, owner = await process_locks.try_acquire_reading(key, conversation_id)
+        if taken:
+            return True, owner
         if time.monotonic() >= deadline:
-            return False
+            return False, None
         await asyncio.sleep(POLL_SECONDS)
-    return True
 
 
 class TurnLocks:
     """The per-conversation turn lock of one process."""
 
-    def __init__(self, process_locks: ProcessLocks) -> None:
-        """Serialise in this process, and across processes through ``process_locks``."""
+    def __init__(self, process_locks: ProcessLocks, owners: Owners | None = None) -> None:
+        """Serialise in this process, and across processes through ``process_locks``.
+
+        ``owners`` answers who owns a conversation when the locks cannot read it themselves.
+        """
         self.process_locks = process_locks
+        self.owners = owners
         self._local: dict[str, asyncio.Lock] = {}
         self._users: dict[str, int] = {}
 
@@ -264,14 +331,29 @@ class TurnLocks:
                 del self._users[conversation_id], self._local[conversation_id]
 
     @asynccontextmanager
-    async def hold(self, conversation_id: str, wait: float = 0.0) -> AsyncIterator[None]:
-        """Hold the conversation for one turn; wait up to ``wait`` seconds for it."""
+    async def hold(
+        self, conversation_id: str, wait: float = 0.0, user: str | None = None
+    ) -> AsyncIterator[None]:
+        """Hold the conversation for one turn; wait up to ``wait`` seconds for it.
+
+        With ``user``: the conversation must exist and be theirs (``ConversationNotFound``).
+        """
         deadline = time.monotonic() + wait
         key = lock_key(conversation_id)
         async with self._local_lock(conversation_id, deadline):
-            if not await take(self.process_locks, key, deadline):
+            asked = conversation_id if user is not None else None
+            taken, owner = await take(self.process_locks, key, deadline, asked)
+            if not taken:
                 raise ConversationLocked(conversation_id)
             try:
+                if user is not None:
+                    assert self.owners is not None, "a user's turn needs the owners to check"
+                    if owner == NOT_READ:
+                        owner = await self.owners.read_owner(conversation_id)
+                    else:
+                        self.owners.noted(conversation_id, owner)
+                    if owner != user:
+                        raise ConversationNotFound(conversation_id)
                 yield
             finally:
                 await asyncio.shield(self.process_locks.release(key))

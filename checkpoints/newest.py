@@ -102,6 +102,10 @@ class NewestKept(BaseCheckpointSaver):
         while self._kept_bytes > KEPT_BYTES and len(self._kept) > 1:
             self._drop(next(iter(self._kept)))
 
+    def forget(self, thread_id: str) -> None:
+        """Drop what is kept of ``thread_id`` (its checkpoints were deleted beside the saver)."""
+        self._drop(thread_id)
+
     def newest_kept(self, thread_id: str) -> str | None:
         """The id of the newest checkpoint a turn of this process wrote on ``thread_id``."""
         kept = self.kept().get(thread_id)

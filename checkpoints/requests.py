@@ -4,7 +4,7 @@ A client that may retry a message (after a timeout, a 503, a dropped stream) sen
 of its own; the row remembers the key with a digest of the content, and the turn's result once the
 turn ends. A retry finds the row and is answered from it instead of running the message again.
 Rows live for ``KEPT_FOR`` (a day, as payment APIs keep theirs) and go with their conversation.
-Used by ``keel.graphs.requests``.
+Used by ``keel.graphs.turn``.
 """
 
 from __future__ import annotations
@@ -69,6 +69,17 @@ class RequestStore:
                 "created_at) VALUES (:c, :k, :d, :now) ON CONFLICT DO NOTHING",
                 params,
             )
+
+    async def settle(self, conversation_id: str, key: str, result: str) -> None:
+        """Keep ``result`` for the message sent with ``key``, unless one is kept already.
+
+        For a turn finished or read back after its process died: its first outcome stands.
+        """
+        await self.db.execute(
+            "UPDATE keel_requests SET result = :r "
+            "WHERE conversation_id = :c AND request_key = :k AND result IS NULL",
+            {"c": conversation_id, "k": key, "r": result},
+        )
 
     async def finish(self, conversation_id: str, key: str, result: str) -> None:
         """Keep the result of the message sent with ``key``."""

@@ -1,4 +1,4 @@
-"""The one place that reaches into a LangGraph saver's private storage: pruning and listing threads.
+"""The one place that reaches into a LangGraph saver's private storage: pruning, listing, deleting.
 
 The open-source savers cannot drop old checkpoints or list their threads, so keel does it on their
 storage directly: ``InMemorySaver``'s dicts, ``LoopSqliteSaver``'s tables and connection,
@@ -247,3 +247,16 @@ def internals_of(saver: BaseCheckpointSaver) -> SaverInternals:
     if isinstance(saver, InMemorySaver):
         return MemoryInternals(saver)
     return OtherSaverInternals()
+
+
+def thread_tables(saver: BaseCheckpointSaver | None, dialect: str) -> tuple[str, ...]:
+    """The saver's tables with a ``thread_id``, when they live in keel's database of ``dialect``.
+
+    Deleting a thread's rows from them in keel's own transaction deletes the thread; empty when
+    the saver keeps its checkpoints elsewhere (in memory, or a saver keel does not know).
+    """
+    if isinstance(saver, LoopSqliteSaver) and dialect == "sqlite":
+        return ("writes", "checkpoints")
+    if isinstance(saver, AsyncPostgresSaver) and dialect == "postgresql":
+        return ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
+    return ()

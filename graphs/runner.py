@@ -1,11 +1,11 @@
-"""Running one turn of a conversation and reading its result.
+"""The graph runs of one turn, and reading a conversation's state.
 
-``run_turn`` is what the CLI and the API call with a user's message. The graph itself decides what
-the message is (the answer to a waiting confirmation, or a new turn); ``run_turn`` adds only what
-is the service's: it finishes a turn a crash cut off, stops before every tool execution so that
-the tool calls are stored first (and there honours a caller's request to stop the turn), collects
-the events and tokens, and prunes old checkpoints.
-``snapshot`` reads a conversation's state for ``/state`` and the API.
+``stream_turn`` runs a turn's input through the graph (the graph itself decides what the message
+is: the answer to a waiting confirmation, or a new turn). It stops before every tool execution so
+that the tool calls are stored first (and there honours a caller's request to stop the turn), and
+collects the events and tokens. ``recover`` finishes a turn a crash cut off. The turn around them
+- lock, idempotency, recording, pruning - is ``keel.graphs.turn``'s. ``snapshot`` reads a
+conversation's state for ``/state`` and the API.
 """
 
 from __future__ import annotations
@@ -19,15 +19,11 @@ from typing import Any
 import structlog
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 
-from keel.checkpoints.newest import holding
-from keel.checkpoints.retention import Retention, prune_thread
 from keel.checkpoints.topics import TopicRow
 from keel.checkpoints.trouble import is_transient
 from keel.graphs.builder import KeelGraph
-from keel.graphs.resources import prepared
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
 from keel.nodes.response import pending_tool_calls
 from keel.nodes.support.agent_state import AgentState
@@ -110,7 +106,7 @@ EventSink = Callable[[StreamEvent], Awaitable[None]]
 """Receives, as they happen, a turn's events and the model's tokens (``token`` events)."""
 
 
-async def _stream(
+async def stream_turn(
     graph: KeelGraph,
     graph_input: Any,
     conversation_id: str,
@@ -174,34 +170,24 @@ class TurnStart:
     """A turn was cut off mid-way (its process died) and is finished first."""
     checkpoint_id: str | None = None
     """The conversation's newest checkpoint, when the caller has just looked it up."""
+    request_key: str | None = None
+    """The idempotency key of the last message that reached the checkpoint."""
 
     @classmethod
     def of(cls, snap: StateSnapshot) -> TurnStart:
-        """Read it from the conversation's state."""
-        return cls(_cut_off(snap))
+        """Read it from the conversation's state.
 
-
-async def recover_turn(
-    graph: KeelGraph, conversation_id: str, context: KeelContext
-) -> TurnResult | None:
-    """Finish a turn that was cut off mid-way (the process died); None when there is none.
-
-    The checkpoint holds the pending work: the graph resumes it from the last completed step.
-    A turn paused on a confirmation is not cut off; it waits for its answer.
-    """
-    snap = await graph.aget_state(thread_config(conversation_id))
-    return await _recover(graph, conversation_id, context) if _cut_off(snap) else None
-
-
-def _cut_off(snap: StateSnapshot) -> bool:
-    """The checkpoint holds pending steps that are not a confirmation waiting for its answer."""
-    return bool(snap.next) and pending_confirmation(snap) is None
+        A turn is cut off when the checkpoint holds pending steps that are not a confirmation
+        waiting for its answer: the graph resumes them from the last completed step.
+        """
+        cut_off = bool(snap.next) and pending_confirmation(snap) is None
+        return cls(cut_off, request_key=snap.values.get("request_key"))
 
 
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
 
 
-async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext) -> TurnResult:
+async def recover(graph: KeelGraph, conversation_id: str, context: KeelContext) -> TurnResult:
     """Finish a cut-off turn; if it fails for good, abandon it with a note instead.
 
     A turn that fails the same way every time it is retried (bad data in a step) would otherwise
@@ -209,7 +195,7 @@ async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext)
     """
     log.warning("recovering_cut_off_turn")
     try:
-        return await _stream(graph, None, conversation_id, context)
+        return await stream_turn(graph, None, conversation_id, context)
     except Exception as exc:
         if is_transient(exc):
             raise
@@ -222,55 +208,6 @@ async def _recover(graph: KeelGraph, conversation_id: str, context: KeelContext)
         agent_state=AgentState.RESPONSE.value,
         complete=False,
     )
-
-
-async def run_turn(
-    graph: KeelGraph,
-    conversation_id: str,
-    content: str,
-    context: KeelContext,
-    sink: EventSink | None = None,
-    retention: Retention | None = None,
-    start: TurnStart | None = None,
-    stop: asyncio.Event | None = None,
-    request_key: str | None = None,
-) -> TurnResult:
-    """Run one turn for ``content`` (the graph takes it as the answer to a waiting confirmation).
-
-    A turn left unfinished by a crash is finished first; its reply comes back as
-    ``recovered_reply``. Old checkpoints are pruned by ``retention`` (the API's prunes in the
-    background every few turns), else right after the turn. ``start`` is where the conversation
-    stands, when the caller knows it; otherwise it is read from the checkpoint. Setting ``stop``
-    ends the turn at its next stop before tool execution, with what already ran kept.
-    ``request_key`` (the message's idempotency key) is kept in the state with the message.
-    The caller holds the conversation's turn lock: the turn's checkpoints are read back from
-    memory (``keel.checkpoints.newest``).
-    """
-    config = thread_config(conversation_id)
-    newest = start.checkpoint_id if start is not None else None
-    with (
-        structlog.contextvars.bound_contextvars(
-            conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
-        ),
-        holding(conversation_id, newest),
-    ):
-        if start is None:
-            start = TurnStart.of(await graph.aget_state(config))
-        recovered = None
-        if start.cut_off:
-            recovered = await _recover(graph, conversation_id, context)
-        log.info("turn_received", message_preview=preview(content))
-        turn_input = {"content": content, "request_key": request_key}
-        result = await _stream(graph, turn_input, conversation_id, context, sink, stop)
-        if recovered is not None:
-            result.recovered_reply = recovered.reply
-        if retention is not None:
-            retention.after_turn(conversation_id)
-        elif isinstance(graph.checkpointer, BaseCheckpointSaver):
-            keep = (await prepared(context)).checkpoint_keep
-            await prune_thread(graph.checkpointer, conversation_id, keep)
-        log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
-        return result
 
 
 async def snapshot(

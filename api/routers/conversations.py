@@ -14,11 +14,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
-from keel.api.deps import ConversationDep, ServiceDep, UserDep
-from keel.api.errors import TURN_FAILED, database_trouble, error_body
+from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
+from keel.api.errors import TURN_FAILED, check_size, database_trouble, error_body
 from keel.api.metrics import count_events
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import (
+    KEY_PATTERN,
     STREAM_FRAME,
     CancelAnswer,
     CheckpointOut,
@@ -30,7 +31,6 @@ from keel.api.schemas import (
     NewMessage,
     ReopenAnswer,
 )
-from keel.api.turn_requests import KEY_PATTERN, check_size, start_turn, take_turn, turn_slot
 from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.reopen_command import reopen_topic
 from keel.graphs.reset_command import reset_conversation
@@ -72,7 +72,7 @@ async def create_conversation(
         try:
             await import_legacy_session(service.graph, cid, legacy, service.turn_context(user))
         except BaseException:
-            await service.delete_conversation(cid)  # no conversation is left half made
+            await service.turns.erase(cid)  # no conversation is left half made
             raise
     return created
 
@@ -88,10 +88,14 @@ async def list_conversations(
 
 
 @router.delete("/{conversation_id}", status_code=204, responses=ERRORS)
-async def delete_conversation(cid: ConversationDep, service: ServiceDep) -> Response:
-    """Delete a conversation: its checkpoints, message log, topics and backups (tasks stay)."""
-    async with turn_slot(service, cid):
-        await service.delete_conversation(cid)
+async def delete_conversation(
+    cid: ConversationIdDep, service: ServiceDep, user: UserDep
+) -> Response:
+    """Delete a conversation: its checkpoints, message log, topics and backups (tasks stay).
+
+    Once answered, the conversation is gone for every process of the service at once.
+    """
+    await service.turns.delete(cid, user)
     return Response(status_code=204)
 
 
@@ -119,7 +123,7 @@ async def _sse(
 async def post_message(
     message: NewMessage,
     request: Request,
-    cid: ConversationDep,
+    cid: ConversationIdDep,
     service: ServiceDep,
     user: UserDep,
     idempotency_key: IdempotencyKey = None,
@@ -129,11 +133,12 @@ async def post_message(
     With an ``Idempotency-Key`` the message runs at most once: a retry with the same key gets the
     first answer (``replayed: true``), even when the first attempt was cut off.
     """
-    check_size(service, message.content)
+    check_size(service.settings.max_message_chars, message.content)
+    turns = service.turns
     if "text/event-stream" not in request.headers.get("accept", ""):
-        return await take_turn(service, cid, user, message.content, idempotency_key)
+        return await turns.take(cid, user, message.content, idempotency_key)
     queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
-    task = await start_turn(service, cid, user, message.content, queue.put, idempotency_key)
+    task = await turns.start(cid, user, message.content, queue.put, idempotency_key)
     task.add_done_callback(lambda _: queue.put_nowait(None))
     return EventSourceResponse(_sse(task, queue))
 
@@ -142,7 +147,7 @@ async def post_message(
 async def get_conversation(cid: ConversationDep, service: ServiceDep) -> Snapshot:
     """The conversation's state: agent_state, mission, todolist, topics, confirmation, stats."""
     result = await snapshot(service.graph, cid, await service.topics.list(cid))
-    result["turn_running"] = await service.locks.running(cid)
+    result["turn_running"] = await service.turns.running(cid)
     return result
 
 
@@ -224,7 +229,7 @@ async def get_checkpoints(cid: ConversationDep, service: ServiceDep) -> list[dic
 @router.post("/{conversation_id}/reset", response_model=ResetAnswer, responses=ERRORS)
 async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> ResetAnswer:
     """Start afresh: a new topic, the mission cleared; the message history is kept."""
-    async with turn_slot(service, cid):
+    async with service.turns.holding(cid, user):
         answer = await reset_conversation(service.graph, cid, service.turn_context(user))
     count_events(answer["events"])
     return reset_answer(answer)
@@ -233,10 +238,8 @@ async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> Res
 @router.post("/{conversation_id}/cancel", response_model=CancelAnswer, responses=ERRORS)
 async def cancel_turn(cid: ConversationDep, service: ServiceDep) -> dict[str, bool]:
     """Stop the running turn at its next safe point; what already ran stays done and logged."""
-    stop = service.stops.get(cid)
-    if stop is None:
-        return {"running": await service.locks.running(cid), "cancel_requested": False}
-    stop.set()
+    if not service.turns.stop(cid):
+        return {"running": await service.turns.running(cid), "cancel_requested": False}
     return {"running": True, "cancel_requested": True}
 
 
@@ -250,7 +253,7 @@ async def reopen(
     user: UserDep,
 ) -> dict[str, Any]:
     """Go back to an earlier topic: it becomes the active one, the next turn's context."""
-    async with turn_slot(service, cid):
+    async with service.turns.holding(cid, user):
         answer = await reopen_topic(service.graph, cid, topic_id, service.turn_context(user))
     count_events(answer["events"])
     return {k: answer[k] for k in ("topic", "previous_topic_id", "message")}

@@ -1,9 +1,10 @@
 """WS /v1/conversations/{id}/ws: the chat over a WebSocket.
 
 In: ``{"content": "...", "idempotency_key": "..."}`` (the key optional: with it, the message runs
-at most once) or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset"
-| "event" | "error", "data": {...}}``. Authenticate with ``Authorization: Bearer <key>`` or, for
-browsers that cannot set headers, ``?token=<key>``.
+at most once) or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset" | "event" |
+"error", "data": {...}}``. Authenticate with ``Authorization: Bearer <key>`` or, for browsers that
+cannot set headers, ``?token=<key>``. A conversation deleted while its socket is open answers the
+next frame with ``conversation_not_found`` and closes the socket.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
-from keel.api.errors import TURN_FAILED, APIError, database_trouble
+from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size, database_trouble
 from keel.api.metrics import REFUSED, count_events
-from keel.api.schemas import NewMessage
+from keel.api.schemas import KEY_PATTERN, NewMessage
 from keel.api.service import Service
-from keel.api.turn_requests import KEY_PATTERN, check_size, start_turn, turn_slot
 from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.locks import ConversationLocked
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import reset_answer
 from keel.nodes.support.events import StreamEvent
@@ -85,7 +86,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
         await _send(ws, "error", {"code": "invalid_json", "message": "send a JSON object"})
         return
     if message.get("action") == "reset":
-        async with turn_slot(service, cid):
+        async with service.turns.holding(cid, user):
             answer = await reset_conversation(service.graph, cid, service.turn_context(user))
         count_events(answer["events"])
         await _send(ws, "reset", dict(reset_answer(answer)))
@@ -101,7 +102,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     except ValidationError as exc:
         await _send(ws, "error", {"code": "invalid_request", "message": _first_error(exc)})
         return
-    check_size(service, content)
+    check_size(service.settings.max_message_chars, content)
     key = message.get("idempotency_key")
     if key is not None and not (isinstance(key, str) and re.fullmatch(KEY_PATTERN, key)):
         await _send(ws, "error", {"code": "invalid_request", "message": BAD_KEY})
@@ -110,7 +111,7 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     async def sink(event: StreamEvent) -> None:
         await _send_if_open(ws, "event", event)
 
-    task = await start_turn(service, cid, user, content, sink, key)  # runs if the client leaves
+    task = await service.turns.start(cid, user, content, sink, key)  # runs if the client leaves
     await _send_if_open(ws, "status", {"status": "thinking"})
     result = await asyncio.shield(task)
     await _send_if_open(ws, "chat", result.model_dump(mode="json"))
@@ -157,6 +158,14 @@ async def _serve(ws: WebSocket, service: Service, conversation_id: str, user: st
                 continue
             try:
                 await _handle(ws, service, conversation_id, user, frame["text"])
+            except ConversationNotFound as exc:  # deleted meanwhile: nothing more to say here
+                await _send_if_open(ws, "error", {"code": exc.code, "message": str(exc)})
+                await ws.close(code=CLOSE_POLICY_VIOLATION)
+                return
+            except ConversationLocked as exc:
+                busy = ConversationBusy(str(exc))
+                REFUSED.labels(str(busy.status), busy.code).inc()
+                await _send(ws, "error", {"code": busy.code, "message": busy.message})
             except APIError as exc:
                 if exc.status in (409, 503):
                     REFUSED.labels(str(exc.status), exc.code).inc()

@@ -21,7 +21,13 @@ from tests.conftest import new_postgres_database
 from tests.integration.server import free_port, keel_server, wait_until_ready
 from tests.keel_process import KEEL, ROOT, keel_env
 
-PAUSES = ["before:assistant", "before:tool_execution", "after_tool_commit", "before:response"]
+PAUSES = [
+    "before:assistant",
+    "before:tool_execution",
+    "after_tool_commit",
+    "before:response",
+    "before_request_recorded",  # the turn ended and was checkpointed; its outcome not yet noted
+]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -99,6 +105,33 @@ def test_a_retry_after_the_server_died_mid_turn_runs_the_message_once(durable_ur
         assert said == [("user", "Add buy milk"), ("assistant", "Created task: buy milk")]
         after = post(server.url, cid, "What's on my list?", str(uuid.uuid4())).json()
         assert after["reply"] == "Your tasks:\n  1. [ ] buy milk" and not after["replayed"]
+
+
+@pytest.mark.parametrize("pause", PAUSES)
+def test_a_retry_after_another_message_finished_the_cut_off_turn_is_replayed(durable_url, pause):
+    """Another message arrives first after the crash and finishes the cut-off turn; the retry
+    with the key is answered from that turn, not run again, however often it comes."""
+    key = str(uuid.uuid4())
+    cid = killed_mid_turn(durable_url, pause, "Add buy milk", key)
+    reached_a_checkpoint = pause != "before:assistant"  # the first stop is before tool execution
+    cut_off = reached_a_checkpoint and pause != "before_request_recorded"
+    with keel_server(durable_url) as server:
+        first = post(server.url, cid, "What's on my list?", str(uuid.uuid4()))
+        assert first.status_code == 200, first.text
+        recovered = "Created task: buy milk" if cut_off else None
+        assert first.json()["recovered_reply"] == recovered
+        for attempt in range(2):
+            retried = post(server.url, cid, "Add buy milk", key)
+            assert retried.status_code == 200, retried.text
+            answer = retried.json()
+            assert answer["reply"] == "Created task: buy milk"
+            assert answer["replayed"] is (reached_a_checkpoint or attempt > 0)
+        assert [t["title"] for t in httpx.get(f"{server.url}/v1/tasks").json()] == ["buy milk"]
+        log = httpx.get(f"{server.url}/v1/conversations/{cid}/messages").json()
+        users = [m["content"] for m in log if m["role"] == "user"]
+        assert users.count("Add buy milk") == 1 and users.count("What's on my list?") == 1
+        replies = [m["content"] for m in log if m["role"] == "assistant"]
+        assert replies.count("Created task: buy milk") == 1
 
 
 def test_a_key_answers_its_first_result_and_refuses_other_content(tmp_path):

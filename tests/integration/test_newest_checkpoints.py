@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from keel.api.service import open_service
-from keel.api.turn_requests import start_turn, take_turn
 from keel.checkpoints.newest import NewestKept
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.settings import Settings
@@ -62,14 +61,14 @@ async def test_reads_from_memory_equal_reads_from_the_database(url, monkeypatch)
         saver.aget_tuple = both  # type: ignore[method-assign]
         cid = (await service.conversations.create("u"))["conversation_id"]
         for text in ("Add bread", "Add eggs", "Delete task 1", "yes", "Rename task 2 to toast"):
-            await take_turn(service, cid, "u", text)
-        stopped = await start_turn(service, cid, "u", "yes")  # the rename's answer, stopped
-        service.stops[cid].set()
+            await service.turns.take(cid, "u", text)
+        stopped = await service.turns.start(cid, "u", "yes")  # the rename's answer, stopped
+        service.turns.stop(cid)
         await stopped
-        await take_turn(service, cid, "u", "Add jam")
+        await service.turns.take(cid, "u", "Add jam")
         await reset_conversation(service.graph, cid, service.turn_context("u"))
         for text in ("Add tea and then delete task 3", "yes", "Show all"):
-            await take_turn(service, cid, "u", text)
+            await service.turns.take(cid, "u", text)
         await service.retention.aclose()
 
     assert counts["differing"] == 0, counts

@@ -15,7 +15,8 @@ import uuid
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
-from keel.graphs.runner import run_turn, snapshot
+from keel.graphs.runner import snapshot
+from keel.graphs.turn import run_turn
 from tests.conftest import new_postgres_database
 from tests.helpers import open_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)

@@ -10,7 +10,8 @@ from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
-from keel.graphs.runner import run_turn, snapshot, thread_config
+from keel.graphs.runner import snapshot, thread_config
+from keel.graphs.turn import run_turn
 from tests.helpers import open_database
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}

@@ -4,7 +4,7 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
-from keel.graphs.runner import run_turn
+from keel.graphs.turn import run_turn
 from keel.nodes.support.markers import NUDGE_PREFIX
 from tests.unit.scripted import ScriptedModel, call
 

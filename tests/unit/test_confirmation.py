@@ -7,7 +7,8 @@ import pytest
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
-from keel.graphs.runner import run_turn, snapshot
+from keel.graphs.runner import snapshot
+from keel.graphs.turn import run_turn
 from keel.tools.store import TaskStore
 from tests.helpers import open_database
 

@@ -3,7 +3,8 @@
 import uuid
 
 from keel.checkpoints.messages import LogKeyTaken
-from keel.graphs.runner import run_turn, thread_config
+from keel.graphs.runner import thread_config
+from keel.graphs.turn import run_turn
 
 
 async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):

@@ -6,7 +6,8 @@ import structlog
 from langchain_core.messages import AIMessage
 
 from keel.graphs.reset_command import reset_conversation
-from keel.graphs.runner import run_turn, snapshot, thread_config
+from keel.graphs.runner import snapshot, thread_config
+from keel.graphs.turn import run_turn
 from tests.unit.scripted import ScriptedModel, call
 
 

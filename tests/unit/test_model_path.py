@@ -8,7 +8,7 @@ import uuid
 import pytest
 import structlog
 
-from keel.graphs.runner import run_turn
+from keel.graphs.turn import run_turn
 from keel.nodes.support.model_call import seconds_left
 from keel.nodes.support.models import ModelLimits, build_agent_model, build_title_model
 from keel.nodes.support.takeover import FALLBACK_NOTE

@@ -6,7 +6,8 @@ import pytest
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from keel.graphs.runner import run_turn, snapshot, thread_config
+from keel.graphs.runner import snapshot, thread_config
+from keel.graphs.turn import run_turn
 from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
 from keel.nodes.resume import continuation_step
 from keel.nodes.support.models import build_agent_model, system_prompt

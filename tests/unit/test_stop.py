@@ -4,7 +4,8 @@ conversation goes on normally afterwards."""
 import asyncio
 import uuid
 
-from keel.graphs.runner import run_turn, snapshot
+from keel.graphs.runner import snapshot
+from keel.graphs.turn import run_turn
 from keel.nodes.response import STOPPED
 
 

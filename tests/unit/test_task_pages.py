@@ -11,7 +11,7 @@ import uuid
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from keel.graphs.runner import run_turn
+from keel.graphs.turn import run_turn
 from keel.nodes.support.history import render_history
 from keel.nodes.support.lookups import next_page_offset
 from keel.nodes.support.rule_model import decide

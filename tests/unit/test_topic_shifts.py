@@ -10,7 +10,8 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import ExecutionInfo, Runtime
 
 from keel.graphs.resources import prepared
-from keel.graphs.runner import run_turn, thread_config
+from keel.graphs.runner import thread_config
+from keel.graphs.turn import run_turn
 from keel.nodes.support import embeddings
 from keel.nodes.support.embeddings import load_embedder
 from keel.nodes.support.shifts import assess, segment

@@ -24,7 +24,6 @@ import pytest
 import keel.graphs.builder as builder
 import keel.nodes.support.rule_model as rule_model
 from keel.api.service import open_service
-from keel.api.turn_requests import take_turn
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.graphs.settings import Settings
 
@@ -43,14 +42,15 @@ BUDGET_PER_TURN = {
     "checkpoint reads from the database": 0,  # ...which this process wrote and kept
     "checkpoint writes": 2,  # durability "exit": one per run
     "checkpoint pending-write batches": 0,
-    # Per turn (SQLite): the newest checkpoint id before the turn (1); each run's checkpoint
-    # written, BEGIN/INSERT/COMMIT (6);
-    # the recent messages for the context (1); the ledger transaction: BEGIN, the recorded
-    # result looked up, the user's task counter, the task, the result, COMMIT (6); the turn's
-    # three logged messages (the user's, the tool result, the one reply; the tool-call round stays
-    # in the checkpoints) appended in one transaction (5). Every tenth turn, a prune of four
-    # statements (0.4).
-    "SQL statements": 19.4,
+    # Per turn (SQLite): the conversation's owner, read once the turn lock is held, so a
+    # conversation deleted by another process is never written to again (1; on PostgreSQL it is read
+    # in the lock's own statement); the newest checkpoint id before the turn (1); each run's
+    # checkpoint written, BEGIN/INSERT/COMMIT (6); the recent messages for the context (1); the
+    # ledger transaction: BEGIN, the recorded result looked up, the user's task counter, the task,
+    # the result, COMMIT (6); the turn's three logged messages (the user's, the tool result, the one
+    # reply; the tool-call round stays in the checkpoints) appended in one transaction (5). Every
+    # tenth turn, a prune of four statements (0.4).
+    "SQL statements": 20.4,
 }
 
 
@@ -105,7 +105,7 @@ async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts, m
     async with open_service(settings) as service:
         cid = (await service.conversations.create("bench"))["conversation_id"]
         for k in range(5):  # warm-up: the first turn opens the topic, compiles, fills caches
-            await take_turn(service, cid, "bench", f"Add item {k}")
+            await service.turns.take(cid, "bench", f"Add item {k}")
         await service.retention.aclose()
 
         graph, saver = service.graph, service.backend.saver
@@ -126,7 +126,7 @@ async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts, m
         counts.clear()
         try:
             for k in range(5, 5 + TURNS):
-                result = await take_turn(service, cid, "bench", f"Add item {k}")
+                result = await service.turns.take(cid, "bench", f"Add item {k}")
                 assert result.reply == f"Created task: item {k}"
             await service.retention.aclose()  # the prune of the tenth turn runs in the background
         finally:

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from keel.graphs.runner import run_turn
+from keel.graphs.turn import run_turn
 
 
 async def say(keel, cid, text):

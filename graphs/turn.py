@@ -1,0 +1,347 @@
+"""A turn, from a client's message to its answer: start reading keel here.
+
+``Turns`` is what every client of the service calls - the HTTP API (JSON and SSE), the WebSocket
+and ``keel chat``: ``start`` or ``take`` a turn, ``open`` a conversation (finishing a turn a crash
+cut off), ``stop`` a running turn, ``delete`` a conversation. A turn goes down, in order:
+
+1. **The lock.** The conversation's turn lock (``keel.checkpoints.locks``) is taken, and in the
+   same step the conversation is checked to exist and to be the user's: a conversation deleted by
+   any process is gone for every later turn (``ConversationNotFound``); a busy one raises
+   ``ConversationLocked`` (or is waited for, ``wait_seconds``).
+2. **Where it stands.** From memory when this process's last turn left the conversation and
+   nothing changed it since (one index lookup, ``known``), else from the checkpoint.
+3. **The turn before, settled.** A turn cut off mid-way (its process died) is finished first; the
+   outcome of the message that turn ran for is recorded under its idempotency key, as is the
+   outcome of a turn that ended but whose outcome was never recorded. So a keyed retry is
+   answered from it whichever message came first.
+4. **Exactly once.** A message sent with an idempotency key that already ran is answered from its
+   recorded outcome (``replayed``); the same key with another message is refused (``KeyReused``).
+5. **The run.** ``keel.graphs.runner`` runs the graph, streaming events and tokens to a sink.
+6. **After.** The outcome is recorded under the key, where the turn left the conversation is
+   remembered, and old checkpoints are pruned (``Retention``, in the background).
+
+Turns run in tasks of their own (``start``), so a client that leaves never cuts one short or
+strands its lock; ``drain`` lets them finish when the service closes. ``run_turn`` is steps 2 to
+6 for a caller that holds the lock itself (the evaluation commands, tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import structlog
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from keel.checkpoints import newest
+from keel.checkpoints.database import Database
+from keel.checkpoints.locks import ConversationLocked, TurnLocks
+from keel.checkpoints.newest import NewestKept
+from keel.checkpoints.requests import RequestStore, digest
+from keel.checkpoints.retention import Retention, latest_checkpoint_id, prune_thread
+from keel.graphs.builder import KeelGraph
+from keel.graphs.resources import prepared
+from keel.graphs.result import TurnResult, turn_result
+from keel.graphs.runner import EventSink, TurnStart, recover, stream_turn, thread_config
+from keel.nodes.support.context import KeelContext, Resources
+from keel.nodes.support.previews import preview
+from keel.tools.crash_points import pause_point
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+KNOWN_CONVERSATIONS = 10_000
+SHUTDOWN_GRACE_SECONDS = 30
+
+
+class KeyReused(ValueError):
+    """An idempotency key sent again with a different message."""
+
+    code = "idempotency_key_reused"
+
+    def __init__(self) -> None:
+        """Say what is wrong."""
+        super().__init__(
+            "this Idempotency-Key was used for a different message; send a new key for a new "
+            "message, or the same message to retry it"
+        )
+
+
+class TurnObserver(Protocol):
+    """Told how long turns waited for their lock and how they ended (the service's metrics)."""
+
+    def lock_waited(self, seconds: float) -> None:
+        """A turn waited ``seconds`` for its lock (got it or not)."""
+        ...
+
+    def turn_ended(self, result: TurnResult | None, seconds: float) -> None:
+        """A turn ended after ``seconds`` (``result`` None: it failed)."""
+        ...
+
+
+class Unobserved:
+    """Nobody is told (the terminal chat)."""
+
+    def lock_waited(self, seconds: float) -> None:  # noqa: D102
+        return None
+
+    def turn_ended(self, result: TurnResult | None, seconds: float) -> None:  # noqa: D102
+        return None
+
+
+async def _settle(
+    graph: KeelGraph,
+    conversation_id: str,
+    context: KeelContext,
+    start: TurnStart | None,
+    requests: RequestStore | None,
+) -> tuple[TurnStart, TurnResult | None]:
+    """Step 2 and 3: where the conversation stands, the turn before finished and recorded.
+
+    Returns the start of the new turn and the reply of a cut-off turn finished on the way.
+    """
+    if start is None:
+        snap = await graph.aget_state(thread_config(conversation_id))
+        start = TurnStart.of(snap)
+        if start.request_key is not None and not start.cut_off and requests is not None:
+            ended = turn_result(conversation_id, snap.values, snap.interrupts, [])
+            await requests.settle(conversation_id, start.request_key, ended.model_dump_json())
+    if not start.cut_off:
+        return start, None
+    recovered = await recover(graph, conversation_id, context)
+    if start.request_key is not None and requests is not None:
+        await requests.settle(conversation_id, start.request_key, recovered.model_dump_json())
+    return TurnStart(cut_off=False), recovered
+
+
+async def run_turn(
+    graph: KeelGraph,
+    conversation_id: str,
+    content: str,
+    context: KeelContext,
+    sink: EventSink | None = None,
+    *,
+    retention: Retention | None = None,
+    start: TurnStart | None = None,
+    stop: asyncio.Event | None = None,
+    key: str | None = None,
+    requests: RequestStore | None = None,
+) -> TurnResult:
+    """Steps 2 to 6 of a turn for ``content``; the caller holds the conversation's turn lock.
+
+    ``start``: where the conversation stands, when the caller knows it (else it is read from the
+    checkpoint). A cut-off turn finished first comes back as ``recovered_reply``. Setting
+    ``stop`` ends the turn at its next stop before tool execution, with what already ran kept.
+    ``key`` (an idempotency key, with ``requests`` where keyed messages are recorded) makes the
+    message run at most once. Old checkpoints are pruned by ``retention`` (in the background
+    every few turns), else right after the turn.
+    """
+    known = start.checkpoint_id if start is not None else None
+    with (
+        structlog.contextvars.bound_contextvars(
+            conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
+        ),
+        newest.holding(conversation_id, known),  # the turn's checkpoints are read back from memory
+    ):
+        start, recovered = await _settle(graph, conversation_id, context, start, requests)
+        if key is not None and requests is not None:
+            noted = await requests.get(conversation_id, key)
+            if noted is not None:
+                if noted.content_sha256 != digest(content):
+                    raise KeyReused
+                if noted.result is not None:
+                    replayed = TurnResult.model_validate_json(noted.result)
+                    replayed.replayed = True
+                    return replayed
+                # noted, yet never reached a checkpoint (step 3 settled any that did): it runs
+            else:
+                await requests.start(conversation_id, key, content)
+        log.info("turn_received", message_preview=preview(content))
+        turn_input = {"content": content, "request_key": key}
+        result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop)
+        if recovered is not None:
+            result.recovered_reply = recovered.reply
+        if key is not None and requests is not None:
+            pause_point("before_request_recorded", (await prepared(context)).resources.pause_at)
+            await requests.finish(conversation_id, key, result.model_dump_json())
+        if retention is not None:
+            retention.after_turn(conversation_id)
+        elif isinstance(graph.checkpointer, BaseCheckpointSaver):
+            keep = (await prepared(context)).checkpoint_keep
+            await prune_thread(graph.checkpointer, conversation_id, keep)
+        log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
+        return result
+
+
+@dataclass
+class Turns:
+    """Every turn of a service (or of a terminal chat), from arrival to answer."""
+
+    graph: KeelGraph
+    resources: Resources
+    """Stores, the chat model (tools bound) and settings shared by every turn."""
+    db: Database
+    """keel's tables: keyed requests, the newest checkpoint's id."""
+    locks: TurnLocks
+    retention: Retention | None = None
+    wait_seconds: float = 0.0
+    """How long a turn waits for a conversation another turn holds (0: ConversationLocked)."""
+    observer: TurnObserver = field(default_factory=Unobserved)
+    known: OrderedDict[str, str | None] = field(default_factory=OrderedDict)
+    """Per conversation: the checkpoint this process's last turn ended on (not cut off)."""
+    stops: dict[str, asyncio.Event] = field(default_factory=dict)
+    """The turns running in this process, by conversation: setting the event stops the turn."""
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    requests: RequestStore = field(init=False)
+    """Messages sent with an idempotency key, and their outcomes."""
+
+    def __post_init__(self) -> None:
+        """Record keyed messages in keel's tables."""
+        self.requests = RequestStore(self.db)
+
+    @asynccontextmanager
+    async def holding(
+        self, conversation_id: str, user: str, wait: float | None = None
+    ) -> AsyncIterator[None]:
+        """Step 1: hold the user's conversation (ConversationNotFound, ConversationLocked)."""
+        asked = time.monotonic()
+        wait = self.wait_seconds if wait is None else wait
+        try:
+            async with self.locks.hold(conversation_id, wait=wait, user=user):
+                self.observer.lock_waited(time.monotonic() - asked)
+                yield
+        except ConversationLocked:
+            self.observer.lock_waited(time.monotonic() - asked)
+            raise
+
+    async def start(
+        self,
+        conversation_id: str,
+        user: str,
+        content: str,
+        sink: EventSink | None = None,
+        key: str | None = None,
+    ) -> asyncio.Task[TurnResult]:
+        """Take the conversation, then run the turn in a task of its own (outliving the caller)."""
+        stack = AsyncExitStack()
+        await stack.enter_async_context(self.holding(conversation_id, user))
+        stop = self.stops[conversation_id] = asyncio.Event()
+
+        async def turn() -> TurnResult:
+            async with stack:
+                result, began = None, time.monotonic()
+                try:
+                    result = await run_turn(
+                        self.graph,
+                        conversation_id,
+                        content,
+                        self.resources.context(user),
+                        sink,
+                        retention=self.retention,
+                        start=await self._start_of(conversation_id),
+                        stop=stop,
+                        key=key,
+                        requests=self.requests,
+                    )
+                finally:
+                    self.stops.pop(conversation_id, None)
+                    self.observer.turn_ended(result, time.monotonic() - began)
+                    await self._remember(conversation_id, result)
+                return result
+
+        return self.track(turn())
+
+    async def take(
+        self, conversation_id: str, user: str, content: str, key: str | None = None
+    ) -> TurnResult:
+        """Run one turn to its end and return its result (it goes on if the caller leaves)."""
+        task = await self.start(conversation_id, user, content, key=key)
+        return await asyncio.shield(task)
+
+    async def open(self, conversation_id: str, user: str) -> TurnResult | None:
+        """Finish a turn a crash cut off (recording its keyed outcome); None when there is none."""
+        async with self.holding(conversation_id, user):
+            context = self.resources.context(user)
+            with newest.holding(conversation_id, None):
+                _, recovered = await _settle(
+                    self.graph, conversation_id, context, None, self.requests
+                )
+            self.known.pop(conversation_id, None)
+            return recovered
+
+    def stop(self, conversation_id: str) -> bool:
+        """Ask this process's turn on the conversation to stop; False when none runs here."""
+        stop = self.stops.get(conversation_id)
+        if stop is None:
+            return False
+        stop.set()
+        return True
+
+    async def running(self, conversation_id: str) -> bool:
+        """A turn holds the conversation, in this process or another."""
+        return await self.locks.running(conversation_id)
+
+    async def delete(self, conversation_id: str, user: str) -> None:
+        """Delete the user's conversation, everything of it in one transaction (tasks stay).
+
+        Taken like a turn: no turn runs on it meanwhile, and none after (its row is gone).
+        """
+        async with self.holding(conversation_id, user):
+            await self.erase(conversation_id)
+
+    async def erase(self, conversation_id: str) -> None:
+        """Delete a conversation the caller holds (or has just made and nobody knows yet)."""
+        saver = self.graph.checkpointer
+        saver = saver if isinstance(saver, BaseCheckpointSaver) else None
+        left = await self.resources.conversations.delete(conversation_id, saver)
+        for thread_id in left:  # checkpoints kept outside keel's database
+            if saver is not None:
+                await saver.adelete_thread(thread_id)
+        if isinstance(saver, NewestKept):
+            saver.forget(conversation_id)
+        self.known.pop(conversation_id, None)
+
+    async def _start_of(self, conversation_id: str) -> TurnStart | None:
+        """Where the conversation stands, if nothing changed it since this process's last turn.
+
+        One index lookup (the newest checkpoint's id) instead of reading and decoding the state.
+        """
+        if conversation_id not in self.known or self.retention is None:
+            return None
+        saver = self.retention.saver
+        latest = await latest_checkpoint_id(saver, self.db, conversation_id)
+        if latest != self.known[conversation_id]:
+            return None
+        return TurnStart(cut_off=False, checkpoint_id=latest)
+
+    async def _remember(self, conversation_id: str, result: TurnResult | None) -> None:
+        """Note where a turn left the conversation (``None``: forget it, the turn failed)."""
+        self.known.pop(conversation_id, None)
+        if result is None or self.retention is None:
+            return
+        saver = self.retention.saver
+        latest = saver.newest_kept(conversation_id) if isinstance(saver, NewestKept) else None
+        if latest is None:  # the turn wrote nothing (or not through keel's saver): look it up
+            latest = await latest_checkpoint_id(saver, self.db, conversation_id)
+        self.known[conversation_id] = latest
+        if len(self.known) > KNOWN_CONVERSATIONS:
+            self.known.popitem(last=False)
+
+    def track(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run ``work`` in a task of the service's own, which outlives the request."""
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Let the turns under way finish (bounded), then the background prunes."""
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=SHUTDOWN_GRACE_SECONDS)
+        if self.retention is not None:
+            await self.retention.aclose()
