@@ -336,27 +336,40 @@ class TurnLocks:
     ) -> AsyncIterator[None]:
         """Hold the conversation for one turn; wait up to ``wait`` seconds for it.
 
-        With ``user``: the conversation must exist and be theirs (``ConversationNotFound``).
+        With ``user``: the conversation must exist and be theirs (``ConversationNotFound``, which
+        also comes before ``ConversationLocked``: a request for a deleted conversation is told so,
+        not to retry).
         """
         deadline = time.monotonic() + wait
         key = lock_key(conversation_id)
-        async with self._local_lock(conversation_id, deadline):
-            asked = conversation_id if user is not None else None
-            taken, owner = await take(self.process_locks, key, deadline, asked)
-            if not taken:
-                raise ConversationLocked(conversation_id)
-            try:
-                if user is not None:
-                    assert self.owners is not None, "a user's turn needs the owners to check"
-                    if owner == NOT_READ:
-                        owner = await self.owners.read_owner(conversation_id)
-                    else:
-                        self.owners.noted(conversation_id, owner)
-                    if owner != user:
-                        raise ConversationNotFound(conversation_id)
-                yield
-            finally:
-                await asyncio.shield(self.process_locks.release(key))
+        held = False
+        try:
+            async with self._local_lock(conversation_id, deadline):
+                asked = conversation_id if user is not None else None
+                taken, owner = await take(self.process_locks, key, deadline, asked)
+                if not taken:
+                    raise ConversationLocked(conversation_id)
+                try:
+                    if user is not None:
+                        await self._check(conversation_id, user, owner)
+                    held = True
+                    yield
+                finally:
+                    await asyncio.shield(self.process_locks.release(key))
+        except ConversationLocked:
+            if user is not None and not held:
+                await self._check(conversation_id, user, NOT_READ)
+            raise
+
+    async def _check(self, conversation_id: str, user: str, owner: str | None) -> None:
+        """ConversationNotFound unless ``user`` owns the conversation (``owner``: as read)."""
+        assert self.owners is not None, "a user's turn needs the owners to check"
+        if owner == NOT_READ:
+            owner = await self.owners.read_owner(conversation_id)
+        else:
+            self.owners.noted(conversation_id, owner)
+        if owner != user:
+            raise ConversationNotFound(conversation_id)
 
     async def close(self) -> None:
         """Drop the cross-process locks."""
