@@ -19,7 +19,7 @@ from rich.markup import escape
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
-from keel.checkpoints.trouble import is_transient
+from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import build_graph
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.resources import open_resources
@@ -28,6 +28,7 @@ from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turn import Turns
 from keel.nodes.support.events import Event
+from keel.tools.todo import TODO_TOOLS
 
 CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3
@@ -105,7 +106,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
     settings = Settings()
     max_chars = settings.max_message_chars
     async with open_backend(settings.database_url) as backend:
-        resources = open_resources(backend.db, backend.saver, settings)
+        resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
         try:
             cid = await _open_conversation(resources.conversations, conversation_id, user_id)
         except ConversationNotFound as exc:
@@ -185,7 +186,7 @@ async def _say(
             console.print(BUSY)
             return None
         except Exception as exc:
-            if not is_transient(exc) or attempt == ATTEMPTS:
+            if trouble_of(exc) is None or attempt == ATTEMPTS:
                 raise
             console.print("[dim]· the database is unavailable; trying the message again[/dim]")
             await asyncio.sleep(attempt)

@@ -20,8 +20,7 @@ from keel.api.metrics import REFUSED
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.topics import TopicNotFound
-from keel.checkpoints.trouble import Trouble, is_transient
-from keel.checkpoints.trouble import database_trouble as checkpoint_trouble
+from keel.checkpoints.trouble import trouble_of
 from keel.graphs.turn import KeyReused
 
 log = structlog.get_logger(__name__)
@@ -80,22 +79,12 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 RETRY_AFTER_SECONDS = 1
-DATABASE_DOWN = (
-    "the database is unavailable; retry soon. A message may have run: retry it with the same "
-    "Idempotency-Key to have it run at most once"
-)
 TURN_FAILED = (
     "the turn failed and may have run in part; retry it with the same Idempotency-Key to have "
     "it run at most once"
 )
 UNPARSABLE_BODY = "There was an error parsing the body"
 """FastAPI's 400 for a body its JSON reader gave up on (anything but a plain syntax error)."""
-TROUBLE_MESSAGES = {
-    Trouble.READ_ONLY: "the database is read-only: nothing can be saved until it is writable again",
-    Trouble.FULL: "the database's disk is full: nothing can be saved until there is room",
-    Trouble.UNAVAILABLE: DATABASE_DOWN,
-}
-"""What a client is told of each way the database cannot serve (never the database's words)."""
 
 
 DATABASE_ERRORS: tuple[type[Exception], ...] = (
@@ -106,17 +95,6 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (
     OSError,
 )
 """Errors a database (or the way to it) raises: answered without closing the connection."""
-
-
-def database_trouble(exc: BaseException) -> tuple[str, str] | None:
-    """The code and message of a database that cannot serve (503), or None for other errors."""
-    trouble = checkpoint_trouble(exc)
-    return (trouble.value, TROUBLE_MESSAGES[trouble]) if trouble else None
-
-
-def is_database_down(exc: BaseException) -> bool:
-    """The database cannot serve right now (a 503 to the API): read-only, full or away."""
-    return is_transient(exc)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -156,9 +134,9 @@ def install_error_handlers(app: FastAPI) -> None:
         return _json(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        if trouble := database_trouble(exc):
-            log.warning(trouble[0], error=type(exc).__name__)
-            return _json(503, *trouble)
+        if trouble := trouble_of(exc):
+            log.warning(trouble.value, error=type(exc).__name__)
+            return _json(503, trouble.value, trouble.message)
         log.exception("unhandled_error", error=type(exc).__name__)
         return _json(500, "internal_error", "an internal error occurred")
 

@@ -12,7 +12,7 @@ Errors are answered the way MCP clients expect them (the specification's streama
 transport), never with a 500 for bad input nor with the database's own text:
 
 - A body the server cannot take is refused before the SDK reads it (``keel.api.mcp_screen``).
-- A tool call during a database outage (``keel.api.errors.is_database_down``) is answered with a
+- A tool call during a database outage (``keel.checkpoints.trouble.trouble_of``) is answered with a
   JSON-RPC error, code ``DATABASE_UNAVAILABLE``, message ``DATABASE_DOWN``, data
   ``{"code": "database_unavailable", "retry_after": 1}``: the specification has a request the
   server took answered with a JSON-RPC response, not a 503 (an SDK client raises it for that call
@@ -48,11 +48,11 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from keel.api.deps import user_for, user_of
-from keel.api.errors import RETRY_AFTER_SECONDS, APIError, error_body, is_database_down
+from keel.api.errors import RETRY_AFTER_SECONDS, APIError, error_body
 from keel.api.mcp_screen import ScreenBody
 from keel.api.service import Service
+from keel.checkpoints.trouble import trouble_of
 from keel.tools.calls import run_tool_call
-from keel.tools.todo import TODO_TOOLS
 
 ServiceGetter = Callable[[], Service]
 log = structlog.get_logger(__name__)
@@ -81,7 +81,7 @@ async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any])
     try:
         result = await run_tool_call(call, user, resources.store, tools=resources.tools)
     except Exception as exc:
-        if is_database_down(exc):  # the database's own text stays here, like the API's 503
+        if trouble_of(exc):  # the database's own text stays here, like the API's 503
             log.warning("database_unavailable", error=type(exc).__name__, tool=name)
             data = {"code": "database_unavailable", "retry_after": RETRY_AFTER_SECONDS}
             error = ErrorData(code=DATABASE_UNAVAILABLE, message=DATABASE_DOWN, data=data)
@@ -156,7 +156,7 @@ class KeelMCP(FastMCP):
         return app
 
 
-def build_mcp(service: ServiceGetter, tools: Sequence[BaseTool] = TODO_TOOLS) -> FastMCP:
+def build_mcp(service: ServiceGetter, tools: Sequence[BaseTool]) -> FastMCP:
     """The MCP server with ``tools``: the agent's own list, names and descriptions."""
     server = KeelMCP("keel", stateless_http=True, json_response=True, streamable_http_path="/")
     for todo_tool in tools:

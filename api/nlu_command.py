@@ -27,6 +27,7 @@ from keel.graphs.runner import thread_config
 from keel.graphs.settings import Settings
 from keel.graphs.turn import run_turn
 from keel.nodes.support.decisions import REPLY_KIND
+from keel.tools.todo import TODO_TOOLS
 
 nlu_app = typer.Typer(help="Language understanding: how keel reads what people write.")
 
@@ -111,7 +112,7 @@ async def run_case(service: Service, case: dict[str, Any]) -> list[str]:
 async def evaluate(cases: list[dict[str, Any]], failures: bool) -> dict[str, list[int]]:
     """Run ``cases``; per category, [passed, total]. Failures are printed when asked for."""
     tally: dict[str, list[int]] = {}
-    async with open_service(Settings(database_url="memory")) as service:
+    async with open_service(Settings(database_url="memory"), TODO_TOOLS) as service:
         for case in cases:
             problems = await run_case(service, case)
             row = tally.setdefault(str(case.get("category", "all")), [0, 0])

@@ -29,7 +29,6 @@ from keel.graphs.result import TurnResult
 from keel.graphs.settings import Settings
 from keel.graphs.turn import Turns
 from keel.nodes.support.context import KeelContext, Resources
-from keel.tools.todo import TODO_TOOLS
 
 
 @dataclass
@@ -102,9 +101,7 @@ class TurnMetrics:
 
 
 @asynccontextmanager
-async def open_service(
-    settings: Settings, tools: Sequence[BaseTool] = TODO_TOOLS
-) -> AsyncIterator[Service]:
+async def open_service(settings: Settings, tools: Sequence[BaseTool]) -> AsyncIterator[Service]:
     """Open the database (one pool) and compile the graph; ``tools``: what the agent may call."""
     async with AsyncExitStack() as stack:
         backend = await stack.enter_async_context(

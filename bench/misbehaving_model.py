@@ -27,6 +27,7 @@ from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
 from keel.graphs.turn import run_turn  # noqa: E402
+from keel.tools.todo import TODO_TOOLS
 from tests.stub_openai import EMPTY_STREAM, HANG, RUNAWAY, StubOpenAI  # noqa: E402
 
 Script = Callable[[StubOpenAI], None]
@@ -120,7 +121,7 @@ async def scenario(name: str, turns: list[tuple[str, Script]], args: argparse.Na
         )
         async with open_backend("memory") as backend:
             graph = build_graph(checkpointer=backend.saver)
-            resources = open_resources(backend.db, backend.saver, settings)
+            resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
             cid = str(uuid.uuid4())
             for n, (text, script) in enumerate(turns):
                 if n == 0:

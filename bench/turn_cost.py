@@ -35,6 +35,7 @@ from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.turn import run_turn  # noqa: E402
 from keel.tools.store import TaskStore  # noqa: E402
+from keel.tools.todo import TODO_TOOLS
 
 WINDOW = 25
 
@@ -116,7 +117,9 @@ def keel_impl() -> tuple[Any, Any]:
     cid = str(uuid.uuid4())
 
     def build(saver: Any, engine: Any) -> Any:
-        return build_graph(checkpointer=saver), open_resources(engine, saver).context("bench")
+        return build_graph(checkpointer=saver), open_resources(
+            engine, saver, tools=TODO_TOOLS
+        ).context("bench")
 
     async def turn(runner: Any, _engine: Any, n: int) -> None:
         graph, context = runner

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from keel.api.service import open_service  # noqa: E402
 from keel.checkpoints.newest import NewestKept  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
+from keel.tools.todo import TODO_TOOLS
 
 CALLS: dict[str, int] = defaultdict(int)
 SECONDS: dict[str, float] = defaultdict(float)
@@ -118,7 +119,7 @@ def instrument(service: Any) -> None:
 
 async def run(url: str, turns: int) -> None:
     settings = Settings(database_url=url)
-    async with open_service(settings) as service:
+    async with open_service(settings, TODO_TOOLS) as service:
         instrument(service)
         cid = (await service.conversations.create("bench"))["conversation_id"]
         # warm up: first turn opens topics, compiles, fills caches

@@ -1,9 +1,10 @@
 """What a database error says about the database: read-only, full, or away (or nothing).
 
-The one place that tells a database that cannot serve right now from a query that went wrong, for
-every driver keel speaks to (sqlite3, psycopg and its pool). The API answers these with a 503 and
-their code, the MCP endpoint with a retryable error, and the runner and the chat retry the work
-(or leave a cut-off turn for later) instead of giving it up.
+``trouble_of(exc)`` is the one place that tells a database that cannot serve right now from a
+query that went wrong, for every driver keel speaks to (sqlite3, psycopg and its pool). The API
+answers a trouble with a 503, its code and its ``message``; the MCP endpoint with a retryable
+error; the turn, the tools and the chat retry the work (or leave a cut-off turn for later) instead
+of giving it up. Anything else (None) is a failure of the work itself.
 """
 
 from __future__ import annotations
@@ -21,6 +22,22 @@ class Trouble(StrEnum):
     READ_ONLY = "database_read_only"
     FULL = "database_full"
     UNAVAILABLE = "database_unavailable"
+
+    @property
+    def message(self) -> str:
+        """What a client is told of it (never the database's own words)."""
+        return MESSAGES[self]
+
+
+DATABASE_DOWN = (
+    "the database is unavailable; retry soon. A message may have run: retry it with the same "
+    "Idempotency-Key to have it run at most once"
+)
+MESSAGES = {
+    Trouble.READ_ONLY: "the database is read-only: nothing can be saved until it is writable again",
+    Trouble.FULL: "the database's disk is full: nothing can be saved until there is room",
+    Trouble.UNAVAILABLE: DATABASE_DOWN,
+}
 
 
 SQLITE_BUSY = (
@@ -43,8 +60,10 @@ def _sqlite_trouble(text: str) -> Trouble | None:
     return None
 
 
-def database_trouble(exc: BaseException) -> Trouble | None:
+def trouble_of(exc: BaseException) -> Trouble | None:
     """How the database cannot serve, by ``exc``; None when the error is not about that.
+
+    Not None: the database cannot serve right now, and the same work may well succeed later.
 
     Unreachable, busy or out of pooled connections (``PoolTimeout``) is ``UNAVAILABLE``; a query
     the database refused for what it says (no such table, a broken constraint) is None.
@@ -60,8 +79,3 @@ def database_trouble(exc: BaseException) -> Trouble | None:
     if isinstance(exc, ConnectionError | OSError) and not isinstance(exc, FileNotFoundError):
         return Trouble.UNAVAILABLE
     return None
-
-
-def is_transient(exc: BaseException) -> bool:
-    """The database cannot serve right now: the same work may well succeed on a later try."""
-    return database_trouble(exc) is not None

@@ -1,8 +1,9 @@
 """The resources the nodes work with: stores, chat models and tools, opened once per process.
 
-``open_resources(db, saver, settings)`` builds ``Resources`` on an open database: keel's API, chat
-and tests open their database and give the resources to each turn's context
-(``resources.context(user_id)``).
+``open_resources(db, saver, settings, tools=...)`` builds ``Resources`` on an open database:
+keel's API, chat and tests open their database and give the resources to each turn's context
+(``resources.context(user_id)``). ``tools`` is named where a process is assembled (the app, the
+chat, the shared resources below) and read from the resources everywhere else.
 
 A graph run whose context brings none (Studio, the LangGraph SDK, ``RemoteGraph``, a notebook that
 passes only plain data) runs on the process's shared resources, which ``shared_resources`` opens
@@ -17,6 +18,7 @@ resources, and the acting user a LangGraph server authenticated.
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -59,7 +61,8 @@ def open_resources(
     saver: BaseCheckpointSaver | None = None,
     settings: Settings | None = None,
     clock: Clock = utcnow,
-    tools: Sequence[BaseTool] = TODO_TOOLS,
+    *,
+    tools: Sequence[BaseTool],
     **overrides: Any,
 ) -> Resources:
     """The resources on ``db``: the stores, the models bound to ``tools``, and ``settings``.
@@ -127,7 +130,9 @@ async def shared_resources() -> Resources:
                 )
             )
             shared.resources = await asyncio.to_thread(
-                open_resources, backend.db, backend.saver, settings
+                functools.partial(
+                    open_resources, backend.db, backend.saver, settings, tools=TODO_TOOLS
+                )
             )
             log.info("shared_resources_opened", database=backend.url.kind)
     return shared.resources

@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 
 from keel.checkpoints.topics import TopicRow
-from keel.checkpoints.trouble import is_transient
+from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
 from keel.nodes.response import pending_tool_calls
@@ -197,7 +197,7 @@ async def recover(graph: KeelGraph, conversation_id: str, context: KeelContext) 
     try:
         return await stream_turn(graph, None, conversation_id, context)
     except Exception as exc:
-        if is_transient(exc):
+        if trouble_of(exc):
             raise
         note = ABANDONED.format(error=type(exc).__name__)
         log.error("cut_off_turn_abandoned", error=type(exc).__name__, detail=preview(exc))

@@ -120,7 +120,9 @@ async def _missing(
     probe = ToolCall(
         name=GET, args={"task_id": call["args"].get("task_id")}, id=call_id, type="tool_call"
     )
-    checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store)
+    checked = await run_tool_call(
+        probe, ctx.user_id, ctx.resources.store, tools=ctx.resources.tools
+    )
     if checked.status != "error":
         return None
     return ToolMessage(checked.content, tool_call_id=call_id, name=call["name"], status="error")
@@ -297,7 +299,12 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             results.append(message)
             continue
         result = stand_ins[call.get("id")] or await run_tool_call(
-            call, ctx.user_id, ctx.resources.store, ctx.resources.pause_at, key, ctx.resources.tools
+            call,
+            ctx.user_id,
+            ctx.resources.store,
+            tools=ctx.resources.tools,
+            pause_at=ctx.resources.pause_at,
+            key=key,
         )
         result.id = f"{key}:result"  # a re-run after a crash logs it once
         results.append(result)

@@ -25,8 +25,11 @@ from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, build_graph
 from keel.graphs.resources import open_resources
+from keel.graphs.result import TurnResult
+from keel.graphs.turn import run_turn
 from keel.nodes.support.context import KeelContext
 from keel.tools.store import TaskStore
+from keel.tools.todo import TODO_TOOLS
 
 
 def _pg_bin() -> Path:
@@ -126,8 +129,12 @@ class Keel:
         tunables = {k: v for k, v in kw.items() if k in KeelContext.model_fields}
         parts = {k: v for k, v in kw.items() if k not in tunables}
         parts = {"store": self.store, "backups": None, **parts}
-        run = open_resources(self.db, self.saver, clock=clock, **parts)
+        run = open_resources(self.db, self.saver, clock=clock, **{"tools": TODO_TOOLS, **parts})
         return run.context(user_id, **tunables)
+
+    async def say(self, cid: str, text: str, user_id: str = "local", **kw: object) -> TurnResult:
+        """Run one turn of ``text`` on the conversation; ``kw`` as for ``context``."""
+        return await run_turn(self.graph, cid, text, self.context(user_id, **kw))
 
     @property
     def messages(self) -> MessageLog:

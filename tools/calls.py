@@ -17,12 +17,11 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-from keel.checkpoints.trouble import is_transient
+from keel.checkpoints.trouble import trouble_of
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
 from keel.tools.spec import spec_of
 from keel.tools.store import TaskError, TaskStore
-from keel.tools.todo import TODO_TOOLS
 
 log = structlog.get_logger(__name__)
 
@@ -85,9 +84,10 @@ async def run_tool_call(
     call: ToolCall,
     user_id: str,
     store: TaskStore,
+    *,
+    tools: Sequence[BaseTool],
     pause_at: str | None = None,
     key: str | None = None,
-    tools: Sequence[BaseTool] = TODO_TOOLS,
 ) -> ToolMessage:
     """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
 
@@ -105,7 +105,7 @@ async def run_tool_call(
     try:
         return await _run(tool_, call, user_id, store, pause_at, key or call_id)
     except Exception as exc:
-        if is_transient(exc):  # the database cannot serve now: the caller retries or answers 503
+        if trouble_of(exc):  # the database cannot serve now: the caller retries or answers 503
             raise
         log.exception("tool_failed", tool=name, error=type(exc).__name__)
         content = f"Error: {name} failed ({type(exc).__name__}); nothing it would change was kept."

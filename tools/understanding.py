@@ -27,7 +27,6 @@ from keel.tools.answers import confirms as confirms_in
 from keel.tools.answers import is_confirmation
 from keel.tools.phrasings import Intent, Table, match, specs_of, table_of
 from keel.tools.spec import ToolSpec
-from keel.tools.todo import TODO_TOOLS
 from keel.tools.words import IRREGULAR, stem, strip_politeness
 
 MAX_REQUESTS = 100
@@ -84,7 +83,7 @@ class Understanding:
     """For ``unknown``: the closest request keel knows; for ``too_many``: how many there were."""
 
 
-def understand(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> Understanding:
+def understand(message: str, tools: Sequence[BaseTool | Any]) -> Understanding:
     """What ``message`` asks of ``tools`` (see the module docstring)."""
     return _understand(message, specs_of(tools))
 
@@ -121,7 +120,7 @@ def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Unders
     return Understanding(kind=kind, detail=detail)
 
 
-def parse_intents(message: str, tools: Sequence[BaseTool | Any] = TODO_TOOLS) -> list[Intent]:
+def parse_intents(message: str, tools: Sequence[BaseTool | Any]) -> list[Intent]:
     """Every request in ``message`` that ``tools`` recognise, in order."""
     return list(understand(message, tools).intents)
 

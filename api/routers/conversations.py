@@ -15,7 +15,7 @@ from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
-from keel.api.errors import TURN_FAILED, check_size, database_trouble, error_body
+from keel.api.errors import TURN_FAILED, check_size, error_body
 from keel.api.metrics import count_events
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import (
@@ -31,6 +31,7 @@ from keel.api.schemas import (
     NewMessage,
     ReopenAnswer,
 )
+from keel.checkpoints.trouble import trouble_of
 from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.reopen_command import reopen_topic
 from keel.graphs.reset_command import reset_conversation
@@ -109,7 +110,10 @@ async def _sse(
     try:
         result = await asyncio.shield(task)
     except Exception as exc:
-        code, message = database_trouble(exc) or ("turn_failed", TURN_FAILED)
+        trouble = trouble_of(exc)
+        code, message = (
+            (trouble.value, trouble.message) if trouble else ("turn_failed", TURN_FAILED)
+        )
         yield {"event": "error", "data": json.dumps(error_body(code, message))}
         return
     yield {"event": "result", "data": result.model_dump_json()}

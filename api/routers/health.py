@@ -6,7 +6,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from keel.api.deps import ServiceDep
-from keel.api.errors import database_trouble, error_body
+from keel.api.errors import error_body
+from keel.checkpoints.trouble import Trouble, trouble_of
 
 router = APIRouter(tags=["health"])
 
@@ -30,6 +31,6 @@ async def readyz(service: ServiceDep) -> JSONResponse:
     try:
         await service.db.execute(PROBE, {"now": service.db.time(service.resources.clock())})
     except Exception as exc:
-        code, message = database_trouble(exc) or ("database_unavailable", "the database failed")
-        return JSONResponse(error_body(code, message), status_code=503)
+        trouble = trouble_of(exc) or Trouble.UNAVAILABLE
+        return JSONResponse(error_body(trouble.value, trouble.message), status_code=503)
     return JSONResponse({"status": "ready"})

@@ -21,12 +21,13 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
-from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size, database_trouble
+from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size
 from keel.api.metrics import REFUSED, count_events
 from keel.api.schemas import KEY_PATTERN, NewMessage
 from keel.api.service import Service
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
+from keel.checkpoints.trouble import trouble_of
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import reset_answer
 from keel.nodes.support.events import StreamEvent
@@ -177,9 +178,9 @@ async def _serve(ws: WebSocket, service: Service, conversation_id: str, user: st
 
 
 def _failure(exc: Exception) -> dict[str, str]:
-    if trouble := database_trouble(exc):
-        REFUSED.labels("503", trouble[0]).inc()
-        log.warning(trouble[0], error=type(exc).__name__)
-        return {"code": trouble[0], "message": trouble[1]}
+    if trouble := trouble_of(exc):
+        REFUSED.labels("503", trouble.value).inc()
+        log.warning(trouble.value, error=type(exc).__name__)
+        return {"code": trouble.value, "message": trouble.message}
     log.exception("websocket_turn_failed", error=type(exc).__name__)
     return {"code": "turn_failed", "message": TURN_FAILED}

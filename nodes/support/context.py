@@ -38,7 +38,6 @@ from keel.nodes.support.markers import DEFAULT_DONE_MARKER
 from keel.nodes.support.models import DEFAULT_MAX_TOKENS, AgentModel
 from keel.nodes.support.planner import PlanMethod
 from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
 
 LOCAL_USER = "local"
 """The user of a process without API keys (and of a context that names none)."""
@@ -139,10 +138,10 @@ class Resources:
     """The topic segments."""
     model: AgentModel = field(repr=False)
     """The chat model with the tools bound."""
+    tools: list[BaseTool] = field(repr=False)
+    """The tools the model may call (MCP serves them too): the one list every layer reads."""
     fallback_model: AgentModel | None = field(default=None, repr=False)
     """The offline model that answers when ``model``'s provider fails (None: nothing does)."""
-    tools: list[BaseTool] = field(default_factory=lambda: list(TODO_TOOLS), repr=False)
-    """The tools the model may call (MCP serves them too)."""
     prompt: str = ""
     """The system prompt, made from the tools."""
     settings: Tunables = field(default_factory=Tunables)

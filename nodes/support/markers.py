@@ -2,9 +2,9 @@ r"""The markers keel's messages carry, shared by the graph and the rule-based mo
 
 The DONE marker is how the assistant says a task is really finished: a reply is finished when one
 of its lines matches it (default ``^\s*DONE:``, case-insensitive; ``KEEL_DONE_MARKER`` changes it).
-The marker line is for the graph, not for the user: ``DoneLines`` takes it out of the model's
-answer as it arrives. The nudge prefix and the resume and
-synthetic flags mark the messages keel itself writes for the model.
+The marker line is for the graph, not for the user: every model keel calls is a ``DoneLinesOut``,
+which takes it out of the model's answer as it arrives (``DoneLines``). The nudge prefix and the
+resume and synthetic flags mark the messages keel itself writes for the model.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ import json
 import re
 from collections.abc import AsyncIterator
 from functools import lru_cache
+from typing import Any
 
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.chat_models import agenerate_from_stream
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -145,3 +149,73 @@ def result_without_done(
         message=message.model_copy(update=update), generation_info=generation.generation_info
     )
     return ChatResult(generations=[kept], llm_output=result.llm_output)
+
+
+class DoneLinesOut(BaseChatModel):
+    """A chat model whose answers never carry their DONE line: keel's one filter of it.
+
+    Every model keel calls in a turn is one (the OpenAI model, the rule-based model, and
+    ``WithoutDoneLines`` around any other). A subclass answers in ``_answer_parts`` (the answer as
+    it arrives) and ``_answer`` (whole; by default the parts put together); this class takes the
+    line matching ``done_marker`` out, under the ``message_id`` the call gives, and marks the
+    message ``keel_done``, so no client, streamed token or state ever shows the line.
+    """
+
+    def _answer_parts(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        **kwargs: Any,
+    ) -> AsyncIterator[BaseMessage]:
+        """The answer's parts as the model makes them, DONE line and all."""
+        raise NotImplementedError
+
+    async def _answer(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """The whole answer, DONE line and all."""
+        parts = self._answer_parts(messages, stop, run_manager, **kwargs)
+        return await agenerate_from_stream(
+            ChatGenerationChunk(message=as_chunk(m)) async for m in parts
+        )
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        *,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        parts = self._answer_parts(messages, stop, run_manager, **kwargs)
+        async for chunk in stream_without_done(parts, message_id, done_marker):
+            yield chunk
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        *,
+        message_id: str | None = None,
+        done_marker: str = DEFAULT_DONE_MARKER,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = await self._answer(messages, stop, run_manager, **kwargs)
+        return result_without_done(result, message_id, done_marker)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError("keel's graph calls its models asynchronously")

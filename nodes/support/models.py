@@ -20,17 +20,15 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.language_models.chat_models import agenerate_from_stream
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done, stream_without_done
+from keel.nodes.support.markers import DEFAULT_DONE_MARKER, DONE_KEY, DoneLinesOut, has_done
 from keel.nodes.support.rule_model import RuleBasedChatModel
 from keel.tools.ask_user import ask_user
 from keel.tools.spec import spec_of
@@ -191,14 +189,13 @@ def said_done(message: BaseMessage, marker: str = DEFAULT_DONE_MARKER) -> bool:
     return bool(message.response_metadata.get(DONE_KEY)) or has_done(message.text, marker)
 
 
-class WithoutDoneLines(BaseChatModel):
+class WithoutDoneLines(DoneLinesOut):
     """A model that keeps its DONE lines (one a run is given), with them taken out.
 
     The DONE line is for the graph, not for the user: no client, streaming tokens or reading the
     state, ever sees it. The inner model runs without callbacks (so nothing streams its raw
     tokens); this model streams the kept lines under the ``message_id`` it is invoked with and
-    marks the message ``keel_done``. Invoke it with ``message_id=`` and ``done_marker=``, as
-    keel's own models, which need no wrapper.
+    marks the message ``keel_done`` (``DoneLinesOut``, as keel's own models).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -212,40 +209,19 @@ class WithoutDoneLines(BaseChatModel):
 
     _inner_config: RunnableConfig = {"callbacks": [], "tags": [TAG_NOSTREAM]}
 
-    async def _astream(
+    async def _answer_parts(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        message_id: str | None = None,
-        done_marker: str = DEFAULT_DONE_MARKER,
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
         **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        parts = self.inner.astream(messages, config=self._inner_config, **kwargs)
-        async for chunk in stream_without_done(parts, message_id, done_marker):
-            yield chunk
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("keel's graph runs asynchronously")
+    ) -> AsyncIterator[BaseMessage]:
+        async for part in self.inner.astream(messages, config=self._inner_config, **kwargs):
+            yield part
 
 
 def without_done_lines(model: AgentModel) -> AgentModel:
-    """``model`` wrapped by ``WithoutDoneLines`` (unless it is already, or is the rule model)."""
-    if isinstance(model, WithoutDoneLines | RuleBasedChatModel):
+    """``model`` wrapped by ``WithoutDoneLines`` (unless it takes its DONE lines out already)."""
+    if isinstance(model, DoneLinesOut):
         return model
     return WithoutDoneLines(inner=model)

@@ -18,15 +18,15 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from typing_extensions import override
 
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER, result_without_done, stream_without_done
+from keel.nodes.support.markers import DoneLinesOut
 from keel.nodes.support.models import classified
 
 
-class KeelChatOpenAI(ChatOpenAI):
+class KeelChatOpenAI(DoneLinesOut, ChatOpenAI):
     """``ChatOpenAI`` whose answers carry no DONE line and whose failures are classified."""
 
     @override
@@ -39,41 +39,28 @@ class KeelChatOpenAI(ChatOpenAI):
         return payload
 
     @override
-    async def _astream(
+    async def _answer_parts(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        *,
-        message_id: str | None = None,
-        done_marker: str = DEFAULT_DONE_MARKER,
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
         **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        async def parts() -> AsyncIterator[BaseMessage]:
-            async for chunk in super(KeelChatOpenAI, self)._astream(
-                messages, stop, run_manager, **kwargs
-            ):
-                yield chunk.message
-
+    ) -> AsyncIterator[BaseMessage]:
         try:
-            async for chunk in stream_without_done(parts(), message_id, done_marker):
-                yield chunk
+            async for chunk in ChatOpenAI._astream(self, messages, stop, run_manager, **kwargs):
+                yield chunk.message
         except Exception as exc:
             raise classified(exc) from exc
 
     @override
-    async def _agenerate(
+    async def _answer(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        *,
-        message_id: str | None = None,
-        done_marker: str = DEFAULT_DONE_MARKER,
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
         **kwargs: Any,
     ) -> ChatResult:
         try:
-            result = await super()._agenerate(messages, stop, run_manager, **kwargs)
+            return await ChatOpenAI._agenerate(self, messages, stop, run_manager, **kwargs)
         except Exception as exc:
             raise classified(exc) from exc
-        return result_without_done(result, message_id, done_marker)

@@ -12,23 +12,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
 from keel.nodes.support.decisions import decide
-from keel.nodes.support.markers import (
-    DEFAULT_DONE_MARKER,
-    result_without_done,
-    stream_without_done,
-)
+from keel.nodes.support.markers import DoneLinesOut
 
 
-class RuleBasedChatModel(BaseChatModel):
+class RuleBasedChatModel(DoneLinesOut):
     """An offline chat model that follows the todo decision table."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -50,45 +46,22 @@ class RuleBasedChatModel(BaseChatModel):
         """Return a copy that may call ``tools`` (keel tools: others have no phrasings)."""
         return self.model_copy(update={"tools": tuple(t for t in tools if isinstance(t, BaseTool))})
 
-    def _generate(
+    async def _answer_parts(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        *,
-        message_id: str | None = None,
-        done_marker: str = DEFAULT_DONE_MARKER,
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
         **kwargs: Any,
-    ) -> ChatResult:
-        """Decide; the answer comes back under ``message_id``, its DONE line taken out."""
-        message = decide(messages, self.tools)
-        result = ChatResult(generations=[ChatGeneration(message=message)])
-        return result_without_done(result, message_id, done_marker)
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    ) -> AsyncIterator[BaseMessage]:
         """Decide on the event loop: the decision table takes microseconds, a thread hop more."""
-        return self._generate(messages, stop, **kwargs)
+        yield decide(messages, self.tools)
 
-    async def _astream(
+    async def _answer(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        *,
-        message_id: str | None = None,
-        done_marker: str = DEFAULT_DONE_MARKER,
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
         **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        """The answer line by line, for a caller that streams, its DONE line taken out."""
-
-        async def whole() -> AsyncIterator[BaseMessage]:
-            yield decide(messages, self.tools)
-
-        async for chunk in stream_without_done(whole(), message_id, done_marker):
-            yield chunk
+    ) -> ChatResult:
+        """The decision as one answer."""
+        return ChatResult(generations=[ChatGeneration(message=decide(messages, self.tools))])

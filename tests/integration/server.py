@@ -17,6 +17,32 @@ from tests.keel_process import KEEL, ROOT, keel_env
 from tests.stub_openai import StubOpenAI
 
 
+def say(
+    server: Server | str,
+    cid: str,
+    content: str,
+    headers: dict[str, str] | None = None,
+    timeout: float = 60,
+    status: int | None = None,
+) -> httpx.Response:
+    """Send one message to a conversation of a served keel; the answer (JSON, whatever it says).
+
+    With ``status``, the answer must have it.
+    """
+    url = server if isinstance(server, str) else server.url
+    answer = httpx.post(
+        f"{url}/v1/conversations/{cid}/messages",
+        json={"content": content},
+        headers=headers,
+        timeout=timeout,
+    )
+    kind = answer.headers.get("content-type", "")
+    assert kind.startswith("application/json"), (answer.status_code, answer.text)
+    if status is not None:
+        assert answer.status_code == status, answer.text
+    return answer
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

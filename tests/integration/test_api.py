@@ -10,6 +10,7 @@ import websockets
 from httpx_sse import aconnect_sse
 
 from tests.integration.conftest import ANN, BOB
+from tests.integration.server import say as server_say
 
 
 def new_conversation(server, headers=ANN) -> str:
@@ -22,17 +23,7 @@ def new_conversation(server, headers=ANN) -> str:
 
 
 def say(server, cid, content, headers=ANN):
-    answer = httpx.post(
-        f"{server.url}/v1/conversations/{cid}/messages",
-        json={"content": content},
-        headers=headers,
-        timeout=60,
-    )
-    assert answer.headers.get("content-type", "").startswith("application/json"), (
-        answer.status_code,
-        answer.text,
-    )
-    return answer
+    return server_say(server, cid, content, headers)
 
 
 def test_the_readme_session(server_url):

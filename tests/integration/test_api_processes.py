@@ -14,6 +14,7 @@ from keel.checkpoints.locks import TurnLocks
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server
+from tests.integration.server import say as server_say
 from tests.keel_process import run_keel
 
 
@@ -29,9 +30,7 @@ def create(url, headers=ANN):
 
 
 def say(url, cid, content):
-    return httpx.post(
-        f"{url}/v1/conversations/{cid}/messages", json={"content": content}, headers=ANN, timeout=60
-    )
+    return server_say(url, cid, content, ANN)
 
 
 async def test_a_turn_held_elsewhere_gives_409_or_waits(db_url):

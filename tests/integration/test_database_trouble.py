@@ -11,7 +11,7 @@ import httpx
 import psycopg
 import pytest
 
-from keel.api.errors import database_trouble
+from keel.checkpoints.trouble import trouble_of
 from tests.integration.server import keel_server
 
 
@@ -92,7 +92,7 @@ def test_a_full_disk_answers_503_database_full_and_recovers_without_a_restart(sm
     ],
 )
 def test_each_way_a_database_cannot_serve_has_its_code(error, code):
-    trouble = database_trouble(error)
-    assert (trouble[0] if trouble else None) == code
+    trouble = trouble_of(error)
+    assert (trouble.value if trouble else None) == code
     if trouble:
-        assert str(error) not in trouble[1]  # the database's own words never reach a client
+        assert str(error) not in trouble.message  # the database's own words never reach a client

@@ -40,8 +40,9 @@ def rows_of(database_url: str, cid: str) -> dict[str, int]:
     }
     with psycopg.connect(database_url) as conn:
         return {
-            table: conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = %s", (cid,))
-            .fetchone()[0]
+            table: conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {column} = %s", (cid,)
+            ).fetchone()[0]
             for table, column in tables.items()
         }
 

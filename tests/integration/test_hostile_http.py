@@ -8,6 +8,7 @@ import websockets
 
 from tests.integration.conftest import ANN, KEYS
 from tests.integration.server import keel_server
+from tests.integration.server import say as server_say
 from tests.keel_process import run_keel
 
 
@@ -104,12 +105,8 @@ def test_a_key_given_twice_is_refused_at_start(tmp_path):
 
 
 def say(server, cid, content, headers=ANN):
-    return httpx.post(
-        f"{server.url}/v1/conversations/{cid}/messages",
-        json={"content": content},
-        headers=headers,
-        timeout=10,  # the backtracking parser took over a minute on inputs like these
-    )
+    # a short timeout: the backtracking parser once took over a minute on inputs like these
+    return server_say(server, cid, content, headers, timeout=10)
 
 
 def test_a_whitespace_bomb_is_answered_at_once_and_the_server_stays_up(server):

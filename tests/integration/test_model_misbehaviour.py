@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.integration.server import Server, keel_server_with_model
+from tests.integration.server import say as server_say
 from tests.integration.test_metrics import metrics
 from tests.stub_openai import EMPTY_STREAM, HANG, RUNAWAY, StubOpenAI
 
@@ -44,11 +45,7 @@ def conversation(server: Server, stub: StubOpenAI) -> str:
 
 
 def say(server: Server, cid: str, text: str) -> dict:
-    answer = httpx.post(
-        f"{server.url}/v1/conversations/{cid}/messages", json={"content": text}, timeout=60
-    )
-    assert answer.status_code == 200, answer.text
-    return answer.json()
+    return server_say(server, cid, text, status=200).json()
 
 
 def say_streaming(server: Server, cid: str, text: str) -> list[tuple[str | None, dict]]:

@@ -16,6 +16,7 @@ from keel.api.service import open_service
 from keel.checkpoints.newest import NewestKept
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.settings import Settings
+from keel.tools.todo import TODO_TOOLS
 from tests.conftest import database_url_for
 
 
@@ -36,7 +37,7 @@ def plain(value: Any) -> Any:
 
 
 async def test_reads_from_memory_equal_reads_from_the_database(url, monkeypatch):
-    async with open_service(Settings(database_url=url)) as service:
+    async with open_service(Settings(database_url=url), TODO_TOOLS) as service:
         saver = service.backend.saver
         assert isinstance(saver, NewestKept)
         base = next(c for c in type(saver).__mro__[1:] if c is not NewestKept and "aput" in vars(c))

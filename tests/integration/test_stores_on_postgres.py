@@ -17,6 +17,7 @@ from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.runner import snapshot
 from keel.graphs.turn import run_turn
+from keel.tools.todo import TODO_TOOLS
 from tests.conftest import new_postgres_database
 from tests.helpers import open_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
@@ -55,7 +56,10 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
         blobs = []
         for n in range(8):
             await run_turn(
-                graph, cid, f"Add chore {n}", open_resources(db).context(checkpoint_keep=4)
+                graph,
+                cid,
+                f"Add chore {n}",
+                open_resources(db, tools=TODO_TOOLS).context(checkpoint_keep=4),
             )
             with psycopg.connect(url) as conn:
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])

@@ -12,6 +12,7 @@ from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.turn import run_turn
+from keel.tools.todo import TODO_TOOLS
 from tests.helpers import open_database
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}
@@ -42,7 +43,9 @@ def test_credentials_are_not_echoed():
 async def test_state_persists_across_reopen(database_url):
     cid = str(uuid.uuid4())
     async with open_database(database_url) as db, open_checkpointer(database_url) as saver:
-        await run_turn(build_graph(saver), cid, "Add buy milk", open_resources(db).context())
+        await run_turn(
+            build_graph(saver), cid, "Add buy milk", open_resources(db, tools=TODO_TOOLS).context()
+        )
     async with open_checkpointer(database_url) as saver:
         state = await snapshot(build_graph(saver), cid)
     assert state["mission"] == "Add buy milk" and state["complete"]

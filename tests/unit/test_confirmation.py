@@ -10,6 +10,7 @@ from keel.graphs.resources import open_resources
 from keel.graphs.runner import snapshot
 from keel.graphs.turn import run_turn
 from keel.tools.store import TaskStore
+from keel.tools.todo import TODO_TOOLS
 from tests.helpers import open_database
 
 
@@ -117,13 +118,16 @@ async def test_the_pause_survives_a_restart(tmp_path):
         store = TaskStore(db)
         task = await store.create("local", "buy milk")
         asked = await run_turn(
-            build_graph(saver), cid, f"Delete task {task['id']}", open_resources(db).context()
+            build_graph(saver),
+            cid,
+            f"Delete task {task['id']}",
+            open_resources(db, tools=TODO_TOOLS).context(),
         )
         assert asked.awaiting_confirmation is not None
     async with open_database(url) as db, open_checkpointer(url) as saver:
         graph, store = build_graph(saver), TaskStore(db)
         state = await snapshot(graph, cid)
         assert state["pending_confirmation"]["prompt"] == asked.reply
-        done = await run_turn(graph, cid, "yes", open_resources(db).context())
+        done = await run_turn(graph, cid, "yes", open_resources(db, tools=TODO_TOOLS).context())
         assert done.reply == f"Deleted task {task['id']}: buy milk"
         assert await store.list("local") == []

@@ -4,12 +4,6 @@ import uuid
 
 import pytest
 
-from keel.graphs.turn import run_turn
-
-
-async def say(keel, cid, text):
-    return await run_turn(keel.graph, cid, text, keel.context())
-
 
 async def titles(keel):
     return [(t["id"], t["title"], t["completed"]) for t in await keel.store.list("local")]
@@ -25,7 +19,7 @@ async def test_a_missing_task_before_a_present_one_never_asks_and_crashes_the_tu
     await seed(memory_keel, "gone", "buy milk", "call mom")
     await memory_keel.store.delete("local", 1)
     cid = str(uuid.uuid4())
-    result = await say(memory_keel, cid, "delete tasks 1 and 2")  # RuntimeError: 50 stops
+    result = await memory_keel.say(cid, "delete tasks 1 and 2")  # RuntimeError: 50 stops
     assert result.awaiting_confirmation is not None
     assert result.awaiting_confirmation["task_ids"] == [2]
 
@@ -42,9 +36,9 @@ async def test_a_missing_task_before_a_present_one_never_asks_and_crashes_the_tu
 async def test_a_new_request_naming_another_task_deletes_the_pending_one(memory_keel, answer):
     await seed(memory_keel, "buy milk", "call mom", "old junk")
     cid = str(uuid.uuid4())
-    asked = await say(memory_keel, cid, "delete task 2")
+    asked = await memory_keel.say(cid, "delete task 2")
     assert asked.awaiting_confirmation["task_ids"] == [2]
-    await say(memory_keel, cid, answer)
+    await memory_keel.say(cid, answer)
     remaining = [t[1] for t in await titles(memory_keel)]
     assert "call mom" in remaining, f"{answer!r} deleted task 2, which the user moved away from"
 
@@ -53,17 +47,17 @@ async def test_a_new_request_naming_another_task_deletes_the_pending_one(memory_
 async def test_a_polite_no_deletes(memory_keel, answer):
     await seed(memory_keel, "buy milk")
     cid = str(uuid.uuid4())
-    await say(memory_keel, cid, "delete task 1")
-    await say(memory_keel, cid, answer)
+    await memory_keel.say(cid, "delete task 1")
+    await memory_keel.say(cid, answer)
     assert await titles(memory_keel) == [(1, "buy milk", False)]
 
 
 async def test_it_means_the_task_just_shown_not_a_title_holding_the_word_it(memory_keel):
     await seed(memory_keel, "buy milk", "call mom", "fix IT ticket")
     cid = str(uuid.uuid4())
-    shown = await say(memory_keel, cid, "show task 2")
+    shown = await memory_keel.say(cid, "show task 2")
     assert "call mom" in shown.reply
-    await say(memory_keel, cid, "mark it as done")
+    await memory_keel.say(cid, "mark it as done")
     done = [t[1] for t in await titles(memory_keel) if t[2]]
     assert done in ([], ["call mom"]), f"completed {done}"
 
@@ -73,9 +67,9 @@ async def test_a_present_task_then_a_missing_one_the_answer_is_never_taken(memor
     """'delete task 2 and task 9' (no task 9): every answer re-asks the same question, for ever."""
     await seed(memory_keel, "buy milk", "call mom")
     cid = str(uuid.uuid4())
-    asked = await say(memory_keel, cid, "delete task 2 and task 9")
+    asked = await memory_keel.say(cid, "delete task 2 and task 9")
     assert asked.reply == "Are you sure you want to delete task 2? (yes/no)"
-    replies = [(await say(memory_keel, cid, answer)).reply for _ in range(3)]
+    replies = [(await memory_keel.say(cid, answer)).reply for _ in range(3)]
     assert replies[0] != asked.reply, replies  # the answer was taken
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines
 from keel.tools.answers import STRICT_YES, YES_WORDS, is_yes
 from keel.tools.store import MAX_TASK_ID, TaskError
+from keel.tools.todo import TODO_TOOLS
 from keel.tools.understanding import _understand, confirms, parse_intents
 from tests.helpers import strip_done
 
@@ -19,7 +20,7 @@ LIMIT = 32_000
 def parse_seconds(message: str) -> float:
     _understand.cache_clear()  # a turn keeps its last parses: time the parse itself
     start = time.perf_counter()
-    parse_intents(message)
+    parse_intents(message, TODO_TOOLS)
     confirms(message)
     strip_done(message)
     return time.perf_counter() - start
@@ -61,7 +62,7 @@ def test_parsing_the_worst_inputs_is_linear(name):
 )
 def test_punctuation_is_not_a_yes(message, task_id):
     assert confirms(message) is False
-    [intent] = parse_intents(message)
+    [intent] = parse_intents(message, TODO_TOOLS)
     assert intent.tool == "delete_todo_task" and intent.task_id == task_id
 
 
@@ -151,7 +152,7 @@ async def test_a_resume_in_the_middle_of_a_turn_keeps_the_turn(memory_keel):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=LIMIT))
 def test_random_text_parses_without_error_and_loses_no_line(text):
-    parse_intents(text)
+    parse_intents(text, TODO_TOOLS)
     confirms(text)
     is_yes(text)
     kept = strip_done(text, DEFAULT_DONE_MARKER)

@@ -1,5 +1,6 @@
 import pytest
 
+from keel.tools.todo import TODO_TOOLS
 from keel.tools.understanding import confirms, parse_intents
 
 ROWS = [
@@ -22,23 +23,23 @@ ROWS = [
 
 @pytest.mark.parametrize("text,tool,ref,args", ROWS)
 def test_decision_table_rows(text, tool, ref, args):
-    [intent] = parse_intents(text)
+    [intent] = parse_intents(text, TODO_TOOLS)
     assert (intent.tool, intent.ref, intent.args) == (tool, ref, args)
 
 
 def test_several_requests_in_one_message_keep_their_order():
-    intents = parse_intents("add eggs, then delete task 2 and show all")
+    intents = parse_intents("add eggs, then delete task 2 and show all", TODO_TOOLS)
     assert [i.tool for i in intents] == ["create_todo_task", "delete_todo_task", "list_todo_tasks"]
 
 
 def test_a_piece_that_is_no_request_stays_in_the_title():
-    [intent] = parse_intents("Add bread and butter")
+    [intent] = parse_intents("Add bread and butter", TODO_TOOLS)
     assert intent.args == {"title": "bread and butter"}
 
 
 def test_unknown_text_has_no_intent():
-    assert parse_intents("what's the weather like?") == []
-    assert parse_intents("") == []
+    assert parse_intents("what's the weather like?", TODO_TOOLS) == []
+    assert parse_intents("", TODO_TOOLS) == []
 
 
 @pytest.mark.parametrize(
@@ -56,5 +57,5 @@ def test_same_message_confirmation(text, expected):
 
 
 def test_confirmation_is_not_parsed_as_a_request():
-    [intent] = parse_intents("delete task 3, yes I'm sure")
+    [intent] = parse_intents("delete task 3, yes I'm sure", TODO_TOOLS)
     assert intent.tool == "delete_todo_task" and intent.task_id == 3

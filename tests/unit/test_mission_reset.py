@@ -7,12 +7,7 @@ from langchain_core.messages import AIMessage
 
 from keel.graphs.reset_command import reset_conversation
 from keel.graphs.runner import snapshot, thread_config
-from keel.graphs.turn import run_turn
 from tests.unit.scripted import ScriptedModel, call
-
-
-async def say(keel, cid, text, **ctx):
-    return await run_turn(keel.graph, cid, text, keel.context(**ctx))
 
 
 def resets(result):
@@ -21,10 +16,10 @@ def resets(result):
 
 async def test_completed_todolist_meets_a_new_query(keel):
     cid = str(uuid.uuid4())
-    first = await say(keel, cid, "Add buy milk")
+    first = await keel.say(cid, "Add buy milk")
     old_id = first.todolist["id"]
     with structlog.testing.capture_logs() as logs:
-        second = await say(keel, cid, "What's on my list?")
+        second = await keel.say(cid, "What's on my list?")
     assert resets(second) == [
         {
             "mission_reset": True,
@@ -43,11 +38,11 @@ async def test_completed_todolist_meets_a_new_query(keel):
 
 async def test_the_reset_keeps_every_other_field(keel):
     cid = str(uuid.uuid4())
-    await say(keel, cid, "Add buy milk")
+    await keel.say(cid, "Add buy milk")
     config = thread_config(cid)
     await keel.graph.aupdate_state(config, {"answers": {"color": "blue"}}, as_node="response")
     before = (await keel.graph.aget_state(config)).values
-    await say(keel, cid, "Show all")
+    await keel.say(cid, "Show all")
     after = (await keel.graph.aget_state(config)).values
     assert after["answers"] == {"color": "blue"}
     assert after["topic"] == before["topic"]
@@ -56,15 +51,15 @@ async def test_the_reset_keeps_every_other_field(keel):
 
 
 async def test_no_reset_on_the_first_query(keel):
-    assert resets(await say(keel, str(uuid.uuid4()), "Add buy milk")) == []
+    assert resets(await keel.say(str(uuid.uuid4()), "Add buy milk")) == []
 
 
 async def test_an_unfinished_turn_ends_its_mission_and_the_audit_keeps_its_steps(memory_keel):
     cid = str(uuid.uuid4())
     stuck = ScriptedModel(replies=[], seen=[])  # never answers with DONE
-    first = await say(memory_keel, cid, "Add milk", model=stuck, loop_limit=1)
+    first = await memory_keel.say(cid, "Add milk", model=stuck, loop_limit=1)
     assert not first.complete and first.todolist["items"][0]["status"] == "pending"
-    second = await say(memory_keel, cid, "Delete task 1")
+    second = await memory_keel.say(cid, "Delete task 1")
     assert resets(second) == [
         {
             "mission_reset": True,
@@ -82,31 +77,31 @@ async def test_an_unfinished_turn_ends_its_mission_and_the_audit_keeps_its_steps
 async def test_a_topic_change_ends_an_unfinished_mission_too(memory_keel):
     cid = str(uuid.uuid4())
     stuck = ScriptedModel(replies=[], seen=[])
-    await say(memory_keel, cid, "Add milk", model=stuck, loop_limit=1)
-    moved = await say(memory_keel, cid, "New topic: what's on my list?")
+    await memory_keel.say(cid, "Add milk", model=stuck, loop_limit=1)
+    moved = await memory_keel.say(cid, "New topic: what's on my list?")
     assert [r["reason"] for r in resets(moved)] == ["unfinished_turn_abandoned"]
     assert moved.complete and moved.mission == "New topic: what's on my list?"
 
 
 async def test_no_reset_while_a_question_is_pending(memory_keel):
     cid = str(uuid.uuid4())
-    await say(memory_keel, cid, "Add buy milk")
+    await memory_keel.say(cid, "Add buy milk")
     await memory_keel.graph.aupdate_state(
         thread_config(cid), {"pending_question": "Which list?"}, as_node="response"
     )
-    result = await say(memory_keel, cid, "the work list")
+    result = await memory_keel.say(cid, "the work list")
     assert resets(result) == []
     assert result.mission == "Add buy milk"
 
 
 async def test_a_missing_todolist_warns_and_goes_on(memory_keel):
     cid = str(uuid.uuid4())
-    await say(memory_keel, cid, "Add buy milk")
+    await memory_keel.say(cid, "Add buy milk")
     await memory_keel.graph.aupdate_state(
         thread_config(cid), {"todolist": None}, as_node="response"
     )
     with structlog.testing.capture_logs() as logs:
-        result = await say(memory_keel, cid, "Show all")
+        result = await memory_keel.say(cid, "Show all")
     assert resets(result) == []
     assert "todolist_missing" in [e["event"] for e in logs]
     assert result.complete and result.todolist is not None
@@ -114,7 +109,7 @@ async def test_a_missing_todolist_warns_and_goes_on(memory_keel):
 
 async def test_user_reset_starts_a_topic_and_keeps_history(keel):
     cid = str(uuid.uuid4())
-    first = await say(keel, cid, "Add buy milk")
+    first = await keel.say(cid, "Add buy milk")
     before = await keel.count_messages(cid)
     answer = await reset_conversation(keel.graph, cid, keel.context())
     assert answer["success"] is True and answer["previous_messages_preserved"] is True
@@ -131,7 +126,7 @@ async def test_user_reset_starts_a_topic_and_keeps_history(keel):
     assert state["mission"] is None and state["todolist"] is None
     assert state["topic"]["id"] == answer["new_topic_id"]
     assert await keel.count_messages(cid) == before
-    nxt = await say(keel, cid, "Show all")
+    nxt = await keel.say(cid, "Show all")
     assert nxt.topic["id"] == answer["new_topic_id"] and nxt.mission == "Show all"
     assert resets(nxt) == []
 
@@ -139,11 +134,11 @@ async def test_user_reset_starts_a_topic_and_keeps_history(keel):
 async def test_user_reset_drops_a_pending_confirmation(memory_keel):
     cid = str(uuid.uuid4())
     task = await memory_keel.store.create("local", "buy milk")
-    asked = await say(memory_keel, cid, f"Delete task {task['id']}")
+    asked = await memory_keel.say(cid, f"Delete task {task['id']}")
     assert asked.awaiting_confirmation
     await reset_conversation(memory_keel.graph, cid, memory_keel.context())
     assert (await snapshot(memory_keel.graph, cid))["pending_confirmation"] is None
-    after = await say(memory_keel, cid, "yes")
+    after = await memory_keel.say(cid, "yes")
     assert after.awaiting_confirmation is None
     assert await memory_keel.store.list("local") == [task]
 
@@ -153,8 +148,8 @@ async def test_mission_reset_payload_with_a_scripted_model(memory_keel):
     model = ScriptedModel(
         replies=[AIMessage("hi\nDONE: ok"), AIMessage("again\nDONE: ok")], seen=[]
     )
-    first = await say(memory_keel, cid, "hello", model=model)
-    second = await say(memory_keel, cid, "hello again", model=model)
+    first = await memory_keel.say(cid, "hello", model=model)
+    second = await memory_keel.say(cid, "hello again", model=model)
     assert resets(second)[0]["previous_todolist_id"] == first.todolist["id"]
 
 
@@ -168,14 +163,14 @@ async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(mem
         ],
         seen=[],
     )
-    asked = await say(memory_keel, cid, "Help me plan my week", model=model)
+    asked = await memory_keel.say(cid, "Help me plan my week", model=model)
     assert asked.reply == "Happy to.\n\nWhich days are free?" and not asked.complete
     assert len(model.seen) == 1  # asked, not nudged
     assert asked.tool_calls == []  # the question is no tool that runs
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
     assert state["pending_question"] == "Which days are free?"
 
-    answered = await say(memory_keel, cid, "only Friday", model=model)
+    answered = await memory_keel.say(cid, "only Friday", model=model)
     assert resets(answered) == []
     assert answered.mission == "Help me plan my week" and answered.complete
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
@@ -188,11 +183,11 @@ async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(mem
 async def test_a_reply_ending_in_a_question_asks_nothing_the_next_request_is_new(memory_keel):
     cid = str(uuid.uuid4())
     chatty = ScriptedModel(replies=[AIMessage("Hi! How can I help you today?")] * 3, seen=[])
-    greeted = await say(memory_keel, cid, "Hi! How are you today?", model=chatty, loop_limit=1)
+    greeted = await memory_keel.say(cid, "Hi! How are you today?", model=chatty, loop_limit=1)
     assert not greeted.complete
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
     assert not state.get("pending_question")
-    added = await say(memory_keel, cid, "Add call the plumber")
+    added = await memory_keel.say(cid, "Add call the plumber")
     assert [r["reason"] for r in resets(added)] == ["unfinished_turn_abandoned"]
     assert added.mission == "Add call the plumber"
     assert added.reply == "Created task: call the plumber"
@@ -208,14 +203,14 @@ async def test_a_closing_question_after_the_work_is_done_is_no_pending_question(
         ],
         seen=[],
     )
-    result = await say(memory_keel, cid, "Add milk", model=model)
+    result = await memory_keel.say(cid, "Add milk", model=model)
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
     assert result.complete and not state.get("pending_question")  # nudged, then done
 
 
 async def test_user_reset_forgets_the_answers(memory_keel):
     cid = str(uuid.uuid4())
-    await say(memory_keel, cid, "Add buy milk")
+    await memory_keel.say(cid, "Add buy milk")
     config = thread_config(cid)
     await memory_keel.graph.aupdate_state(config, {"answers": {"q?": "a"}}, as_node="response")
     await reset_conversation(memory_keel.graph, cid, memory_keel.context())

@@ -26,9 +26,9 @@ def stub_model(stub, **limits):
     )
 
 
-async def say(keel, cid, text, stub, limits=None, **ctx):
-    context = keel.context(model=stub_model(stub, **(limits or {})), **ctx)
-    return await run_turn(keel.graph, cid, text, context)
+async def stubbed(keel, cid, text, stub, limits=None, **ctx):
+    """A turn on the model behind ``stub`` (``limits``: the model's own settings)."""
+    return await keel.say(cid, text, model=stub_model(stub, **(limits or {})), **ctx)
 
 
 def kinds(result, kind):
@@ -44,11 +44,11 @@ async def test_a_model_that_never_says_done_ends_its_turn_and_the_next_starts_af
     await memory_keel.store.create("local", "old task")
     with StubOpenAI() as stub:
         stub.always("I have added it for you.")  # it has not
-        first = await say(memory_keel, cid, "Add buy milk", stub, loop_limit=3)
+        first = await stubbed(memory_keel, cid, "Add buy milk", stub, loop_limit=3)
         assert not first.complete and kinds(first, "loop_limit")
         stub.default = None
         stub.reply(tool_calls=[{"name": "delete_todo_task", "args": {"task_id": 1}}])
-        second = await say(memory_keel, cid, "Delete task 1", stub)
+        second = await stubbed(memory_keel, cid, "Delete task 1", stub)
     assert [r["reason"] for r in kinds(second, "state_updated")] == ["unfinished_turn_abandoned"]
     assert second.mission == "Delete task 1"
     assert second.awaiting_confirmation is not None  # a delete step of its own, asked first
@@ -59,11 +59,11 @@ async def test_a_reply_ending_in_a_question_does_not_swallow_the_next_request(me
     cid = str(uuid.uuid4())
     with StubOpenAI() as stub:
         stub.always("Hi! I am fine. How can I help you today?")
-        greeted = await say(memory_keel, cid, "Hi! How are you today?", stub, loop_limit=1)
+        greeted = await stubbed(memory_keel, cid, "Hi! How are you today?", stub, loop_limit=1)
         stub.default = None
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call the plumber"}}])
         stub.reply("Added call the plumber.\nDONE: added")
-        added = await say(memory_keel, cid, "Add call the plumber", stub)
+        added = await stubbed(memory_keel, cid, "Add call the plumber", stub)
     assert not greeted.complete
     assert added.mission == "Add call the plumber" and added.complete
     assert await titles(memory_keel) == ["call the plumber"]
@@ -73,10 +73,10 @@ async def test_a_question_asked_with_ask_user_waits_for_its_answer(memory_keel):
     cid = str(uuid.uuid4())
     with StubOpenAI() as stub:
         stub.reply(tool_calls=[{"name": "ask_user", "args": {"question": "Which title?"}}])
-        asked = await say(memory_keel, cid, "Add a task", stub)
+        asked = await stubbed(memory_keel, cid, "Add a task", stub)
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
         stub.reply("Added milk.\nDONE: added")
-        answered = await say(memory_keel, cid, "milk", stub)
+        answered = await stubbed(memory_keel, cid, "milk", stub)
         sent = stub.requests[-1]["messages"]
     assert asked.reply == "Which title?" and not asked.complete
     assert answered.mission == "Add a task" and answered.complete
@@ -99,7 +99,7 @@ async def test_a_500_after_a_tool_call_is_finished_offline_without_running_it_ag
         stub.server_error()
         stub.server_error()  # and the one retry
         with structlog.testing.capture_logs() as logs:
-            result = await say(memory_keel, str(uuid.uuid4()), text, stub)
+            result = await stubbed(memory_keel, str(uuid.uuid4()), text, stub)
         assert len(stub.requests) == 3  # the tool call, the failure and its retry: no more
     assert [c["name"] for c in result.tool_calls] == [call[0]]  # it ran once
     assert result.complete and result.reply.endswith(FALLBACK_NOTE)
@@ -118,7 +118,7 @@ async def test_a_500_after_a_tool_call_is_finished_offline_without_running_it_ag
 async def test_a_hanging_server_times_out_into_the_fallback_and_is_hung_up_on(memory_keel):
     with StubOpenAI() as stub:
         stub.misbehaving(HANG, times=2)
-        result = await say(
+        result = await stubbed(
             memory_keel, str(uuid.uuid4()), "Add buy milk", stub, {"timeout": 0.5, "retries": 1}
         )
         await asyncio.sleep(0.3)
@@ -130,7 +130,7 @@ async def test_a_hanging_server_times_out_into_the_fallback_and_is_hung_up_on(me
 async def test_the_turn_budget_ends_a_turn_honestly(memory_keel):
     with StubOpenAI() as stub:
         stub.misbehaving(HANG, times=2)
-        result = await say(memory_keel, str(uuid.uuid4()), "Add buy milk", stub, turn_seconds=1)
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "Add buy milk", stub, turn_seconds=1)
         await asyncio.sleep(0.3)
         assert stub.closed == 1  # cancelling the turn's call closed its request
     assert not result.complete and "ran out of time (1 s)" in result.reply
@@ -159,7 +159,9 @@ async def test_a_runaway_answer_is_bounded_by_max_tokens(memory_keel):
     with StubOpenAI() as stub:
         stub.misbehaving(RUNAWAY)
         stub.reply("Nothing to do.\nDONE: answered")
-        result = await say(memory_keel, str(uuid.uuid4()), "Tell me a story", stub, max_tokens=40)
+        result = await stubbed(
+            memory_keel, str(uuid.uuid4()), "Tell me a story", stub, max_tokens=40
+        )
         assert [r["max_tokens"] for r in stub.requests] == [40, 40]
         assert all(r["tool_choice"] == "auto" for r in stub.requests)
     assert result.complete and result.reply == "Nothing to do."
@@ -178,7 +180,7 @@ async def test_an_empty_or_garbled_answer_is_retried_once_then_finished_offline(
             stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
             stub.reply("DONE: added")
             stub.reply("\nDONE: added")
-        result = await say(memory_keel, str(uuid.uuid4()), "Add buy milk", stub)
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "Add buy milk", stub)
     reason = {"empty stream": "empty_answer", "empty reply": "empty_answer"}.get(
         misbehave, "bad_tool_name"
     )

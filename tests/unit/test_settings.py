@@ -10,6 +10,7 @@ import pytest
 from keel.graphs.resources import open_resources
 from keel.graphs.settings import Settings, UnsafeSettings
 from keel.nodes.support.context import KeelContext
+from keel.tools.todo import TODO_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "checkpoints", "graphs", "nodes", "tools")
@@ -46,7 +47,7 @@ def test_the_settings_are_the_defaults_of_every_run(memory_keel, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     settings = Settings()
     assert (settings.loop_limit, settings.token_model) == (9, "gpt-test")
-    run = open_resources(memory_keel.db, settings=settings)
+    run = open_resources(memory_keel.db, settings=settings, tools=TODO_TOOLS)
     assert run.settings.loop_limit == 9 and run.token_model == "gpt-test"
     resolved = KeelContext(user_id="ann", loop_limit=2).using(run)
     assert (resolved.user_id, resolved.loop_limit, resolved.topic_gap_seconds) == (

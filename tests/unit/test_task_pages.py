@@ -45,7 +45,7 @@ async def say(keel, cid, text, user="local"):
 
 async def invoke(keel, user, **args):
     call = {"name": "list_todo_tasks", "args": args, "id": f"c_{uuid.uuid4().hex}"}
-    msg = await run_tool_call({**call, "type": "tool_call"}, user, keel.store)
+    msg = await run_tool_call({**call, "type": "tool_call"}, user, keel.store, tools=TODO_TOOLS)
     return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
 
 
@@ -139,11 +139,13 @@ async def test_the_list_tool_filters_by_title(keel):
 
 def test_show_more_and_next_page_are_list_requests_for_more():
     for text in ("show more tasks", "Show more tasks.", "next page", "show me more", "more tasks"):
-        [intent] = parse_intents(text)
+        [intent] = parse_intents(text, TODO_TOOLS)
         assert intent.tool == "list_todo_tasks" and intent.more, text
-    [intent] = parse_intents("What's on my list?")
+    [intent] = parse_intents("What's on my list?", TODO_TOOLS)
     assert not intent.more
-    assert [i.args for i in parse_intents("add bread and more")] == [{"title": "bread and more"}]
+    assert [i.args for i in parse_intents("add bread and more", TODO_TOOLS)] == [
+        {"title": "bread and more"}
+    ]
 
 
 def test_the_next_page_is_found_in_a_history_cut_short():

@@ -20,7 +20,7 @@ async def store(database_url):
 
 async def invoke(store, user, name, **args):
     call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
-    msg = await run_tool_call(call, user, store)
+    msg = await run_tool_call(call, user, store, tools=TODO_TOOLS)
     return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
 
 
@@ -67,6 +67,7 @@ async def test_model_cannot_pass_a_user_id(store):
         {"name": "list_todo_tasks", "args": {"user_id": "ann"}, "id": "x", "type": "tool_call"},
         "bob",
         store,
+        tools=TODO_TOOLS,
     )
     assert json.loads(msg.content) == EMPTY_PAGE
 
@@ -111,11 +112,13 @@ async def test_a_replayed_mutating_call_returns_its_recorded_result(store):
         "id": "call_r1",
         "type": "tool_call",
     }
-    first = await run_tool_call(call, "ann", store)
-    again = await run_tool_call(call, "ann", store)
+    first = await run_tool_call(call, "ann", store, tools=TODO_TOOLS)
+    again = await run_tool_call(call, "ann", store, tools=TODO_TOOLS)
     assert again.content == first.content and again.status == first.status
     assert [t["title"] for t in await store.list("ann")] == ["once"]
-    other_user = await run_tool_call(call, "bob", store)  # call ids are per user: bob's runs
+    other_user = await run_tool_call(
+        call, "bob", store, tools=TODO_TOOLS
+    )  # call ids are per user: bob's runs
     assert json.loads(other_user.content)["title"] == "once"
     assert [t["title"] for t in await store.list("bob")] == ["once"]
     assert [t["title"] for t in await store.list("ann")] == ["once"]
@@ -142,7 +145,7 @@ async def test_a_failed_mutation_is_recorded_as_failed(store):
         "id": "call_r2",
         "type": "tool_call",
     }
-    first = await run_tool_call(call, "ann", store)
+    first = await run_tool_call(call, "ann", store, tools=TODO_TOOLS)
     await store.create("ann", "late arrival")
-    again = await run_tool_call(call, "ann", store)
+    again = await run_tool_call(call, "ann", store, tools=TODO_TOOLS)
     assert first.status == again.status == "error" and again.content == first.content

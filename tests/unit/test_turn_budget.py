@@ -26,6 +26,7 @@ import keel.nodes.support.rule_model as rule_model
 from keel.api.service import open_service
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.graphs.settings import Settings
+from keel.tools.todo import TODO_TOOLS
 
 TURNS = 10
 
@@ -102,7 +103,7 @@ async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts, m
     )
     monkeypatch.setattr(LoopSqliteSaver, "aget_tuple", database_reads)
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'keel.db'}")
-    async with open_service(settings) as service:
+    async with open_service(settings, TODO_TOOLS) as service:
         cid = (await service.conversations.create("bench"))["conversation_id"]
         for k in range(5):  # warm-up: the first turn opens the topic, compiles, fills caches
             await service.turns.take(cid, "bench", f"Add item {k}")
