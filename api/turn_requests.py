@@ -21,6 +21,7 @@ from keel.checkpoints.locks import ConversationLocked
 from keel.graphs.requests import run_once
 from keel.graphs.result import TurnResult
 from keel.graphs.runner import EventSink, run_turn
+from keel.nodes.support.state import TurnCommand
 
 KEY_PATTERN = r"^[\x21-\x7e]+$"
 """An idempotency key: 1 to 200 visible ASCII characters."""
@@ -59,10 +60,13 @@ async def start_turn(
     content: str,
     sink: EventSink | None = None,
     key: str | None = None,
+    command: TurnCommand | None = None,
 ) -> asyncio.Task[TurnResult]:
     """Take the turn slot (or raise ConversationBusy) and start the turn in its own task.
 
-    A message with an idempotency ``key`` runs at most once (``keel.graphs.requests``).
+    A message with an idempotency ``key`` runs at most once (``keel.graphs.requests``). A
+    ``command`` (reset, reopen) runs as the turn's input; it is counted by its events, not as a
+    turn.
     """
     stack = AsyncExitStack()
     await stack.enter_async_context(turn_slot(service, conversation_id))
@@ -87,6 +91,7 @@ async def start_turn(
                         start=start,
                         stop=stop,
                         request_key=request_key,
+                        command=command,
                     )
 
                 if key is None:
@@ -97,7 +102,10 @@ async def start_turn(
                     )
             finally:
                 service.stops.pop(conversation_id, None)
-                metrics.count_turn(result, time.monotonic() - began, service.resources.tools)
+                if command is None:
+                    metrics.count_turn(result, time.monotonic() - began, service.resources.tools)
+                elif result is not None:
+                    metrics.count_events(result.events)
                 metrics.count_pool(service.pool_stats())
                 await service.remember(conversation_id, result)
             return result
@@ -106,8 +114,13 @@ async def start_turn(
 
 
 async def take_turn(
-    service: Service, conversation_id: str, user: str, content: str, key: str | None = None
+    service: Service,
+    conversation_id: str,
+    user: str,
+    content: str,
+    key: str | None = None,
+    command: TurnCommand | None = None,
 ) -> TurnResult:
     """Run one turn to its end and return its result (the turn goes on if the caller leaves)."""
-    task = await start_turn(service, conversation_id, user, content, key=key)
+    task = await start_turn(service, conversation_id, user, content, key=key, command=command)
     return await asyncio.shield(task)

@@ -82,6 +82,14 @@ class TopicStore:
         )
         return _from_row(row) if row else None
 
+    async def get(self, conversation_id: str, topic_id: str) -> TopicRow | None:
+        """The conversation's topic ``topic_id``, if it has one such."""
+        row = await self.db.fetchone(
+            "SELECT * FROM keel_topics WHERE id = :id AND conversation_id = :c",
+            {"id": topic_id, "c": conversation_id},
+        )
+        return _from_row(row) if row else None
+
     async def start(
         self,
         conversation_id: str,

@@ -34,7 +34,7 @@ from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.context import KeelContext
 from keel.nodes.support.events import STREAMED_ONLY, Event, StreamEvent, token
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import TurnOutput, turn_start
+from keel.nodes.support.state import TurnCommand, TurnOutput, turn_start
 
 log = structlog.get_logger(__name__)
 
@@ -234,6 +234,7 @@ async def run_turn(
     start: TurnStart | None = None,
     stop: asyncio.Event | None = None,
     request_key: str | None = None,
+    command: TurnCommand | None = None,
 ) -> TurnResult:
     """Run one turn for ``content`` (the graph takes it as the answer to a waiting confirmation).
 
@@ -243,6 +244,8 @@ async def run_turn(
     stands, when the caller knows it; otherwise it is read from the checkpoint. Setting ``stop``
     ends the turn at its next stop before tool execution, with what already ran kept.
     ``request_key`` (the message's idempotency key) is kept in the state with the message.
+    ``command`` (``{"command": "reset"}``, ``{"command": "reopen", "topic_id": ...}``) goes in
+    with the input instead of a message: the graph carries it out.
     The caller holds the conversation's turn lock: the turn's checkpoints are read back from
     memory (``keel.checkpoints.newest``).
     """
@@ -260,7 +263,7 @@ async def run_turn(
         if start.cut_off:
             recovered = await _recover(graph, conversation_id, context)
         log.info("turn_received", message_preview=preview(content))
-        turn_input = {"content": content, "request_key": request_key}
+        turn_input = {"content": content, "request_key": request_key, **(command or {})}
         result = await _stream(graph, turn_input, conversation_id, context, sink, stop)
         if recovered is not None:
             result.recovered_reply = recovered.reply

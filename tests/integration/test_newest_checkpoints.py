@@ -15,7 +15,6 @@ import pytest
 from keel.api.service import open_service
 from keel.api.turn_requests import start_turn, take_turn
 from keel.checkpoints.newest import NewestKept
-from keel.graphs.reset_command import reset_conversation
 from keel.graphs.settings import Settings
 from tests.conftest import database_url_for
 
@@ -67,7 +66,7 @@ async def test_reads_from_memory_equal_reads_from_the_database(url, monkeypatch)
         service.stops[cid].set()
         await stopped
         await take_turn(service, cid, "u", "Add jam")
-        await reset_conversation(service.graph, cid, service.turn_context("u"))
+        await take_turn(service, cid, "u", "", command={"command": "reset"})
         for text in ("Add tea and then delete task 3", "yes", "Show all"):
             await take_turn(service, cid, "u", text)
         await service.retention.aclose()
