@@ -4,7 +4,7 @@ A conversation has at most one active topic (a partial unique index holds it to 
 new topic ends the active one (ended_at, summary) in the same transaction, and so does reopening
 an earlier one. Starting a topic under an id that already exists changes nothing, so a turn
 replayed after a crash opens its topic once. Topics are deleted only with their conversation. Used
-by the topic_detect node, the reset and reopen commands and the API.
+by the topic_detect, reset_conversation and reopen_topic nodes and the API.
 """
 
 from __future__ import annotations
