@@ -43,6 +43,7 @@ from keel.nodes.reset_conversation import reset_conversation
 from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
 from keel.nodes.support.agent_state import WAIT, AgentState, Target, path_map, validate_transition
+from keel.nodes.support.commands import BadCommand
 from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.state import (
     CommandName,
@@ -139,16 +140,14 @@ InputRoute = Literal[
 
 
 async def route_input(state: InputView) -> InputRoute:
-    """After user_input: a command to its node; an answer back to the waiting tool execution;
-    else a new turn.
-    """  # noqa: D205
+    """After user_input: a command to its node, an answer to the waiting tool call, else a turn."""
     command = state.get("command")
     if command == "reset":
         return "reset_conversation"
     if command == "reopen":
         return "reopen_topic"
     if command is not None:
-        raise ValueError(f"no node carries out the command {command!r}")
+        raise BadCommand(f"no node carries out the command {command!r}")
     answered = answers_confirmation(cast(KeelState, state))
     return AgentState.TOOL_EXECUTION if answered else "topic_detect"
 
