@@ -2,9 +2,9 @@
 
 Opens the database named by ``KEEL_DATABASE_URL`` (SQLite under ./.keel by default), creates or
 continues a conversation owned by ``--user``, and runs one graph turn per line typed. ``/state``
-shows where the conversation stands, ``/reset`` starts afresh (history kept), ``/quit`` (or
-Ctrl-D, Ctrl-C) ends the session; a pending confirmation survives the end of the process and is
-asked again on the next start.
+shows where the conversation stands, ``/reset`` starts afresh (history kept: the graph takes the
+line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends the session; a
+pending confirmation survives the end of the process and is asked again on the next start.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from keel.checkpoints.conversations import ConversationNotFound, ConversationSto
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import build_graph
-from keel.graphs.reset_command import reset_conversation
 from keel.graphs.resources import open_resources
 from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import snapshot
@@ -113,7 +112,6 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
             console.print(f"[red]error:[/red] {exc}")
             return 1
         graph = build_graph(checkpointer=backend.saver)
-        context = resources.context(user_id)
         turns = Turns(
             graph=graph,
             resources=resources,
@@ -146,17 +144,6 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 break
             if text == "/state":
                 _print_state(console, await snapshot(graph, cid))
-                continue
-            if text == "/reset":
-                try:
-                    async with turns.holding(cid, user_id):
-                        reset = await reset_conversation(graph, cid, context)
-                except ConversationLocked:
-                    console.print(BUSY)
-                    continue
-                if verbose:
-                    _print_events(console, reset["events"])
-                console.print(f"[bold cyan]keel>[/bold cyan] {escape(reset['message'])}")
                 continue
             if len(text) > max_chars:
                 console.print(

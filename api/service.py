@@ -92,11 +92,14 @@ class TurnMetrics:
         """Observe a wait for a turn lock."""
         metrics.LOCK_WAIT.observe(seconds)
 
-    def turn_ended(self, result: TurnResult | None, seconds: float) -> None:
-        """Count a turn and note the pool's state."""
+    def turn_ended(self, result: TurnResult | None, seconds: float, command: bool) -> None:
+        """Count a turn (a command by its events, not as a turn) and note the pool's state."""
         if self.service is None:
             return
-        metrics.count_turn(result, seconds, self.service.resources.tools)
+        if not command:
+            metrics.count_turn(result, seconds, self.service.resources.tools)
+        elif result is not None:
+            metrics.count_events(result.events)
         metrics.count_pool(self.service.pool_stats())
 
 

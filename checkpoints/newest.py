@@ -10,7 +10,7 @@ while ``holding`` says that it is the newest.
 ``holding(thread_id, newest)`` is what the turn runner opens around a turn, while the turn lock
 keeps every other process off the thread: ``newest`` is the checkpoint id the service found newest
 in the database when the turn began (None when it does not know it). Outside a turn (Studio, the
-SDK, the reset and reopen commands, another process) nothing is answered from memory, and a write
+SDK, the legacy import, another process) nothing is answered from memory, and a write
 from outside a turn drops what was kept.
 """
 

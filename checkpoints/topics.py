@@ -4,7 +4,7 @@ A conversation has at most one active topic (a partial unique index holds it to 
 new topic ends the active one (ended_at, summary) in the same transaction, and so does reopening
 an earlier one. Starting a topic under an id that already exists changes nothing, so a turn
 replayed after a crash opens its topic once. Topics are deleted only with their conversation. Used
-by the topic_detect node, the reset and reopen commands and the API.
+by the topic_detect, reset_conversation and reopen_topic nodes and the API.
 """
 
 from __future__ import annotations
@@ -79,6 +79,14 @@ class TopicStore:
         row = await self.db.fetchone(
             "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = :true",
             {"c": conversation_id, "true": True},
+        )
+        return _from_row(row) if row else None
+
+    async def get(self, conversation_id: str, topic_id: str) -> TopicRow | None:
+        """The conversation's topic ``topic_id``, if it has one such."""
+        row = await self.db.fetchone(
+            "SELECT * FROM keel_topics WHERE id = :id AND conversation_id = :c",
+            {"id": topic_id, "c": conversation_id},
         )
         return _from_row(row) if row else None
 

@@ -4,6 +4,7 @@
 
     START -> user_input -> topic_detect -> reset -> plan -> [resume] -> assistant
     user_input -> tool_execution  (the message answers a waiting confirmation)
+    user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
     assistant -> tool_execution | response
     tool_execution -> tool_execution (asked: wait for the answer) | response
     response -> assistant | END
@@ -37,11 +38,15 @@ from keel.graphs.resources import prepared
 from keel.nodes.assistant import assistant
 from keel.nodes.mission import reset
 from keel.nodes.plan import plan
+from keel.nodes.reopen_topic import reopen_topic
+from keel.nodes.reset_conversation import reset_conversation
 from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
 from keel.nodes.support.agent_state import WAIT, AgentState, Target, path_map, validate_transition
+from keel.nodes.support.commands import BadCommand
 from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.state import (
+    CommandName,
     ConfirmationRequest,
     HistoryEntry,
     KeelState,
@@ -104,6 +109,12 @@ class AwaitingView(TypedDict, total=False):
     answer: str | None
 
 
+class InputView(AwaitingView, total=False):
+    """What tells what the input was: a command, the answer to a confirmation, or a message."""
+
+    command: CommandName | None
+
+
 class WindowView(TypedDict, total=False):
     """The turn's messages."""
 
@@ -123,10 +134,20 @@ class ModelInputView(TypedDict, total=False):
     turn_over: bool
 
 
-async def route_input(
-    state: AwaitingView,
-) -> Literal["topic_detect", AgentState.TOOL_EXECUTION]:
-    """After user_input: back to the waiting tool execution with an answer, else a new turn."""
+InputRoute = Literal[
+    "reset_conversation", "reopen_topic", "topic_detect", AgentState.TOOL_EXECUTION
+]
+
+
+async def route_input(state: InputView) -> InputRoute:
+    """After user_input: a command to its node, an answer to the waiting tool call, else a turn."""
+    command = state.get("command")
+    if command == "reset":
+        return "reset_conversation"
+    if command == "reopen":
+        return "reopen_topic"
+    if command is not None:
+        raise BadCommand(f"no node carries out the command {command!r}")
     answered = answers_confirmation(cast(KeelState, state))
     return AgentState.TOOL_EXECUTION if answered else "topic_detect"
 
@@ -180,6 +201,8 @@ def build_graph(
         KeelState, context_schema=KeelContext, input_schema=TurnInput, output_schema=TurnOutput
     )
     g.add_node("user_input", node(user_input))
+    g.add_node("reset_conversation", node(reset_conversation))
+    g.add_node("reopen_topic", node(reopen_topic))
     g.add_node("topic_detect", node(topic_detect))
     g.add_node("reset", node(reset))
     g.add_node("plan", node(plan))
@@ -192,8 +215,15 @@ def build_graph(
     g.add_conditional_edges(
         "user_input",
         route_input,
-        {"topic_detect": "topic_detect", AgentState.TOOL_EXECUTION: "tool_execution"},
+        {
+            "reset_conversation": "reset_conversation",
+            "reopen_topic": "reopen_topic",
+            "topic_detect": "topic_detect",
+            AgentState.TOOL_EXECUTION: "tool_execution",
+        },
     )
+    g.add_edge("reset_conversation", END)
+    g.add_edge("reopen_topic", END)
     g.add_edge("topic_detect", "reset")
     g.add_edge("reset", "plan")
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}

@@ -1,13 +1,14 @@
 """What reading a conversation gives back: every result shape, typed once, and how it is read.
 
 The turn result (``TurnResult``), the snapshot of a conversation (``Snapshot``) and the answer to
-a reset (``ResetAnswer``) are defined here and nowhere else: the API uses them as its response
-models, the CLI and the tests read them. Their parts are the graph's own types, used as they are:
-the events (``keel.nodes.support.events``), the confirmation (``keel.nodes.support.state``) and
-the topics (``keel.graphs.topic_result``). ``turn_result`` and ``snapshot_of`` build them
-from the graph's values and interrupts; ``pending_confirmation`` and ``agent_state_of`` read a
-``StateSnapshot``. The snapshot and the reset answer are TypedDicts, read as mappings like the
-graph's own state; the turn result is a model.
+a reset (``ResetAnswer``, read from the reset command's turn result) are defined here and nowhere
+else: the API uses them as its response models, the CLI and the tests read them. Their parts are
+the graph's own types, used as they are: the events (``keel.nodes.support.events``), the
+confirmation (``keel.nodes.support.state``) and the topics (``keel.graphs.topic_result``).
+``turn_result`` and ``snapshot_of`` build them from the graph's values and interrupts;
+``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot``. The snapshot and the
+reset answer are TypedDicts, read as mappings like the graph's own state; the turn result is a
+model.
 """
 
 from __future__ import annotations
@@ -245,17 +246,13 @@ class ResetAnswer(TypedDict):
     ]
 
 
-class Reset(ResetAnswer):
-    """A reset's answer with the events it made (a topic change, a mission reset)."""
-
-    events: list[Event]
-
-
-def reset_answer(reset: Reset) -> ResetAnswer:
-    """The answer without the events, as the API gives it."""
+def reset_answer(result: TurnResult) -> ResetAnswer:
+    """The answer to a reset, read from the result of the turn that ran the reset command."""
+    if result.topic is None:
+        raise ValueError("a reset always leaves the conversation in a new topic")
     return {
-        "success": reset["success"],
-        "message": reset["message"],
-        "new_topic_id": reset["new_topic_id"],
-        "previous_messages_preserved": reset["previous_messages_preserved"],
+        "success": True,
+        "message": result.reply,
+        "new_topic_id": result.topic["id"],
+        "previous_messages_preserved": True,
     }

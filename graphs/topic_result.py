@@ -2,7 +2,7 @@
 
 ``TopicRef`` is the state's own (``keel.nodes.support.state``); ``TopicSegment`` adds what the
 topic table knows of a segment, and ``topic_segment`` reads it from a ``TopicRow``. The snapshot,
-the turn result and the reopen command's answer use them; the API documents them as they are.
+the turn result and the API's answer to a reopen use them; the API documents them as they are.
 """
 
 from __future__ import annotations

@@ -50,6 +50,7 @@ from keel.graphs.result import TurnResult, turn_result
 from keel.graphs.runner import EventSink, TurnStart, recover, stream_turn, thread_config
 from keel.nodes.support.context import KeelContext, Resources
 from keel.nodes.support.previews import preview
+from keel.nodes.support.state import TurnCommand
 from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
@@ -79,8 +80,8 @@ class TurnObserver(Protocol):
         """A turn waited ``seconds`` for its lock (got it or not)."""
         ...
 
-    def turn_ended(self, result: TurnResult | None, seconds: float) -> None:
-        """A turn ended after ``seconds`` (``result`` None: it failed)."""
+    def turn_ended(self, result: TurnResult | None, seconds: float, command: bool) -> None:
+        """A turn ended after ``seconds`` (``result`` None: it failed; ``command``: it ran one)."""
         ...
 
 
@@ -90,7 +91,7 @@ class Unobserved:
     def lock_waited(self, seconds: float) -> None:  # noqa: D102
         return None
 
-    def turn_ended(self, result: TurnResult | None, seconds: float) -> None:  # noqa: D102
+    def turn_ended(self, result: TurnResult | None, seconds: float, command: bool) -> None:  # noqa: D102
         return None
 
 
@@ -131,6 +132,7 @@ async def run_turn(
     stop: asyncio.Event | None = None,
     key: str | None = None,
     requests: RequestStore | None = None,
+    command: TurnCommand | None = None,
 ) -> TurnResult:
     """Steps 2 to 6 of a turn for ``content``; the caller holds the conversation's turn lock.
 
@@ -138,8 +140,10 @@ async def run_turn(
     checkpoint). A cut-off turn finished first comes back as ``recovered_reply``. Setting
     ``stop`` ends the turn at its next stop before tool execution, with what already ran kept.
     ``key`` (an idempotency key, with ``requests`` where keyed messages are recorded) makes the
-    message run at most once. Old checkpoints are pruned by ``retention`` (in the background
-    every few turns), else right after the turn.
+    message run at most once. ``command`` (``{"command": "reset"}``, ``{"command": "reopen",
+    "topic_id": ...}``) goes in with the input instead of a message: the graph carries it out.
+    Old checkpoints are pruned by ``retention`` (in the background every few turns), else right
+    after the turn.
     """
     known = start.checkpoint_id if start is not None else None
     with (
@@ -162,7 +166,7 @@ async def run_turn(
             else:
                 await requests.start(conversation_id, key, content)
         log.info("turn_received", message_preview=preview(content))
-        turn_input = {"content": content, "request_key": key}
+        turn_input = {"content": content, "request_key": key, **(command or {})}
         result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop)
         if recovered is not None:
             result.recovered_reply = recovered.reply
@@ -226,6 +230,7 @@ class Turns:
         content: str,
         sink: EventSink | None = None,
         key: str | None = None,
+        command: TurnCommand | None = None,
     ) -> asyncio.Task[TurnResult]:
         """Take the conversation, then run the turn in a task of its own (outliving the caller)."""
         stack = AsyncExitStack()
@@ -247,20 +252,26 @@ class Turns:
                         stop=stop,
                         key=key,
                         requests=self.requests,
+                        command=command,
                     )
                 finally:
                     self.stops.pop(conversation_id, None)
-                    self.observer.turn_ended(result, time.monotonic() - began)
+                    self.observer.turn_ended(result, time.monotonic() - began, command is not None)
                     await self._remember(conversation_id, result)
                 return result
 
         return self.track(turn())
 
     async def take(
-        self, conversation_id: str, user: str, content: str, key: str | None = None
+        self,
+        conversation_id: str,
+        user: str,
+        content: str,
+        key: str | None = None,
+        command: TurnCommand | None = None,
     ) -> TurnResult:
         """Run one turn to its end and return its result (it goes on if the caller leaves)."""
-        task = await self.start(conversation_id, user, content, key=key)
+        task = await self.start(conversation_id, user, content, key=key, command=command)
         return await asyncio.shield(task)
 
     async def open(self, conversation_id: str, user: str) -> TurnResult | None:

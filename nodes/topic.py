@@ -1,6 +1,6 @@
 """The topic_detect node: starts a new topic segment when the conversation changes course.
 
-The detector (``keel.nodes.support.shifts``) decides: ``/reset``, a switch or correction phrase,
+The detector (``keel.nodes.support.shifts``) decides: a switch or correction phrase,
 a silence longer than ``topic_gap_seconds``, or a message that no longer follows the active topic
 (the semantic signal) starts a new topic; a shift back to the subject of a closed topic reopens
 that one instead (reason ``returned``, its own history the context again). The old topic is ended

@@ -1,12 +1,16 @@
 """The user_input node: a user message arrives; it answers a waiting question or starts a turn.
 
-While a destructive tool call waits for its confirmation (``awaiting``), the message is the answer:
-the state machine stays in TOOL_EXECUTION and the graph goes back there with it. This is how a
-plain new input on a paused thread resumes it, for any client; ``Command(resume=...)`` does the
-same. Otherwise a new turn begins (USER_INPUT): a fresh window holding only the message (earlier
-turns live in the message log), the per-turn counters reset, the turn counted. The message id is
-derived from the turn number, so a re-run writes the same message, never a second one. The turn's
-time budget (``turn_seconds``) starts here, for a new turn and for the answer to a confirmation.
+A command (the input's ``command``, or the message ``/reset`` typed) is no message: user_input
+hands it on (``command``, ``topic_id``) to the node that carries it out, ``reset_conversation`` or
+``reopen_topic``, whatever waits; a confirmation waiting for yes or no is dropped there, never
+answered. While a destructive tool call waits for its confirmation (``awaiting``), a message is
+the answer: the state machine stays in TOOL_EXECUTION and the graph goes back there with it. This
+is how a plain new input on a paused thread resumes it, for any client; ``Command(resume=...)``
+does the same. Otherwise a new turn begins (USER_INPUT): a fresh window holding only the message
+(earlier turns live in the message log), the per-turn counters reset, the turn counted. The
+message id is derived from the turn number, so a re-run writes the same message, never a second
+one. The turn's time budget (``turn_seconds``) starts here, for a new turn and for the answer to
+a confirmation.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.nodes.support.agent_state import AgentState
+from keel.nodes.support.commands import turn_command
 from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, bump, turn_start, unstreamed
@@ -33,7 +38,12 @@ def answers_confirmation(state: KeelState) -> bool:
 
 
 def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Take ``state["content"]`` as the answer to a waiting question, or start a turn with it."""
+    """Hand a command on, take the message as the answer to a waiting question, or start a turn."""
+    if (command := turn_command(state)) is not None:
+        log.info(
+            "command_received", command=command["command"], waiting=bool(state.get("awaiting"))
+        )
+        return command
     content = state.get("content", "")
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
     if state.get("awaiting"):

@@ -16,7 +16,6 @@ from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
 from keel.api.errors import TURN_FAILED, check_size, error_body
-from keel.api.metrics import count_events
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import (
     KEY_PATTERN,
@@ -31,13 +30,14 @@ from keel.api.schemas import (
     NewMessage,
     ReopenAnswer,
 )
+from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.legacy_import import import_legacy_session
-from keel.graphs.reopen_command import reopen_topic
-from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
+from keel.graphs.topic_result import topic_segment
 from keel.nodes.support.events import StreamEvent
+from keel.nodes.support.state import TurnCommand
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 MAX_PAGE = 1000
@@ -232,11 +232,12 @@ async def get_checkpoints(cid: ConversationDep, service: ServiceDep) -> list[dic
 
 @router.post("/{conversation_id}/reset", response_model=ResetAnswer, responses=ERRORS)
 async def reset(cid: ConversationDep, service: ServiceDep, user: UserDep) -> ResetAnswer:
-    """Start afresh: a new topic, the mission cleared; the message history is kept."""
-    async with service.turns.holding(cid, user):
-        answer = await reset_conversation(service.graph, cid, service.turn_context(user))
-    count_events(answer["events"])
-    return reset_answer(answer)
+    """Start afresh: a new topic, the mission cleared; the message history is kept.
+
+    Runs as a turn whose input is the reset command, as ``/reset`` typed does.
+    """
+    command: TurnCommand = {"command": "reset"}
+    return reset_answer(await service.turns.take(cid, user, "", command=command))
 
 
 @router.post("/{conversation_id}/cancel", response_model=CancelAnswer, responses=ERRORS)
@@ -256,8 +257,20 @@ async def reopen(
     service: ServiceDep,
     user: UserDep,
 ) -> dict[str, Any]:
-    """Go back to an earlier topic: it becomes the active one, the next turn's context."""
-    async with service.turns.holding(cid, user):
-        answer = await reopen_topic(service.graph, cid, topic_id, service.turn_context(user))
-    count_events(answer["events"])
-    return {k: answer[k] for k in ("topic", "previous_topic_id", "message")}
+    """Go back to an earlier topic: it becomes the active one, the next turn's context.
+
+    Runs as a turn whose input is the reopen command.
+    """
+    if await service.topics.get(cid, topic_id) is None:
+        raise TopicNotFound(topic_id)
+    command: TurnCommand = {"command": "reopen", "topic_id": topic_id}
+    result = await service.turns.take(cid, user, "", command=command)
+    changed = next((e["data"] for e in result.events if e["type"] == "topic_changed"), None)
+    topic = await service.topics.get(cid, topic_id)
+    if topic is None:  # the conversation was deleted in the meantime
+        raise TopicNotFound(topic_id)
+    return {
+        "topic": topic_segment(topic),
+        "previous_topic_id": changed["previous_topic_id"] if changed else None,
+        "message": result.reply,
+    }

@@ -22,13 +22,12 @@ from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
 from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size
-from keel.api.metrics import REFUSED, count_events
+from keel.api.metrics import REFUSED
 from keel.api.schemas import KEY_PATTERN, NewMessage
 from keel.api.service import Service
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
-from keel.graphs.reset_command import reset_conversation
 from keel.graphs.result import reset_answer
 from keel.nodes.support.events import StreamEvent
 
@@ -86,11 +85,9 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     except (ValueError, RecursionError):  # not JSON, or nested too deep to read
         await _send(ws, "error", {"code": "invalid_json", "message": "send a JSON object"})
         return
-    if message.get("action") == "reset":
-        async with service.turns.holding(cid, user):
-            answer = await reset_conversation(service.graph, cid, service.turn_context(user))
-        count_events(answer["events"])
-        await _send(ws, "reset", dict(reset_answer(answer)))
+    if message.get("action") == "reset":  # a turn whose input is the reset command
+        result = await service.turns.take(cid, user, "", command={"command": "reset"})
+        await _send(ws, "reset", dict(reset_answer(result)))
         return
     content = message.get("content")
     if not isinstance(content, str) or not content.strip():

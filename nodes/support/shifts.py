@@ -4,7 +4,8 @@ One place for every signal, strongest first:
 
 1. ``/reset`` (``user_reset``), a switch or correction phrase ("new topic", "let's discuss",
    "back to", ...: ``phrase``) and a silence longer than ``topic_gap_seconds`` (``time_gap``):
-   ``detect_topic_change``. They always win.
+   ``detect_topic_change``. They always win. (In the graph ``/reset`` never gets here: it is the
+   reset command, carried out by the reset_conversation node; dialogues segmented offline keep it.)
 2. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
    active topic's recent messages, with a small logistic model over features of their sentence
    embeddings (``keel.nodes.support.embeddings``) and of their words; a score at or above the

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage
+from langgraph.channels.ephemeral_value import EphemeralValue
 from langgraph.graph.message import add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -23,6 +24,8 @@ the current turn's (from its user message on) are never dropped."""
 AUDIT_MAX_ENTRIES = 20  # upper bound on ``audit`` entries kept in state
 
 ItemStatus = Literal["pending", "in_progress", "done", "skipped"]
+CommandName = Literal["reset", "reopen"]
+"""What a command asks: ``reset`` (start afresh), ``reopen`` (back to an earlier topic)."""
 
 
 class TodoItem(TypedDict):
@@ -169,14 +172,28 @@ def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[Audit
     return (list(left or []) + list(right or []))[-AUDIT_MAX_ENTRIES:]
 
 
-class TurnInput(TypedDict):
-    """What a caller gives the graph to start a turn."""
+class TurnCommand(TypedDict):
+    """A command given as a turn's input instead of a message: what it asks and for which topic."""
 
-    content: str
-    """The user's message."""
+    command: CommandName
+    """``reset`` or ``reopen``."""
+    topic_id: NotRequired[str]
+    """The earlier topic a ``reopen`` goes back to."""
+
+
+class TurnInput(TypedDict):
+    """What a caller gives the graph to start a turn: a message, or a command."""
+
+    content: NotRequired[str]
+    """The user's message (``/reset`` typed is the reset command)."""
     request_key: NotRequired[str | None]
     """The idempotency key the message was sent with, if any (kept in state: a retry of a message
     whose turn reached a checkpoint is answered from it, never run again)."""
+    command: NotRequired[CommandName | None]
+    """A command instead of a message: ``reset`` (a new topic, the mission cleared) or ``reopen``
+    (back to the earlier topic ``topic_id``). A confirmation waiting for yes or no is dropped."""
+    topic_id: NotRequired[str | None]
+    """The topic a ``reopen`` command goes back to."""
 
 
 class KeelState(TypedDict, total=False):
@@ -186,6 +203,11 @@ class KeelState(TypedDict, total=False):
     """The user message of the current turn."""
     request_key: str | None
     """The idempotency key of the latest message, as keel's service gives it."""
+    command: Annotated[CommandName | None, EphemeralValue]
+    """The command of this turn's input (or ``/reset`` typed); it lasts one step: user_input
+    hands it on to its node, and no later input finds it."""
+    topic_id: Annotated[str | None, EphemeralValue]
+    """The topic a ``reopen`` command goes back to; lasts one step, like ``command``."""
     agent_state: str
     """An ``AgentState`` value: where the turn is."""
     complete: bool

@@ -21,6 +21,7 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
+from keel.nodes.reset_conversation import RESET_MESSAGE
 from tests.integration.server import free_port, keel_server, stop, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +89,8 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
     nodes = {n["id"] for n in drawing["nodes"]} - {"__start__", "__end__"}
     assert nodes == {
         "user_input",
+        "reset_conversation",
+        "reopen_topic",
         "topic_detect",
         "reset",
         "plan",
@@ -98,10 +101,14 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
     }
     edges = {(e["source"], e["target"]) for e in drawing["edges"]}
     assert {("user_input", "tool_execution"), ("tool_execution", "tool_execution")} <= edges
+    assert {("user_input", "reset_conversation"), ("reset_conversation", "__end__")} <= edges
+    assert {("user_input", "reopen_topic"), ("reopen_topic", "__end__")} <= edges
     schemas = await client.assistants.get_schemas(assistant)
     for name in ("input_schema", "output_schema", "context_schema", "state_schema"):
         assert schemas[name], name
-    assert schemas["input_schema"]["required"] == ["content"]
+    inputs = schemas["input_schema"]
+    assert not inputs.get("required")  # a message, or a command
+    assert {"content", "command", "topic_id"} <= set(inputs["properties"])
     context = schemas["context_schema"]["properties"]
     assert {"user_id", "loop_limit", "done_marker", "topic_gap_seconds"} <= set(context)
     plain = {"string", "integer", "null"}
@@ -279,3 +286,71 @@ async def test_an_unannounced_shift_and_a_return_under_the_langgraph_server(lang
         topics.append(values["topic"]["id"])
     puppy, same, music, back = topics
     assert same == puppy and music != puppy and back == puppy
+
+
+@pytest.mark.parametrize("way", ["typed", "command"])
+async def test_a_reset_under_the_langgraph_server_drops_the_waiting_delete(langgraph_dev, way):
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": f"studio-reset-{way}"}
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "keel", input={"content": "Add buy milk"}, context=user)
+    await client.runs.wait(tid, "keel", input={"content": "Delete task 1"}, context=user)
+    assert (await client.threads.get_state(tid))["next"] == ["tool_execution"]
+    reset = {"content": "/reset"} if way == "typed" else {"command": "reset"}
+    done = await client.runs.wait(tid, "keel", input=reset, context=user)
+    assert _texts(done)[-1] == RESET_MESSAGE
+    assert done["mission"] is None and done["todolist"] is None
+    assert done["topic"]["title"] == "Reset - New Conversation"
+    state = await client.threads.get_state(tid)
+    assert state["next"] == [] and not state["interrupts"]
+    assert state["values"]["awaiting"] is None and state["values"]["agent_state"] == "response"
+    assert state["values"]["audit"][-1]["reason"] == "user_requested"
+    later = await client.runs.wait(tid, "keel", input={"content": "yes"}, context=user)
+    assert "Deleted" not in _texts(later)[-1]
+    listed = await client.runs.wait(
+        tid, "keel", input={"content": "What's on my list?"}, context=user
+    )
+    assert "buy milk" in _texts(listed)[-1]  # the task still exists
+
+
+@pytest.mark.parametrize("way", ["typed", "command"])
+async def test_a_reset_streams_its_events_under_the_langgraph_server(langgraph_dev, way):
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": f"studio-reset-stream-{way}"}
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "keel", input={"content": "Add call mom"}, context=user)
+    parts = [
+        part
+        async for part in client.runs.stream(
+            tid,
+            "keel",
+            input={"content": "/reset"} if way == "typed" else {"command": "reset"},
+            context=user,
+            stream_mode=["updates", "custom"],
+        )
+    ]
+    assert [next(iter(p.data)) for p in parts if p.event == "updates"] == [
+        "user_input",
+        "reset_conversation",
+    ]
+    custom = [p.data for p in parts if p.event == "custom"]
+    assert [e["type"] for e in custom] == ["topic_changed", "state_updated"]
+    assert custom[0]["data"]["reason"] == "user_reset"
+    assert custom[1]["data"]["reason"] == "user_requested"
+
+
+async def test_reopen_by_input_under_the_langgraph_server(langgraph_dev):
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": "studio-reopen"}
+    tid = (await client.threads.create())["thread_id"]
+    first = await client.runs.wait(tid, "keel", input={"content": "Add buy bread"}, context=user)
+    await client.runs.wait(
+        tid, "keel", input={"content": "Let's discuss the garden plans"}, context=user
+    )
+    back = await client.runs.wait(
+        tid, "keel", input={"command": "reopen", "topic_id": first["topic"]["id"]}, context=user
+    )
+    assert _texts(back)[-1] == "Back to the topic: Add buy bread"
+    assert back["topic"]["id"] == first["topic"]["id"]
+    nxt = await client.runs.wait(tid, "keel", input={"content": "What's on my list?"}, context=user)
+    assert nxt["topic"]["id"] == first["topic"]["id"]

@@ -14,7 +14,6 @@ import pytest
 
 from keel.api.service import open_service
 from keel.checkpoints.newest import NewestKept
-from keel.graphs.reset_command import reset_conversation
 from keel.graphs.settings import Settings
 from keel.tools.todo import TODO_TOOLS
 from tests.conftest import database_url_for
@@ -67,7 +66,7 @@ async def test_reads_from_memory_equal_reads_from_the_database(url, monkeypatch)
         service.turns.stop(cid)
         await stopped
         await service.turns.take(cid, "u", "Add jam")
-        await reset_conversation(service.graph, cid, service.turn_context("u"))
+        await service.turns.take(cid, "u", "", command={"command": "reset"})
         for text in ("Add tea and then delete task 3", "yes", "Show all"):
             await service.turns.take(cid, "u", text)
         await service.retention.aclose()

@@ -5,9 +5,14 @@ import uuid
 import structlog
 from langchain_core.messages import AIMessage
 
-from keel.graphs.reset_command import reset_conversation
+from keel.graphs.result import reset_answer
 from keel.graphs.runner import snapshot, thread_config
+from keel.graphs.turn import run_turn
 from tests.unit.scripted import ScriptedModel, call
+
+
+async def reset(keel, cid):
+    return await run_turn(keel.graph, cid, "", keel.context(), command={"command": "reset"})
 
 
 def resets(result):
@@ -111,11 +116,13 @@ async def test_user_reset_starts_a_topic_and_keeps_history(keel):
     cid = str(uuid.uuid4())
     first = await keel.say(cid, "Add buy milk")
     before = await keel.count_messages(cid)
-    answer = await reset_conversation(keel.graph, cid, keel.context())
+    result = await reset(keel, cid)
+    answer = reset_answer(result)
     assert answer["success"] is True and answer["previous_messages_preserved"] is True
     assert "preserved" in answer["message"]
     assert answer["new_topic_id"] != first.topic["id"]
-    events = {e["type"]: e["data"] for e in answer["events"]}
+    assert [e["type"] for e in result.events] == ["topic_changed", "state_updated"]
+    events = {e["type"]: e["data"] for e in result.events}
     assert events["state_updated"] == {
         "mission_reset": True,
         "reason": "user_requested",
@@ -136,7 +143,7 @@ async def test_user_reset_drops_a_pending_confirmation(memory_keel):
     task = await memory_keel.store.create("local", "buy milk")
     asked = await memory_keel.say(cid, f"Delete task {task['id']}")
     assert asked.awaiting_confirmation
-    await reset_conversation(memory_keel.graph, cid, memory_keel.context())
+    await reset(memory_keel, cid)
     assert (await snapshot(memory_keel.graph, cid))["pending_confirmation"] is None
     after = await memory_keel.say(cid, "yes")
     assert after.awaiting_confirmation is None
@@ -213,5 +220,5 @@ async def test_user_reset_forgets_the_answers(memory_keel):
     await memory_keel.say(cid, "Add buy milk")
     config = thread_config(cid)
     await memory_keel.graph.aupdate_state(config, {"answers": {"q?": "a"}}, as_node="response")
-    await reset_conversation(memory_keel.graph, cid, memory_keel.context())
+    await reset(memory_keel, cid)
     assert (await memory_keel.graph.aget_state(config)).values["answers"] == {}

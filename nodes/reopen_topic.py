@@ -1,0 +1,64 @@
+"""The reopen_topic node: back to an earlier topic, which becomes the active one again.
+
+Entered from user_input when the turn's input is ``{"command": "reopen", "topic_id": ...}`` (the
+API's reopen operation, the chat page's "Back to this topic", or any client of the graph). The
+active topic is ended with its summary, the chosen one reopened: the state holds it, a
+``topic_changed`` event (reason ``returned``) and an audit entry ``topic_reopened`` say so, and the
+next turn's context is that topic's history (the silence before the return does not count as a gap
+that opens another topic). Mission, todolist and the message log are untouched; a confirmation
+that waited is dropped, as a change of subject leaves it unanswered, and the reply says so.
+Reopening the active topic changes no topic; nor does a topic the conversation does not have
+(the reply says so; the API answers 404 before it runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from langgraph.runtime import Runtime
+
+from keel.nodes.support.commands import BadCommand, command_done
+from keel.nodes.support.context import KeelContext, conversation_id
+from keel.nodes.support.events import TopicReason, audit_entry, topic_changed
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState
+from keel.nodes.topic import as_state_topic, return_to_topic
+
+log = structlog.get_logger(__name__)
+
+REASON: TopicReason = "returned"
+NOT_FOUND = "This conversation has no such topic; it stays on the topic it was on"
+DROPPED = "The question waiting for your yes or no was dropped; ask again to do it."
+
+
+async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+    """Make the input's ``topic_id`` the active topic, and end the turn saying so."""
+    ctx, conversation, topic_id = runtime.context, conversation_id(runtime), state.get("topic_id")
+    if not topic_id:
+        raise BadCommand("the reopen command needs the topic_id of the topic to go back to")
+    previous = state.get("topic")
+    if previous is None and (row := await ctx.resources.topics.active(conversation)):
+        previous = as_state_topic(row)
+    update: dict[str, Any] = {}
+    if previous is not None and previous["id"] == topic_id:
+        message = f"Already on the topic: {previous['title']}"
+    elif await ctx.resources.topics.get(conversation, topic_id) is None:
+        log.warning("topic_to_reopen_not_found", topic_id=preview(topic_id))
+        message = NOT_FOUND
+    else:
+        topic = await return_to_topic(ctx.resources, conversation, topic_id, previous)
+        changed = topic_changed(previous["id"] if previous else None, topic.id, topic.title, REASON)
+        runtime.stream_writer(changed)
+        detail: dict[str, Any] = dict(changed["data"])
+        now = ctx.resources.clock()
+        update = {
+            "topic": as_state_topic(topic),
+            "last_message_at": now.isoformat(),  # a silence before the return is not a new topic
+            "audit": [audit_entry("topic_reopened", REASON, detail, now)],
+        }
+        log.info("topic_reopened", **detail)
+        message = f"Back to the topic: {topic.title}"
+    if state.get("awaiting"):
+        message = f"{message}. {DROPPED}"
+    return {**command_done(message, runtime, "reopen"), **update}

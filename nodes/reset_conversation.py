@@ -1,0 +1,64 @@
+"""The reset_conversation node: ``/reset``, a fresh start for a conversation, its history kept.
+
+Entered from user_input when the turn's input is the reset command (``{"command": "reset"}``, or
+the message ``/reset`` typed), from any client: the API's reset, the WebSocket's reset action,
+``keel chat``, Studio, the SDK, a notebook. It starts a new topic (ending the active one with a
+summary; a ``topic_changed`` event, reason ``user_reset``), clears the mission and the todolist
+(a ``state_updated`` event, reason ``user_requested``), forgets the answers, and drops a pending
+question or a confirmation that waited (a later "yes" answers nothing). The turn ends with the
+reply below; the message log is untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from langgraph.runtime import Runtime
+
+from keel.nodes.support.commands import command_done, step_key
+from keel.nodes.support.context import KeelContext, conversation_id
+from keel.nodes.support.events import mission_reset, topic_changed
+from keel.nodes.support.previews import preview
+from keel.nodes.support.state import KeelState
+from keel.nodes.topic import as_state_topic, start_topic
+
+log = structlog.get_logger(__name__)
+
+RESET_TITLE = "Reset - New Conversation"
+RESET_REASON = "user_requested"
+RESET_MESSAGE = (
+    "Conversation context has been reset. Starting fresh! Previous messages are preserved "
+    "but won't affect future responses."
+)
+
+
+async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+    """Start a new topic with the mission cleared, and end the turn saying so."""
+    ctx, conversation = runtime.context, conversation_id(runtime)
+    previous = state.get("topic")
+    if previous is None and (row := await ctx.resources.topics.active(conversation)):
+        previous = as_state_topic(row)
+    topic = await start_topic(ctx, conversation, RESET_TITLE, previous, step_key(runtime, "reset"))
+    previous_id = previous["id"] if previous else None
+    runtime.stream_writer(topic_changed(previous_id, topic.id, topic.title, "user_reset"))
+    todolist = state.get("todolist")
+    reset, entry = mission_reset(
+        RESET_REASON, todolist["id"] if todolist else None, ctx.resources.clock()
+    )
+    runtime.stream_writer(reset)
+    log.info(
+        "conversation_reset",
+        new_topic_id=topic.id,
+        previous_mission_preview=preview(state.get("mission")),
+        confirmation_dropped=bool(state.get("awaiting")),
+    )
+    return {
+        **command_done(RESET_MESSAGE, runtime, "reset"),
+        "mission": None,
+        "todolist": None,
+        "answers": {},
+        "topic": as_state_topic(topic),
+        "topic_changed": True,
+        "audit": [entry],
+    }

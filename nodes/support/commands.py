@@ -1,0 +1,68 @@
+"""Commands: what a turn's input may ask instead of a message, and how a command ends its turn.
+
+A command is the input's ``command`` (``reset``, or ``reopen`` with a ``topic_id``), or the message
+``/reset`` typed; ``turn_command`` reads it for the user_input node. The command nodes
+(``reset_conversation``, ``reopen_topic``) end their turn at once, in RESPONSE as a finished turn
+is, not complete: the window holds only the reply (the turn's result reads it like any reply), a
+confirmation or a question that waited is dropped, and no message is written to the log (a command
+is no part of the conversation). A key made here follows the run's task, so a replay of the same
+step makes the same row.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.messages import AIMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+
+from keel.nodes.support.agent_state import AgentState
+from keel.nodes.support.context import KeelContext, conversation_id
+from keel.nodes.support.shifts import RESET_COMMAND
+from keel.nodes.support.state import CommandName, KeelState, turn_start, unstreamed
+
+COMMANDS: tuple[CommandName, ...] = ("reset", "reopen")
+
+
+class BadCommand(ValueError):
+    """A turn's input names a command keel does not have, or leaves out what it needs."""
+
+    code = "bad_command"
+
+
+def turn_command(state: KeelState) -> dict[str, Any] | None:
+    """The command of this turn's input as the update that hands it on; None for a message.
+
+    Raises:
+        BadCommand: an unknown command, or ``reopen`` without a ``topic_id``.
+    """
+    name = state.get("command")
+    if name is None and state.get("content", "").strip().lower() == RESET_COMMAND:
+        name = "reset"
+    if name is None:
+        return None
+    if name not in COMMANDS:
+        raise BadCommand(f"unknown command {name!r}; the commands are {', '.join(COMMANDS)}")
+    topic_id = state.get("topic_id")
+    if name == "reopen" and not topic_id:
+        raise BadCommand("the reopen command needs the topic_id of the topic to go back to")
+    return {"command": name, "topic_id": topic_id}
+
+
+def step_key(runtime: Runtime[KeelContext], what: str) -> str:
+    """A key for a row this step makes: the same when the same step of the same run is replayed."""
+    info = runtime.execution_info
+    task = info.task_id if info is not None and info.task_id else str(uuid.uuid4())
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation_id(runtime)}:{what}:{task}"))
+
+
+def command_done(reply: str, runtime: Runtime[KeelContext], what: str) -> dict[str, Any]:
+    """The update that ends a command's turn with ``reply``, dropping whatever waited."""
+    message = AIMessage(reply, id=f"{conversation_id(runtime)}:{what}:{step_key(runtime, what)}")
+    return {
+        "window": unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), message]),
+        "pending_question": None,
+        **turn_start(agent_state=AgentState.RESPONSE.value, turn_over=True),
+    }
