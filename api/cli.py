@@ -17,9 +17,6 @@ from keel.api.nlu_command import nlu_app
 from keel.api.topics_command import topics_app
 from keel.graphs.settings import LOCAL_USER
 
-WS_MAX_BYTES = 1 << 20
-"""The largest WebSocket message keel takes (a message is at most KEEL_MAX_MESSAGE_CHARS)."""
-
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(topics_app, name="topics")
@@ -40,8 +37,7 @@ def serve_command(
     """Serve the HTTP API (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
     import os
 
-    import uvicorn
-
+    from keel.api.serving import serve
     from keel.graphs.settings import Settings, UnsafeSettings
 
     if host:
@@ -54,11 +50,6 @@ def serve_command(
     except (UnsafeSettings, ValueError) as exc:
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None
-    if workers > 1 and not settings.metrics_dir:
-        import tempfile
-
-        # the workers count in one place, so any worker's /metrics answers for all of them
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="keel-metrics-")
     configure_logging()
     shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     shown = f"[{shown}]" if ":" in shown else shown
@@ -67,17 +58,7 @@ def serve_command(
         "(the API under /v1, its reference at /docs)",
         err=True,
     )
-    uvicorn.run(
-        "keel.api.app:create_app",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=workers,
-        log_config=None,
-        ws_max_size=WS_MAX_BYTES,
-        limit_concurrency=settings.max_connections,
-        timeout_keep_alive=settings.keep_alive_seconds,
-    )
+    raise typer.Exit(serve(settings, workers))
 
 
 @app.command("chat")

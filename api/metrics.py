@@ -9,11 +9,15 @@ topics change, the measures the systems keel descends from watched, are the ``re
 ``keel_mission_resets_total`` and ``keel_topic_changes_total``.
 
 ``keel serve --workers N`` gives the workers one directory to count in
-(``PROMETHEUS_MULTIPROC_DIR``), so any worker's /metrics answers for all of them.
+(``PROMETHEUS_MULTIPROC_DIR``), so any worker's /metrics answers for all of them;
+``retire_dead_workers`` drops the gauges of a worker that is gone, so the pool's figures are those
+of live workers only (``keel.api.serving`` calls it when a worker exits, a worker when it starts).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
@@ -144,3 +148,34 @@ def exposition(multiprocess_dir: str | None) -> tuple[bytes, str]:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+_COUNTING_FILE = re.compile(r"\w+_(\d+)\.db")
+"""A file prometheus-client counts one process's metrics in: ``<kind>_<pid>.db``."""
+
+
+def is_alive(pid: int) -> bool:
+    """Process ``pid`` exists (a reaped one does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def retire_dead_workers(multiprocess_dir: str) -> list[int]:
+    """Drop the live gauges of every process that counted in ``multiprocess_dir`` and is gone.
+
+    Its counters and histograms stay: what it counted happened. Returns the pids retired.
+    """
+    try:
+        names = os.listdir(multiprocess_dir)
+    except FileNotFoundError:
+        return []
+    pids = {int(m.group(1)) for name in names if (m := _COUNTING_FILE.fullmatch(name))}
+    dead = sorted(pid for pid in pids if not is_alive(pid))
+    for pid in dead:
+        multiprocess.mark_process_dead(pid, multiprocess_dir)
+    return dead

@@ -75,7 +75,33 @@ class Settings(BaseSettings, Tunables):
         "counts); past it a new one is answered 503.",
     )
     keep_alive_seconds: int = Field(
-        default=5, ge=1, description="An idle keep-alive connection is closed after this long."
+        default=5,
+        ge=1,
+        description="A connection with no request under way (before its first one, or between "
+        "two) is closed after this long.",
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="A request's line and headers must all arrive within this long of its first "
+        "byte; else it is answered 408 and its connection closed.",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="A request's body must all arrive within this long of its headers; else it is "
+        "answered 408 and its connection closed.",
+    )
+    max_body_bytes: int | None = Field(
+        default=None,
+        ge=1024,
+        description="Largest request body (and WebSocket message) taken, checked before it is "
+        "read; larger is answered 413. Default: 1 MiB, or more if KEEL_MAX_MESSAGE_CHARS needs it.",
+    )
+    allowed_hosts: str = Field(
+        default="",
+        description="With no API keys: names besides 127.0.0.1, localhost, [::1] and KEEL_HOST "
+        'that the Host header may carry ("keel.lan,proxy.internal"); any other answers 421.',
     )
     metrics_dir: str | None = Field(
         default=None,
@@ -156,6 +182,18 @@ class Settings(BaseSettings, Tunables):
     def pool_size(self) -> int:
         """Connections per process (one more, outside the pool, holds the turn locks)."""
         return self.db_pool_size or max(2, min(10, 80 // self.workers - 1))
+
+    @property
+    def body_limit(self) -> int:
+        """Largest request body in bytes: room for a message of ``max_message_chars`` at least."""
+        # one character is at most 12 bytes of JSON (an emoji as two escapes), plus the rest
+        return self.max_body_bytes or max(1 << 20, 12 * self.max_message_chars + (64 << 10))
+
+    @property
+    def host_names(self) -> frozenset[str]:
+        """Names the Host header may carry when no keys are set (lower case, no port)."""
+        extra = (name.strip().lower().strip("[]") for name in self.allowed_hosts.split(","))
+        return frozenset({"127.0.0.1", "localhost", "::1", self.host.lower(), *filter(None, extra)})
 
     @cached_property
     def keys(self) -> dict[str, str]:

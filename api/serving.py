@@ -1,0 +1,110 @@
+"""``keel serve``'s server: uvicorn with keel's connection limits, and its workers' metrics.
+
+Called by ``keel.api.cli``. Every connection is served by ``TimedHttpProtocol``
+(``keel.api.http_timeouts``: a connection cannot sit on a half-sent request) within
+``KEEL_MAX_CONNECTIONS``; a WebSocket message is bounded like a request body.
+
+With ``--workers N`` the workers count their metrics in one directory of this server's own, made
+when it starts (inside ``PROMETHEUS_MULTIPROC_DIR`` when that is set) and removed when it stops;
+a directory left by a server that was killed is removed by the next one to start beside it. When
+a worker exits (killed, or replaced by uvicorn), its live gauges are retired at once
+(``keel.api.metrics.retire_dead_workers``), so /metrics reports live workers' pools only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from socket import socket
+
+import uvicorn
+from uvicorn.supervisors.multiprocess import Multiprocess
+
+from keel.api.http_timeouts import TimedHttpProtocol
+from keel.api.metrics import is_alive, retire_dead_workers
+from keel.graphs.settings import Settings
+
+STARTUP_FAILURE = 3
+"""uvicorn's exit status for a server that never started."""
+_OWN_DIRECTORY = re.compile(r"keel-metrics-(\d+)-\w+")
+"""A server's metrics directory, named after the pid of the ``keel serve`` that made it."""
+
+
+def uvicorn_config(settings: Settings, workers: int) -> uvicorn.Config:
+    """How uvicorn runs keel's app under ``settings`` with ``workers`` processes."""
+    return uvicorn.Config(
+        "keel.api.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        log_config=None,
+        http=TimedHttpProtocol,
+        ws_max_size=settings.body_limit,
+        limit_concurrency=settings.max_connections,
+        timeout_keep_alive=settings.keep_alive_seconds,
+    )
+
+
+def serve(settings: Settings, workers: int) -> int:
+    """Serve until told to stop; the exit status (non-zero: the server never started)."""
+    config = uvicorn_config(settings, workers)
+    if workers == 1:
+        server = uvicorn.Server(config)
+        try:
+            server.run()
+        except KeyboardInterrupt:  # uvicorn raises the Ctrl-C it caught once it has stopped
+            pass
+        return 0 if server.started else STARTUP_FAILURE
+    with private_metrics_dir(settings.metrics_dir) as directory:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory  # the workers inherit it
+        Workers(config, [config.bind_socket()], directory).run()
+    return 0
+
+
+@contextmanager
+def private_metrics_dir(parent: str | None) -> Iterator[str]:
+    """A directory for one server's workers to count in, under ``parent``; removed at the end."""
+    parent = parent or tempfile.gettempdir()
+    remove_abandoned(parent)
+    directory = tempfile.mkdtemp(prefix=f"keel-metrics-{os.getpid()}-", dir=parent)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def remove_abandoned(parent: str) -> None:
+    """Remove the metrics directories under ``parent`` whose server is gone (it was killed)."""
+    for entry in os.scandir(parent):
+        match = _OWN_DIRECTORY.fullmatch(entry.name)
+        if match and entry.is_dir() and not is_alive(int(match.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+class Workers(Multiprocess):
+    """uvicorn's worker supervisor, which retires a worker's gauges when the worker is gone."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket], metrics_dir: str) -> None:
+        """Supervise ``config.workers`` workers counting in ``metrics_dir``."""
+        super().__init__(config, sockets)
+        self.metrics_dir = metrics_dir
+
+    def _pids(self) -> set[int | None]:
+        return {process.pid for process in self.processes}
+
+    def keep_subprocess_alive(self) -> None:
+        """Replace a dead or hung worker, as uvicorn does; retire the gauges of the one gone."""
+        before = self._pids()
+        super().keep_subprocess_alive()
+        if self._pids() != before:
+            retire_dead_workers(self.metrics_dir)
+
+    def restart_all(self) -> None:
+        """Replace every worker (SIGHUP), as uvicorn does; retire the gauges of those gone."""
+        super().restart_all()
+        retire_dead_workers(self.metrics_dir)
