@@ -5,6 +5,9 @@ interactive API page is at /docs (Swagger UI) and /redoc, both served from the i
 ``fastapi-offline`` package, so they work with no network; the schema is at /openapi.json. The
 todo tools are served over MCP at /mcp/. The chat page (``keel.api.web``) is at /, its files under
 /web/: a client of the public API like any other.
+
+Every request passes ``keel.api.request_guard`` (host, key, body size) before any route reads it,
+and every answer gets ``keel.api.security_headers``'s headers, the app's own error pages included.
 """
 
 from __future__ import annotations
@@ -19,12 +22,18 @@ from langchain_core.tools import BaseTool
 
 from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
-from keel.api.mcp import RequireKey, build_mcp
+from keel.api.mcp import NoStream, build_mcp
+from keel.api.metrics import retire_dead_workers
+from keel.api.request_guard import RequestGuard
 from keel.api.routers import conversations, health, metrics, tasks, web, ws
 from keel.api.schemas import STREAM_PARTS
+from keel.api.security_headers import SecurityHeaders
 from keel.api.service import open_service
 from keel.graphs.settings import Settings
 from keel.tools.todo import TODO_TOOLS
+
+REFERENCE_PAGES = ("/docs", "/redoc")
+"""Swagger UI and ReDoc, from ``fastapi-offline``."""
 
 
 def with_stream_parts(app: FastAPI) -> dict[str, Any]:
@@ -42,10 +51,12 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
     settings = (settings or Settings()).for_serving()
     configure_logging()
 
-    mcp = build_mcp(lambda: app.state.service, tools)
+    mcp = build_mcp(lambda: app.state.service, tools, body_limit=settings.body_limit)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.metrics_dir:  # a worker of ``keel serve --workers N`` starts
+            retire_dead_workers(settings.metrics_dir)
         async with open_service(settings, tools) as service, mcp.session_manager.run():
             app.state.service = service
             yield
@@ -55,6 +66,8 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
         version="0.1.0",
         description="A conversational task agent on LangGraph: a todo assistant with memory.",
         lifespan=lifespan,
+        docs_url=REFERENCE_PAGES[0],
+        redoc_url=REFERENCE_PAGES[1],
     )
     install_error_handlers(app)
     routers = (conversations, tasks, ws, health, metrics, web)
@@ -62,5 +75,14 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
         app.include_router(router)
     app.openapi = lambda: with_stream_parts(app)  # type: ignore[method-assign]
     app.mount("/web", web.assets(), name="web")
-    app.mount("/mcp", RequireKey(mcp.streamable_http_app(), lambda: app.state.service))
+    app.mount("/mcp", NoStream(mcp.streamable_http_app()))
+    app.add_middleware(RequestGuard, settings=settings, service=lambda: app.state.service)
+    with_headers(app)
     return app
+
+
+def with_headers(app: FastAPI) -> None:
+    """Put ``SecurityHeaders`` around all of ``app``, its last-resort error answers included."""
+    pages = [*REFERENCE_PAGES, app.swagger_ui_oauth2_redirect_url or ""]
+    build = app.build_middleware_stack
+    app.build_middleware_stack = lambda: SecurityHeaders(build(), pages)  # type: ignore[method-assign]

@@ -11,7 +11,12 @@ as the agent. Mounted by ``keel.api.app``; its session manager runs in the app's
 Errors are answered the way MCP clients expect them (the specification's streamable HTTP
 transport), never with a 500 for bad input nor with the database's own text:
 
-- A body the server cannot take is refused before the SDK reads it (``keel.api.mcp_screen``).
+- A request is checked like every other (``keel.api.request_guard``: the host when no keys are
+  set, the key, the body's size) before the SDK sees it; a body the server cannot take is then
+  refused before the SDK reads it (``keel.api.mcp_screen``).
+- The server is stateless and answers in JSON: it has no stream of its own to offer, so a GET
+  (which would open one and hold its connection for good) is answered 405, as the specification
+  allows.
 - A tool call during a database outage (``keel.checkpoints.trouble.trouble_of``) is answered with a
   JSON-RPC error, code ``DATABASE_UNAVAILABLE``, message ``DATABASE_DOWN``, data
   ``{"code": "database_unavailable", "retry_after": 1}``: the specification has a request the
@@ -34,7 +39,7 @@ from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
-from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import McpError
 from mcp.types import (
     INTERNAL_ERROR,
@@ -43,12 +48,11 @@ from mcp.types import (
 )
 from pydantic import Field
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from keel.api.deps import user_for, user_of
-from keel.api.errors import RETRY_AFTER_SECONDS, APIError, error_body
+from keel.api.errors import RETRY_AFTER_SECONDS, error_body
 from keel.api.mcp_screen import ScreenBody
 from keel.api.service import Service
 from keel.checkpoints.trouble import trouble_of
@@ -147,18 +151,26 @@ class KeelMCP(FastMCP):
     """FastMCP whose HTTP app refuses a body it cannot take with a JSON-RPC error (no 500)."""
 
     def streamable_http_app(self) -> Starlette:
-        """The SDK's app behind ``ScreenBody``, itself behind the SDK's body size limit."""
+        """The SDK's app behind ``ScreenBody``."""
         app = super().streamable_http_app()
-        app.add_middleware(ScreenBody)  # the later one added runs first
-        app.add_middleware(
-            RequestBodyLimitMiddleware, max_body_size=self.settings.max_request_body_size
-        )
+        app.add_middleware(ScreenBody)
         return app
 
 
-def build_mcp(service: ServiceGetter, tools: Sequence[BaseTool]) -> FastMCP:
-    """The MCP server with ``tools``: the agent's own list, names and descriptions."""
-    server = KeelMCP("keel", stateless_http=True, json_response=True, streamable_http_path="/")
+def build_mcp(service: ServiceGetter, tools: Sequence[BaseTool], *, body_limit: int) -> FastMCP:
+    """The MCP server with ``tools``: the agent's own list, names and descriptions.
+
+    ``body_limit`` is the server's (``KEEL_MAX_BODY_BYTES``), which keel checks before the SDK;
+    keel checks the host too (``keel.api.request_guard``), so the SDK's own check is off.
+    """
+    server = KeelMCP(
+        "keel",
+        stateless_http=True,
+        json_response=True,
+        streamable_http_path="/",
+        max_request_body_size=body_limit,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     for todo_tool in tools:
         server.add_tool(
             _mcp_function(todo_tool, service),
@@ -169,21 +181,21 @@ def build_mcp(service: ServiceGetter, tools: Sequence[BaseTool]) -> FastMCP:
     return server
 
 
-class RequireKey:
-    """ASGI middleware: a request to /mcp without a valid key gets the API's 401."""
+NO_STREAM = "this MCP server is stateless and opens no stream: POST JSON-RPC requests"
 
-    def __init__(self, app: ASGIApp, service: ServiceGetter) -> None:
-        """Guard ``app``."""
-        self.app, self.service = app, service
+
+class NoStream:
+    """ASGI middleware: a GET to /mcp, which asks for a stream the server has none of, gets 405."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Serve ``app`` but for its stream."""
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check the key, then pass the request on."""
-        if scope["type"] == "http":
-            try:
-                await user_for(self.service(), Request(scope))
-            except APIError as exc:
-                await JSONResponse(error_body(exc.code, exc.message), exc.status)(
-                    scope, receive, send
-                )
-                return
+        """Answer a GET with 405; pass anything else on."""
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+            body = error_body("method_not_allowed", NO_STREAM)
+            answer = JSONResponse(body, 405, headers={"Allow": "POST"})
+            await answer(scope, receive, send)
+            return
         await self.app(scope, receive, send)
