@@ -37,7 +37,7 @@ def serve_command(
     """Serve the HTTP API (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
     import os
 
-    from keel.api.serving import serve
+    from keel.api.serving import PortInUse, check_port_free, serve
     from keel.graphs.settings import Settings, UnsafeSettings
 
     if host:
@@ -50,6 +50,11 @@ def serve_command(
     except (UnsafeSettings, ValueError) as exc:
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None
+    try:
+        check_port_free(settings.host, settings.port)
+    except PortInUse as exc:
+        typer.echo(f"keel: {exc}", err=True)
+        raise typer.Exit(1) from None
     configure_logging()
     shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     shown = f"[{shown}]" if ":" in shown else shown

@@ -13,9 +13,11 @@ a worker exits (killed, or replaced by uvicorn), its live gauges are retired at 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
+import socket as sockets
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +34,30 @@ STARTUP_FAILURE = 3
 """uvicorn's exit status for a server that never started."""
 _OWN_DIRECTORY = re.compile(r"keel-metrics-(\d+)-\w+")
 """A server's metrics directory, named after the pid of the ``keel serve`` that made it."""
+
+
+class PortInUse(OSError):
+    """The address ``keel serve`` was asked to listen on is taken by another program."""
+
+    def __init__(self, host: str, port: int) -> None:
+        """Name the address and how to choose another."""
+        super().__init__(
+            f"port {port} on {host} is already in use; pick another with KEEL_PORT=8001 "
+            "or keel serve --port 8001"
+        )
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise ``PortInUse`` when nothing could listen on ``host:port`` now (uvicorn binds later)."""
+    family = sockets.AF_INET6 if ":" in host else sockets.AF_INET
+    with sockets.socket(family, sockets.SOCK_STREAM) as probe:
+        probe.setsockopt(sockets.SOL_SOCKET, sockets.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUse(host, port) from None
+            raise
 
 
 def uvicorn_config(settings: Settings, workers: int) -> uvicorn.Config:

@@ -36,14 +36,28 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel, and what the build printed."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--verbose", "--no-deps", "--no-build-isolation"]
         + ["--wheel-dir", str(out), str(ROOT)],
         check=True,
+        capture_output=True,
+        text=True,
     )
-    return next(out.glob("keel-*.whl"))
+    return next(out.glob("keel-*.whl")), build.stdout + build.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(built: tuple[Path, str]) -> Path:
+    return built[0]
+
+
+def test_the_build_warns_of_nothing_about_the_packages(built: tuple[Path, str]) -> None:
+    output = built[1]
+    assert "absent from the `packages` configuration" not in output
+    assert "Package would be ignored" not in output
 
 
 @pytest.fixture(scope="module")
