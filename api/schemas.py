@@ -162,12 +162,30 @@ class ConversationListed(BaseModel):
         examples=["2026-11-22T10:05:00+00:00"],
     )
     title: str | None = Field(
-        description="The start of its first user message (at most 100 characters).",
+        description="Its name: the one it was given (PATCH), else the start of its first user "
+        "message (at most 100 characters); the one name every client shows.",
         examples=["Add buy milk"],
+    )
+    name: str | None = Field(
+        default=None,
+        description="The name it was given, or null when it is named by its first message.",
+        examples=[None],
     )
     preview: str | None = Field(
         description="The start of its latest message (at most 100 characters).",
         examples=["Created task: buy milk"],
+    )
+
+
+class ConversationRename(BaseModel):
+    """A new name for a conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(
+        max_length=200,
+        description="The new name; null or blank names it by its first message again.",
+        examples=["Groceries"],
     )
 
 

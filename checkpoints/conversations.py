@@ -28,17 +28,26 @@ OWNERS_CACHED = 10_000
 OWNER_SECONDS = 30.0
 """How long the graph's claim trusts an owner it read (the API never trusts a cached owner)."""
 PREVIEW_CHARS = 100
+NAME_CHARS = 200
+"""The longest name a conversation can be given."""
 LISTED = (
-    "SELECT * FROM (SELECT c.id, c.created_at, "
+    "SELECT * FROM (SELECT c.id, c.created_at, c.name, "
     "(SELECT m.created_at FROM keel_messages m WHERE m.conversation_id = c.id "
     "ORDER BY m.id DESC LIMIT 1) AS last_message_at, "
     f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
     "WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1) AS title, "
     f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
     "WHERE m.conversation_id = c.id AND m.role <> 'tool' ORDER BY m.id DESC LIMIT 1) AS preview "
-    "FROM keel_conversations c WHERE c.user_id = :user) AS listed "
-    "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit"
+    "FROM keel_conversations c WHERE c.user_id = :user{only}) AS listed "
+    "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit OFFSET :offset"
 )
+MATCHING = (
+    " AND (lower(coalesce(c.name, '')) LIKE :words ESCAPE '!' OR EXISTS (SELECT 1 FROM "
+    "keel_messages m WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant') "
+    "AND lower(m.content) LIKE :words ESCAPE '!'))"
+)
+"""Conversations whose name, or a message of the user or keel, holds the words searched for."""
+ONE = " AND c.id = :id"
 ERASED = ("keel_messages", "keel_topics", "keel_backups", "keel_requests")
 """keel's tables with rows of a conversation, deleted with it (the tasks are the user's)."""
 
@@ -57,13 +66,20 @@ def _one_line(text: str | None) -> str | None:
     return " ".join(text.split()) if text else None
 
 
+def _like(words: str) -> str:
+    """A LIKE pattern for ``words`` anywhere, its own % and _ taken literally."""
+    escaped = words.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"
+
+
 def _listed(row: Any) -> dict[str, Any]:
     last = row["last_message_at"]
     return {
         "conversation_id": row["id"],
         "created_at": read_time(row["created_at"]).isoformat(),
         "last_message_at": read_time(last).isoformat() if last else None,
-        "title": _one_line(row["title"]),
+        "title": _one_line(row["name"]) or _one_line(row["title"]),
+        "name": row["name"],
         "preview": _one_line(row["preview"]),
     }
 
@@ -94,10 +110,34 @@ class ConversationStore:
         self._remember(cid, user_id)
         return {"conversation_id": cid, "created_at": now.isoformat()}
 
-    async def list(self, user_id: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The user's conversations, the most recently active first, with title and preview."""
-        rows = await self.db.fetch(LISTED, {"user": user_id, "limit": limit})
+    async def list(
+        self, user_id: str, limit: int = 100, offset: int = 0, words: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The user's conversations, the most recently active first, with title and preview.
+
+        With ``words``, only those whose name or messages hold them (case-insensitive).
+        """
+        params: dict[str, Any] = {"user": user_id, "limit": limit, "offset": offset}
+        only = ""
+        if words and words.strip():
+            only = MATCHING
+            params["words"] = _like(" ".join(words.split()))
+        rows = await self.db.fetch(LISTED.format(only=only), params)
         return [_listed(r) for r in rows]
+
+    async def listed(self, conversation_id: str, user_id: str) -> dict[str, Any] | None:
+        """One of the user's conversations as the list shows it (None: no such one)."""
+        params = {"id": conversation_id, "user": user_id, "limit": 1, "offset": 0}
+        rows = await self.db.fetch(LISTED.format(only=ONE), params)
+        return _listed(rows[0]) if rows else None
+
+    async def rename(self, conversation_id: str, name: str | None) -> None:
+        """Give the conversation ``name`` (None or blank: named by its first message again)."""
+        cleaned = " ".join(name.split())[:NAME_CHARS] if name else ""
+        await self.db.execute(
+            "UPDATE keel_conversations SET name = :name WHERE id = :id",
+            {"id": conversation_id, "name": cleaned or None},
+        )
 
     async def owner(self, conversation_id: str) -> str | None:
         """The owner of ``conversation_id`` (None: no such conversation), read a while ago."""

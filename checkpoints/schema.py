@@ -17,6 +17,7 @@ conversations = sa.Table(
     sa.Column("id", sa.String(36), primary_key=True),
     sa.Column("user_id", sa.String(200), nullable=False, index=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("name", sa.String(200), nullable=True),
 )
 
 tasks = sa.Table(

@@ -1,7 +1,7 @@
 """/v1/conversations: a user's conversations and everything done with one.
 
-Create, list and delete; talk (JSON or SSE) and stop a running turn; read the state, the message
-log and the checkpoints; reset; go back to an earlier topic.
+Create, list (and search), rename and delete; talk (JSON or SSE) and stop a running turn; read
+the state, the message log and the checkpoints; reset; go back to an earlier topic.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from keel.api.schemas import (
     CheckpointOut,
     Conversation,
     ConversationListed,
+    ConversationRename,
     ErrorOut,
     LoggedMessageOut,
     NewConversation,
     NewMessage,
     ReopenAnswer,
 )
+from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.legacy_import import import_legacy_session
@@ -59,6 +61,7 @@ IdempotencyKey = Annotated[
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (401, 404, 409, 413, 422, 503)
 }
+LIST_PAGE_HEADERS: dict[int | str, dict[str, Any]] = {200: {"headers": NEXT_PAGE_HEADER}}
 
 
 @router.post("", status_code=201, response_model=Conversation, responses=ERRORS)
@@ -78,14 +81,47 @@ async def create_conversation(
     return created
 
 
-@router.get("", response_model=list[ConversationListed], responses=ERRORS)
+@router.get("", response_model=list[ConversationListed], responses={**ERRORS, **LIST_PAGE_HEADERS})
 async def list_conversations(
     service: ServiceDep,
     user: UserDep,
+    request: Request,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many.")] = 100,
+    offset: Annotated[
+        int, Query(ge=0, le=100_000, description="Skip this many (the next page's offset).")
+    ] = 0,
+    q: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="Only conversations whose name, or a message of the user or keel, "
+            "holds these words (case-insensitive).",
+            examples=["milk"],
+        ),
+    ] = None,
 ) -> list[dict[str, Any]]:
-    """The caller's conversations, the most recently active first, each with a preview."""
-    return await service.conversations.list(user, limit)
+    """The caller's conversations, the most recently active first, each with a preview.
+
+    A page at a time: ``Link: <...>; rel="next"`` names the next page when there may be more.
+    """
+    page = await service.conversations.list(user, limit + 1, offset, q)
+    if len(page) > limit:
+        page = page[:limit]
+        link_next_page(request, response, offset=offset + limit)
+    return page
+
+
+@router.patch("/{conversation_id}", response_model=ConversationListed, responses=ERRORS)
+async def rename_conversation(
+    body: ConversationRename, cid: ConversationDep, service: ServiceDep, user: UserDep
+) -> dict[str, Any]:
+    """Rename a conversation: its name in every client's list and header."""
+    await service.conversations.rename(cid, body.name)
+    listed = await service.conversations.listed(cid, user)
+    if listed is None:  # deleted in the meantime
+        raise ConversationNotFound(cid)
+    return listed
 
 
 @router.delete("/{conversation_id}", status_code=204, responses=ERRORS)

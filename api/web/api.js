@@ -75,7 +75,10 @@ const HISTORY = 500;
 const conv = (id) => `/v1/conversations/${encodeURIComponent(id)}`;
 
 export const api = {
-  listConversations: () => call("GET", "/v1/conversations"),
+  // The newest conversations, or those holding `words` (their name or messages).
+  listConversations: (words = "") =>
+    call("GET", `/v1/conversations${words ? `?q=${encodeURIComponent(words)}` : ""}`),
+  renameConversation: (id, name) => call("PATCH", conv(id), { name }),
   createConversation: () => call("POST", "/v1/conversations", {}),
   deleteConversation: (id) => call("DELETE", conv(id)),
   snapshot: (id) => call("GET", conv(id)),

@@ -17,6 +17,14 @@ const state = {
   polling: null, // {cid} while waiting for a turn started elsewhere (or before a reload) to end
   stopNotice: null, // the conversation whose "Stopping…" (or "could not stop") notice shows
   loads: 0, // counts conversation loads, so a slow one cannot overwrite a newer one
+  conversations: [], // the list as last shown
+  search: "", // the words the list is filtered by
+};
+
+const conversationActions = {
+  onSelect: selectConversation,
+  onRename: renameConversation,
+  onDelete: deleteConversation,
 };
 
 onKeyNeeded(askForKey);
@@ -101,10 +109,16 @@ function setAddress(cid, address) {
 
 // ---- Side panels ---------------------------------------------------------------------------
 
+/** The conversation's one name, as the list has it (its given name, else its first message). */
+function conversationTitle() {
+  const entry = state.conversations.find((c) => c.conversation_id === state.cid);
+  return (entry && entry.title) || "New conversation";
+}
+
 function showSnapshot(snapshot) {
   state.snapshot = snapshot;
   const topics = snapshot.topics || [];
-  view.setTitle((snapshot.topic && snapshot.topic.title) || "New conversation");
+  view.setTitle(conversationTitle());
   view.renderTopics(topics, state.viewTopic && state.viewTopic.id, selectTopic);
   view.renderPlan(snapshot.mission, snapshot.todolist);
   view.showConfirmation(state.viewTopic ? null : snapshot.pending_confirmation);
@@ -122,12 +136,19 @@ async function refreshSnapshot() {
 }
 
 async function refreshConversations() {
+  const words = state.search;
   try {
-    const conversations = await api.listConversations();
-    view.renderConversations(conversations, state.cid, selectConversation);
+    const conversations = await api.listConversations(words);
+    if (words !== state.search) return conversations; // a newer search is on its way
+    state.conversations = conversations;
+    const emptyText = words ? `No conversation holds “${words}”.` : "No conversations yet.";
+    view.renderConversations(conversations, state.cid, conversationActions, { emptyText });
+    if (state.cid && conversations.some((c) => c.conversation_id === state.cid)) {
+      view.setTitle(conversationTitle());
+    }
     return conversations;
   } catch (error) {
-    view.renderConversations([], state.cid, selectConversation);
+    view.renderConversations([], state.cid, conversationActions);
     if (error.status !== 404 && error.status !== 405) {
       view.setStatus(errorText(error), { tone: "error" });
     }
@@ -141,6 +162,37 @@ async function refreshTasks() {
   } catch {
     view.renderTasks(null);
   }
+}
+
+/** Give a conversation a name (undefined: left as it was; blank: named by its first message). */
+async function renameConversation(cid, name) {
+  if (name !== undefined) {
+    try {
+      await api.renameConversation(cid, name.trim() || null);
+    } catch (error) {
+      view.setStatus(errorText(error), { tone: "error" });
+    }
+  }
+  await refreshConversations();
+}
+
+/** Delete a conversation once the user confirms; the one shown gives way to the next. */
+async function deleteConversation(conversation) {
+  const title = conversation.title || "New conversation";
+  if (!confirm(`Delete the conversation “${title}”? Its messages go; your tasks stay.`)) return;
+  const cid = conversation.conversation_id;
+  try {
+    await api.deleteConversation(cid);
+  } catch (error) {
+    if (error.status !== 404) return view.setStatus(errorText(error), { tone: "error" });
+  }
+  if (cid === state.cid) {
+    if (state.search) $("conversation-search").value = state.search = "";
+    const left = (await refreshConversations()).filter((c) => c.conversation_id !== cid);
+    if (left.length) await openConversation(left[0].conversation_id, "replace");
+    else await newConversation("replace");
+  } else await refreshConversations();
+  view.setStatus(`Deleted “${title}”.`, { quiet: true });
 }
 
 function selectConversation(cid) {
@@ -410,6 +462,14 @@ function wireControls() {
   $("new-conversation").addEventListener("click", () => {
     closePanels();
     newConversation("push");
+  });
+  let searching = null;
+  $("conversation-search").addEventListener("input", (event) => {
+    clearTimeout(searching);
+    searching = setTimeout(() => {
+      state.search = event.target.value.trim();
+      refreshConversations();
+    }, 250);
   });
   $("confirm-yes").addEventListener("click", () => answerConfirmation("yes"));
   $("confirm-no").addEventListener("click", () => answerConfirmation("no"));

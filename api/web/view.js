@@ -33,40 +33,93 @@ function restoreFocus(list, id) {
 }
 
 /**
- * The caller's conversations, newest first: each one's title (its first message), the latest
- * message below it and the time; the one shown is marked aria-current.
+ * The caller's conversations, newest first (or those found by a search): each one's name, the
+ * latest message below it and the time, with Rename and Delete beside it; the one shown is
+ * marked aria-current. `actions` has onSelect(id), onRename(id, name), onDelete(conversation).
  */
-export function renderConversations(conversations, currentId, onSelect) {
+export function renderConversations(conversations, currentId, actions, { emptyText } = {}) {
   const list = $("conversations");
   const focused = focusedEntry(list);
   list.replaceChildren();
   if (!conversations.length) {
-    list.append(el("li", { cls: "empty", text: "No conversations yet." }));
+    list.append(el("li", { cls: "empty", text: emptyText || "No conversations yet." }));
     return;
   }
   conversations.forEach((c, index) => {
-    const title = c.title || "New conversation";
-    const time = relativeTime(c.last_message_at || c.created_at);
-    const preview = c.preview && c.preview !== c.title ? c.preview : "";
-    const previewId = `conversation-preview-${index}`;
-    const attrs = {
-      type: "button",
-      "data-id": c.conversation_id,
-      "aria-label": time ? `${title}, ${time}` : title,
-    };
-    if (preview) attrs["aria-describedby"] = previewId;
-    if (c.conversation_id === currentId) attrs["aria-current"] = "true";
-    const button = el("button", { cls: "nav-item conversation", attrs }, [
-      el("span", { cls: "nav-title", text: title }),
-      el("span", { cls: "nav-meta", text: time }),
-      preview
-        ? el("span", { cls: "nav-preview", text: preview, attrs: { id: previewId } })
-        : null,
-    ]);
-    button.addEventListener("click", () => onSelect(c.conversation_id));
-    list.append(el("li", {}, [button]));
+    list.append(conversationEntry(c, index, c.conversation_id === currentId, actions));
   });
   restoreFocus(list, focused);
+}
+
+function conversationEntry(c, index, current, actions) {
+  const title = c.title || "New conversation";
+  const time = relativeTime(c.last_message_at || c.created_at);
+  const preview = c.preview && c.preview !== c.title ? c.preview : "";
+  const previewId = `conversation-preview-${index}`;
+  const attrs = {
+    type: "button",
+    "data-id": c.conversation_id,
+    "aria-label": time ? `${title}, ${time}` : title,
+  };
+  if (preview) attrs["aria-describedby"] = previewId;
+  if (current) attrs["aria-current"] = "true";
+  const button = el("button", { cls: "nav-item conversation", attrs }, [
+    el("span", { cls: "nav-title", text: title }),
+    el("span", { cls: "nav-meta", text: time }),
+    preview ? el("span", { cls: "nav-preview", text: preview, attrs: { id: previewId } }) : null,
+  ]);
+  button.addEventListener("click", () => actions.onSelect(c.conversation_id));
+  const rename = iconButton("✎", `Rename “${title}”`, "rename");
+  const remove = iconButton("✕", `Delete “${title}”`, "delete");
+  const item = el("li", { cls: "conversation-entry" }, [
+    button,
+    el("span", { cls: "entry-actions" }, [rename, remove]),
+  ]);
+  rename.addEventListener("click", () => startRename(item, c, actions.onRename));
+  remove.addEventListener("click", () => actions.onDelete(c));
+  return item;
+}
+
+function iconButton(symbol, label, kind) {
+  return el("button", {
+    cls: `icon-button ${kind}`,
+    text: symbol,
+    attrs: { type: "button", "aria-label": label, title: label },
+  });
+}
+
+/** Swap the entry for a name box: Enter keeps the new name, Escape or leaving it gives up. */
+function startRename(item, c, onRename) {
+  const input = el("input", {
+    cls: "rename-box",
+    attrs: {
+      type: "text",
+      maxlength: "200",
+      "aria-label": "New name for the conversation (empty: named by its first message)",
+    },
+  });
+  input.value = c.title || "";
+  const form = el("form", { cls: "rename-form" }, [input]);
+  item.replaceChildren(form);
+  input.focus();
+  input.select();
+  let done = false;
+  const finish = (name) => {
+    if (done) return;
+    done = true;
+    onRename(c.conversation_id, name);
+  };
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    finish(input.value.trim() === (c.title || "") ? undefined : input.value);
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.stopPropagation();
+      finish(undefined);
+    }
+  });
+  input.addEventListener("blur", () => finish(undefined));
 }
 
 /** The conversation's topics: title, start time, a dot on the active one, a closed one's summary. */

@@ -1,0 +1,111 @@
+"""The chat page's conversation list in a real Chromium: rename, find, delete, and topics in view.
+
+With many conversations the list scrolls on its own and the open conversation's topics stay on
+screen, at desktop width and in the phone drawer. A conversation is renamed in place (its new name
+is the header's too), found by words in its messages, and deleted after a confirm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.e2e.test_web_page import conversation_id, launch, say
+from tests.integration.server import Server, keel_server
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def crowded() -> Iterator[Server]:
+    """A server whose local user has 40 conversations, one holding the word "quokka"."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, keel_server(f"sqlite:///{tmp}/keel.db") as server:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            for i in range(40):
+                cid = http.post("/v1/conversations", json={}).json()["conversation_id"]
+                text = "Add feed the quokka" if i == 3 else f"Add errand number {i}"
+                http.post(f"/v1/conversations/{cid}/messages", json={"content": text})
+        yield server
+
+
+def in_view(page: Page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    size = page.viewport_size
+    return bool(box and size and box["y"] >= 0 and box["y"] + 20 <= size["height"])
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_topics_stay_in_view_however_many_conversations(browser: Browser, crowded, viewport):
+    page = browser.new_page(viewport=viewport)
+    page.goto(crowded.url + "/")
+    if viewport is PHONE:
+        page.locator("#toggle-sidebar").click()
+    expect(page.locator("#conversations .conversation")).to_have_count(40)
+    expect(page.locator("#topics .topic").first).to_be_visible()
+    assert in_view(page, "#topics .topic"), "the first topic is off screen"
+    page.locator("#conversations .conversation").last.scroll_into_view_if_needed()
+    assert in_view(page, "#topics-heading"), "scrolling the list moved the topics away"
+    page.close()
+
+
+def test_a_search_finds_a_conversation_by_a_word_in_it(browser: Browser, crowded):
+    page = browser.new_page(viewport=DESKTOP)
+    page.goto(crowded.url + "/")
+    page.locator("#conversation-search").fill("QUOKKA")
+    expect(page.locator("#conversations .conversation")).to_have_count(1)
+    expect(page.locator("#conversations .conversation")).to_contain_text("feed the quokka")
+    page.locator("#conversation-search").fill("no such words anywhere")
+    expect(page.locator("#conversations .empty")).to_contain_text("No conversation holds")
+    page.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_rename_then_delete_the_open_conversation(browser: Browser, tmp_path, viewport):
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        page = browser.new_page(viewport=viewport)
+        page.goto(server.url + "/")
+        say(page, "Add buy milk")
+        first = conversation_id(page)
+        if viewport is PHONE:
+            page.locator("#toggle-sidebar").click()
+        page.locator("#new-conversation").click()
+        expect(page.locator("#messages .empty")).to_be_visible()
+        say(page, "Add call the plumber")
+        expect(page.locator("#chat-title")).to_have_text("Add call the plumber")
+        if viewport is PHONE:
+            page.locator("#toggle-sidebar").click()
+        entry = page.locator("#conversations .conversation-entry").first
+        entry.hover()
+        entry.get_by_role("button", name="Rename “Add call the plumber”").click()
+        page.locator(".rename-box").fill("House jobs")
+        page.locator(".rename-box").press("Enter")
+        expect(page.locator("#conversations .conversation").first).to_contain_text("House jobs")
+        expect(page.locator("#chat-title")).to_have_text("House jobs")
+
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        page.locator("#conversations .conversation-entry").first.hover()
+        page.get_by_role("button", name="Delete “House jobs”").click()
+        expect(page.locator("#conversations .conversation")).to_have_count(2)
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.locator("#conversations .conversation-entry").first.hover()
+        page.get_by_role("button", name="Delete “House jobs”").click()
+        expect(page.locator("#conversations .conversation")).to_have_count(1)
+        expect(page.locator("#status")).to_contain_text("Deleted “House jobs”")
+        expect(page).to_have_url(f"{server.url}/?c={first}")
+        expect(page.locator("#chat-title")).to_have_text("Add buy milk")
+        page.close()
