@@ -114,6 +114,12 @@ class LoggedMessageOut(BaseModel):
         default=None,
         examples=[[{"name": "create_todo_task", "args": {"title": "buy milk"}, "id": "call_1"}]],
     )
+    text: str | None = Field(
+        description="For a tool result: what the tool did, in the short sentence the turn's "
+        "tool_call event gave (null: nothing to tell, as when the user said no to it).",
+        default=None,
+        examples=["Created task 1: buy milk"],
+    )
 
 
 class CheckpointOut(BaseModel):

@@ -97,6 +97,7 @@ def confirmation_in(interrupts: Sequence[Interrupt]) -> Confirmation | None:
                 "task_id": intr.value["task_id"],
                 "task_ids": intr.value.get("task_ids") or [intr.value["task_id"]],
                 "prompt": intr.value["prompt"],
+                "changes": intr.value.get("changes") or [],
             }
     return None
 

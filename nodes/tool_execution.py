@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
@@ -27,6 +27,7 @@ from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.previews import preview
 from keel.nodes.support.progress import close_step
 from keel.nodes.support.state import (
+    ConfirmationChange,
     ConfirmationRequest,
     ItemStatus,
     KeelState,
@@ -37,7 +38,7 @@ from keel.nodes.support.state import (
 from keel.tools.answers import answer_of, is_yes
 from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
-from keel.tools.spec import Confirm, confirmations, question
+from keel.tools.spec import Confirm, confirmations, question, tool_sentence
 from keel.tools.todo import GET
 from keel.tools.understanding import confirms, parse_intents
 
@@ -45,24 +46,34 @@ log = structlog.get_logger(__name__)
 
 
 def confirmation_request(
-    asks: list[tuple[ToolCall, Confirm]], asked: int = 1, missing: dict[str, str] | None = None
+    asks: list[tuple[ToolCall, Confirm]],
+    asked: int = 1,
+    missing: dict[str, str] | None = None,
+    titles: dict[str, str] | None = None,
 ) -> ConfirmationRequest:
     """One question for the calls that need a yes: what, on which tasks, the prompt, the calls.
 
     ``missing``: the calls left out of the question because their task is not there, with the
-    error each one answers (kept, so that no later answer runs them).
+    error each one answers (kept, so that no later answer runs them). ``titles``: each call's
+    task title when it was asked (by call id), so the question names what will change.
     """
     first, confirm = asks[0]
     prompt = question([(c, call["args"]) for call, c in asks])
+    titles = titles or {}
     return {
         "action": confirm.verb,
         "task_id": first["args"].get(confirm.target),
         "task_ids": [call["args"].get(c.target) for call, c in asks],
         "prompt": prompt if asked == 1 else f"Please answer yes or no. {prompt}",
+        "changes": [
+            cast(ConfirmationChange, c.change(call["args"], titles.get(call.get("id") or "")))
+            for call, c in asks
+        ],
         "tool_call_id": first.get("id"),
         "tool_call_ids": [call.get("id") or "" for call, _ in asks],
         "asked": asked,
         "missing": missing or {},
+        "titles": titles,
     }
 
 
@@ -110,10 +121,12 @@ def call_key(message: AIMessage, call_id: str | None) -> str:
 KEY_MAX_CHARS = 180
 
 
-async def _missing(
+async def _probe(
     call: ToolCall, confirm: Confirm, runtime: Runtime[KeelContext]
-) -> ToolMessage | None:
-    """The error that stands in for a call whose task is not there (nothing to ask about)."""
+) -> ToolMessage | str | None:
+    """The task a call that needs a yes acts on: its title, or the error that stands in for the
+    call when the task is not there (nothing to ask about); None when it acts on no task.
+    """  # noqa: D205
     if confirm.target != "task_id":
         return None
     ctx, call_id = runtime.context, call.get("id") or ""
@@ -123,9 +136,13 @@ async def _missing(
     checked = await run_tool_call(
         probe, ctx.user_id, ctx.resources.store, tools=ctx.resources.tools
     )
-    if checked.status != "error":
+    if checked.status == "error":
+        return ToolMessage(checked.content, tool_call_id=call_id, name=call["name"], status="error")
+    try:
+        title = json.loads(str(checked.content)).get("title")
+    except (ValueError, AttributeError):
         return None
-    return ToolMessage(checked.content, tool_call_id=call_id, name=call["name"], status="error")
+    return title if isinstance(title, str) else None
 
 
 async def _confirmed(
@@ -153,13 +170,16 @@ async def _confirmed(
     waiting = state.get("awaiting")
     ids = {call.get("id") or "" for call in last.tool_calls}
     if not waiting or not set(waiting.get("tool_call_ids") or ["?"]) <= ids:  # not asked yet
-        missing = {}
+        missing, titles = {}, {}
         for call, confirm in needed:
-            if (error := await _missing(call, confirm, runtime)) is not None:
-                missing[call.get("id") or ""] = str(error.content)
+            found = await _probe(call, confirm, runtime)
+            if isinstance(found, ToolMessage):
+                missing[call.get("id") or ""] = str(found.content)
+            elif found is not None:
+                titles[call.get("id") or ""] = found
         asks = [(call, c) for call, c in needed if (call.get("id") or "") not in missing]
         if asks:
-            raise Ask(confirmation_request(asks, missing=missing))
+            raise Ask(confirmation_request(asks, missing=missing, titles=titles))
         waiting = _nothing_asked(missing)
     elif any(call_id not in answers for call_id in waiting["tool_call_ids"]):
         answer = str(interrupt(waiting))
@@ -178,6 +198,7 @@ def _nothing_asked(missing: dict[str, str]) -> ConfirmationRequest:
         "task_id": None,
         "task_ids": [],
         "prompt": "",
+        "changes": [],
         "tool_call_id": None,
         "tool_call_ids": [],
         "asked": 0,
@@ -214,7 +235,8 @@ def _decide(
         answer = "no"
     elif answer_of(answer) is None:
         asked = [(call, c) for call, c in needed if call.get("id") in waiting["tool_call_ids"]]
-        raise Ask(confirmation_request(asked, waiting.get("asked", 1) + 1, waiting.get("missing")))
+        again = waiting.get("asked", 1) + 1
+        raise Ask(confirmation_request(asked, again, waiting.get("missing"), waiting.get("titles")))
     for call_id in waiting.get("tool_call_ids") or [waiting.get("tool_call_id") or ""]:
         answers[call_id] = answer
 
@@ -313,7 +335,9 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         todolist = close_step(
             todolist, call["name"], status, str(result.content) if failed else None
         )
-        runtime.stream_writer(tool_called(call["name"], call["args"], _result_for_event(result)))
+        shown = _result_for_event(result)
+        said = tool_sentence(ctx.resources.tools, call["name"], shown)
+        runtime.stream_writer(tool_called(call["name"], call["args"], shown, said))
         log.info(
             "tool_executed",
             tool=call["name"],

@@ -87,6 +87,25 @@ class Confirm:
     """The argument naming what the call acts on (a ``task_id`` is checked to exist first)."""
     noun: str = "task"
     """What the target is, as the question names it."""
+    to: str | None = None
+    """The argument holding what the target becomes (a rename's new title), if any."""
+
+    def change(self, args: dict[str, Any], title: str | None) -> dict[str, Any]:
+        """What a yes to the call changes, in full: "Rename task 1: buy milk -> buy oat milk"."""
+        target = args.get(self.target)
+        new = str(args[self.to]) if self.to and args.get(self.to) is not None else None
+        text = f"{self.verb.capitalize()} {self.noun} {target}"
+        if new is not None:
+            text += f": {title} -> {new}" if title else f" to {new}"
+        elif title:
+            text += f" - {title}"
+        return {
+            "action": self.verb,
+            "task_id": target,
+            "title": title,
+            "new_title": new,
+            "text": text,
+        }
 
     def question(self, args: dict[str, Any]) -> str:
         """The question put to the user."""
@@ -150,6 +169,21 @@ class ToolSpec:
     """More ways people ask for it, as plain utterances (see the module docstring)."""
     told_done: bool = False
     """Someone saying they did a task ("I called mom") asks for this tool on it."""
+    said: str | Reply | None = None
+    """What it did, as one short sentence over its result ("Created task {id}: {title}")."""
+
+    def sentence(self, name: str, result: Any) -> str | None:
+        """What the call did in a short sentence for people; None when it did nothing to tell
+        (the user said no to it). An error is told in its own words.
+        """  # noqa: D205
+        if isinstance(result, str):
+            return None if result.startswith("Cancelled:") else result
+        if self.said is not None and isinstance(result, dict):
+            try:
+                return self.said(result) if callable(self.said) else self.said.format(**result)
+            except Exception:  # a sentence that does not fit the result: say which tool ran
+                pass
+        return f"Ran {name.replace('_', ' ')}"
 
     def patterns(self) -> list[str]:
         """The phrasings, then the examples, with their placeholders filled in.
@@ -182,6 +216,7 @@ def keel_tool(
     examples: Sequence[str] = (),
     told_done: bool = False,
     description: str | None = None,
+    said: str | Reply | None = None,
 ) -> Callable[[Callable[..., Any]], BaseTool]:
     """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
     ``store`` (injected, hidden from the model) and the model's arguments.
@@ -194,7 +229,15 @@ def keel_tool(
     def declare(fn: Callable[..., Any]) -> BaseTool:
         made = tool(fn, description=description) if description else tool(fn)
         spec = ToolSpec(
-            mutates, confirm, tuple(phrasings), reply, prompt, example, tuple(examples), told_done
+            mutates,
+            confirm,
+            tuple(phrasings),
+            reply,
+            prompt,
+            example,
+            tuple(examples),
+            told_done,
+            said,
         )
         made.metadata = {**(made.metadata or {}), KEEL: spec}
         return made
@@ -210,6 +253,12 @@ def spec_of(tool_: BaseTool | Any) -> ToolSpec:
     metadata = getattr(tool_, "metadata", None) or {}
     spec = metadata.get(KEEL)
     return spec if isinstance(spec, ToolSpec) else NO_SPEC
+
+
+def tool_sentence(tools: Sequence[BaseTool], name: str, result: Any) -> str | None:
+    """What the tool ``name`` did, in the short sentence its declaration gives (see ToolSpec)."""
+    found = next((t for t in tools if t.name == name), None)
+    return spec_of(found).sentence(name, result)
 
 
 def confirmations(tools: Sequence[BaseTool]) -> dict[str, Confirm]:

@@ -93,6 +93,7 @@ from keel.tools.spec import Confirm, keel_tool
         "add on {title}",
     ],
     reply="Created task: {title}",
+    said="Created task {id}: {title}",
     example='add a task ("Add buy milk")',
 )
 async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
@@ -102,7 +103,7 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
 
 @keel_tool(
     mutates=True,
-    confirm=Confirm("rename", "renamed"),
+    confirm=Confirm("rename", "renamed", to="title"),
     phrasings=[
         r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
         r"^(?:rename|retitle|reword|relabel) {task}(?::| -{1,3}| \u2013) {title}$",
@@ -117,6 +118,7 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
         r"^(?:rename|change|update|edit) {task} ?(?:-{1,3}>|\u2192) ?{title}$",
     ],
     reply="Renamed task {id} to: {title}",
+    said="Renamed task {id}: {title}",
     example='rename one ("Rename task 2 to call mom")',
 )
 async def update_todo_task(
@@ -143,6 +145,7 @@ async def update_todo_task(
     ],
     told_done=True,
     reply="Completed task: {title}",
+    said="Completed task {id}: {title}",
     example='complete one ("Complete 2")',
 )
 async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
@@ -167,6 +170,7 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
         r"^(?:never ?mind|nevermind) (?:about )?{task}$",
     ],
     reply="Deleted task {id}: {title}",
+    said="Deleted task {id}: {title}",
     example='delete one ("Delete task 2")',
 )
 async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def _one_task(task: dict[str, Any]) -> str:
         "remind me what {task} is",
     ],
     reply=_one_task,
+    said="Looked at task {id}: {title}",
     example='show one ("Show task 2")',
 )
 async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
@@ -174,6 +175,7 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
         "show me my tasks",
     ],
     reply=describe_page,
+    said=lambda page: f"Listed {len(page['tasks'])} of {page['total']} tasks",
     prompt="A task named by what it is: call find_todo_tasks first to find its id.",
     example='list them ("What\'s on my list?")',
 )
@@ -212,6 +214,10 @@ async def list_todo_tasks(
         r"(?: on there| on (?:my|the) list| in there)?$",
     ],
     reply=describe_found,
+    said=lambda found: (
+        "Looked for "
+        + ", ".join(f"“{f['description']}” ({len(f['tasks'])} found)" for f in found["found"])
+    ),
     example='find one ("Anything about the dentist?")',
 )
 async def find_todo_tasks(

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
+from langchain_core.tools import BaseTool
 from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
@@ -40,6 +41,7 @@ from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.topic_result import topic_segment
 from keel.nodes.support.events import StreamEvent
 from keel.nodes.support.state import TurnCommand
+from keel.tools.spec import tool_sentence
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 MAX_PAGE = 1000
@@ -246,7 +248,18 @@ async def get_messages(
         page = page[:limit]
         link_next_page(request, response, cursor=page[-1].id)
         response.headers["X-Next-Cursor"] = str(page[-1].id)
-    return [m.as_dict() for m in page]
+    return [_shown(m.as_dict(), service.resources.tools) for m in page]
+
+
+def _shown(message: dict[str, Any], tools: Sequence[BaseTool]) -> dict[str, Any]:
+    """A logged message as the API gives it: a tool result with its sentence for people."""
+    if message["role"] == "tool" and message["tool_name"]:
+        try:
+            result: Any = json.loads(message["content"])
+        except ValueError:
+            result = message["content"]
+        message["text"] = tool_sentence(tools, message["tool_name"], result)
+    return message
 
 
 @router.get("/{conversation_id}/checkpoints", response_model=list[CheckpointOut], responses=ERRORS)

@@ -69,7 +69,8 @@ async function openConversation(cid, address = "keep") {
   setAddress(cid, address);
   showSnapshot(snapshot);
   const emptyText = "Say hello: try “Add buy milk”.";
-  view.renderHistory(messages, snapshot.topics || [], { emptyText });
+  const pendingPrompt = snapshot.pending_confirmation && snapshot.pending_confirmation.prompt;
+  view.renderHistory(messages, snapshot.topics || [], { emptyText, pendingPrompt });
   refreshTasks();
   refreshConversations();
   if (snapshot.turn_running) waitForRunningTurn();
@@ -228,8 +229,10 @@ async function showHistory() {
   if (cid !== state.cid) return;
   const shown = topic ? messages.filter((m) => m.topic_id === topic.id) : messages;
   view.showTopicBanner(topic);
+  const pending = !topic && state.snapshot && state.snapshot.pending_confirmation;
   view.renderHistory(shown, (state.snapshot && state.snapshot.topics) || [], {
     emptyText: topic ? "This topic has no messages." : "No messages yet.",
+    pendingPrompt: pending ? pending.prompt : null,
   });
   if (state.snapshot) showSnapshot(state.snapshot);
 }
@@ -319,7 +322,9 @@ async function runTurn(content, idempotencyKey) {
 
 function finishTurn(result, reply, userBubble) {
   clearStopNotice(); // the turn ended, stopped (a turn_stopped event) or not
-  reply.finish(result.reply);
+  // A question waiting for yes or no is asked by the card alone.
+  if (result.awaiting_confirmation) reply.remove();
+  else reply.finish(result.reply);
   if (result.recovered_reply) {
     const earlier = `Finished an earlier, interrupted answer: ${result.recovered_reply}`;
     view.appendNotice(earlier, "notice", userBubble);

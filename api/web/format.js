@@ -28,7 +28,7 @@ export function relativeTime(iso) {
   return shortTime(iso);
 }
 
-/** A tool call as one short line: create_todo_task(title: buy milk). */
+/** A tool call's details, for whoever unfolds them: create_todo_task(title: buy milk). */
 export function toolCallText(name, args) {
   const parts = Object.entries(args || {}).map(([key, value]) => `${key}: ${plain(value)}`);
   return `${name}(${parts.join(", ")})`;
@@ -46,10 +46,9 @@ export function eventText(type, data = {}) {
         ? `Back to the topic: ${data.title || "untitled"}`
         : `New topic: ${data.title || "untitled"}`;
     case "state_updated":
-      if (!data.mission_reset) return null;
-      return data.reason === "unfinished_turn_abandoned"
-        ? "Starting new query (previous task left unfinished)"
-        : "Starting new query (previous task completed)";
+      // A finished mission gives way quietly (a thin divider, drawn by the view).
+      if (!data.mission_reset || data.reason !== "unfinished_turn_abandoned") return null;
+      return "The previous request was left unfinished; starting afresh";
     case "model_fallback":
       return data.step === "plan"
         ? `The model could not plan (${data.reason}); planned offline`
@@ -61,7 +60,7 @@ export function eventText(type, data = {}) {
     case "loop_limit":
       return "Stopped after the loop limit";
     case "tool_call":
-      return toolCallText(data.name, data.args);
+      return data.text || null;
     case "turn_stopped":
       return "Stopped";
     default:

@@ -3,6 +3,8 @@
 
 import { eventText, relativeTime, shortTime, toolCallText } from "./format.js";
 
+const MISSION_REASONS = new Set(["completed_todolist_detected", "user_requested"]);
+
 const $ = (id) => document.getElementById(id);
 
 /** An element with classes, text and attributes; `children` are appended in order. */
@@ -254,46 +256,49 @@ function eventLine(text, kind = "") {
   return el("li", { cls: `event ${kind}`.trim(), text });
 }
 
-/** Show the log afresh: user and assistant bubbles, tool calls as muted lines, topic dividers. */
-export function renderHistory(messages, topics, { emptyText } = {}) {
+/**
+ * Show the log afresh: user and assistant bubbles, what tools did as short lines (details
+ * folded), topic dividers ("New topic", or "Back to the topic" for one seen earlier). The
+ * question of a confirmation still waiting is left to the card (`pendingPrompt`).
+ */
+export function renderHistory(messages, topics, { emptyText, pendingPrompt } = {}) {
   const titles = new Map(topics.map((t) => [t.id, t.title]));
   const list = log();
   list.replaceChildren();
   let topicId;
-  let callsShown = false; // the assistant's tool calls were drawn: skip their result rows
-  for (const m of messages) {
+  const seen = new Set();
+  const last = messages.length - 1;
+  messages.forEach((m, index) => {
     if (topicId !== undefined && m.topic_id && m.topic_id !== topicId) {
-      list.append(eventLine(`New topic: ${titles.get(m.topic_id) || "untitled"}`, "divider"));
+      const title = titles.get(m.topic_id) || "untitled";
+      const text = seen.has(m.topic_id) ? `Back to the topic: ${title}` : `New topic: ${title}`;
+      list.append(eventLine(text, "divider"));
     }
     topicId = m.topic_id || topicId;
+    if (m.topic_id) seen.add(m.topic_id);
     if (m.role === "tool") {
-      if (!callsShown) list.append(eventLine(toolResultText(m), "tool"));
-      continue;
+      if (m.text) list.append(toolLine(m.text, `${m.tool_name || "tool"} → ${shorten(m.content)}`));
+      return;
     }
-    const calls = (m.tool_calls || []).filter((call) => call && call.name);
-    callsShown = calls.length > 0;
-    for (const call of calls) list.append(eventLine(toolCallText(call.name, call.args), "tool"));
+    if (index === last && pendingPrompt && m.role === "assistant" && m.content === pendingPrompt) {
+      return; // the card asks it
+    }
     if (m.content && m.content.trim()) list.append(bubble(m.role, m.content));
-  }
+  });
   if (!list.children.length) {
     list.append(el("li", { cls: "empty", text: emptyText || "No messages yet." }));
   }
   scrollToBottom();
 }
 
-/** A logged tool result in a few words: its task's title, a count of tasks, or its text. */
-function toolResultText(m) {
-  let summary = shorten(m.content);
-  try {
-    const result = JSON.parse(m.content);
-    if (result && typeof result.title === "string") summary = result.title;
-    else if (result && Array.isArray(result.tasks)) {
-      summary = `${result.total ?? result.tasks.length} task(s)`;
-    }
-  } catch {
-    // Plain text (an error message): keep it shortened.
-  }
-  return `${m.tool_name || "tool"} → ${summary}`;
+/** What a tool did, in a sentence; its call and result folded below for whoever wants them. */
+function toolLine(text, detail) {
+  return el("li", { cls: "event tool" }, [
+    el("details", {}, [
+      el("summary", { text }),
+      el("div", { cls: "tool-detail", text: detail }),
+    ]),
+  ]);
 }
 
 function shorten(text, max = 90) {
@@ -322,8 +327,27 @@ export function appendNotice(text, kind = "", before = null) {
 }
 
 export function appendEvent(type, data, before) {
+  if (type === "state_updated" && data.mission_reset && MISSION_REASONS.has(data.reason)) {
+    return missionDivider(before);
+  }
   const text = eventText(type, data);
-  if (text) appendNotice(text, type === "tool_call" ? "tool" : "", before);
+  if (!text) return;
+  if (type !== "tool_call") return appendNotice(text, "", before);
+  dropEmptyNote();
+  const detail = `${toolCallText(data.name, data.args)} → ${shorten(JSON.stringify(data.result))}`;
+  const line = toolLine(text, detail);
+  if (before && before.isConnected) log().insertBefore(line, before);
+  else log().append(line);
+  scrollToBottom();
+}
+
+/** A thin line where one mission ends and the next begins. */
+function missionDivider(before) {
+  const line = el("li", { cls: "mission-divider", attrs: { role: "separator" } }, [
+    hiddenText("A new request begins"),
+  ]);
+  if (before && before.isConnected) log().insertBefore(line, before);
+  else log().append(line);
 }
 
 /** A reply bubble that fills as tokens arrive; `finish` sets the final text. */
@@ -367,9 +391,20 @@ export function startReply() {
 
 // ---- Confirmation, status and busy state ----------------------------------------------------
 
+/** The card that asks for a yes: what will change, task by task, with Yes and No. */
 export function showConfirmation(confirmation) {
   $("confirm").hidden = !confirmation;
-  $("confirm-prompt").textContent = confirmation ? confirmation.prompt : "";
+  const changes = (confirmation && confirmation.changes) || [];
+  const asked = confirmation && /^Please answer yes or no/.test(confirmation.prompt);
+  let question = confirmation ? confirmation.prompt : "";
+  if (changes.length === 1) question = `${changes[0].text}?`;
+  else if (changes.length > 1) question = `Make these ${changes.length} changes?`;
+  if (asked && changes.length) question = `Please answer yes or no. ${question}`;
+  $("confirm-prompt").textContent = question;
+  const list = $("confirm-changes");
+  const listed = changes.length > 1 ? changes : [];
+  list.replaceChildren(...listed.map((c) => el("li", { text: c.text })));
+  list.hidden = !listed.length;
 }
 
 let statusTimer = null;

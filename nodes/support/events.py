@@ -12,7 +12,7 @@ run's clock.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -105,6 +105,16 @@ class ToolCallData(TypedDict):
             description="What the tool returned (JSON), or its error text.",
             examples=[{"id": 1, "title": "buy milk", "completed": False}],
         ),
+    ]
+    text: NotRequired[
+        Annotated[
+            str | None,
+            Field(
+                description="What it did, in a short sentence for people (null: nothing to tell, "
+                "as when the user said no to it).",
+                examples=["Created task 1: buy milk"],
+            ),
+        ]
     ]
 
 
@@ -235,9 +245,12 @@ def mission_reset(
     return event, audit_entry("mission_reset", reason, dict(data), at)
 
 
-def tool_called(name: str, args: dict[str, Any], result: Any) -> ToolCallEvent:
+def tool_called(
+    name: str, args: dict[str, Any], result: Any, text: str | None = None
+) -> ToolCallEvent:
     """The event of the tool ``name`` having run with ``args`` and returned ``result``."""
-    return {"type": "tool_call", "data": {"name": name, "args": args, "result": result}}
+    data: ToolCallData = {"name": name, "args": args, "result": result, "text": text}
+    return {"type": "tool_call", "data": data}
 
 
 def resumed(step: int, description: str, reason: str, backup_id: str | None) -> ResumedEvent:

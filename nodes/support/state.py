@@ -76,6 +76,37 @@ class Stats(TypedDict, total=False):
     tool_calls: int
 
 
+DELETE_EXAMPLE = {
+    "action": "delete",
+    "task_id": 3,
+    "title": "book dentist",
+    "new_title": None,
+    "text": "Delete task 3 - book dentist",
+}
+
+
+class ConfirmationChange(TypedDict):
+    """One change a confirmation asks about, named in full for the user."""
+
+    action: Annotated[str, Field(description="delete or rename.", examples=["rename"])]
+    task_id: Annotated[Any, Field(description="The task's number.", examples=[1])]
+    title: Annotated[str | None, Field(description="The task's title now.", examples=["buy milk"])]
+    new_title: Annotated[
+        str | None,
+        Field(
+            description="The title a rename gives it (null for a delete).",
+            examples=["buy oat milk"],
+        ),
+    ]
+    text: Annotated[
+        str,
+        Field(
+            description="The change in words, ready to show.",
+            examples=["Rename task 1: buy milk -> buy oat milk"],
+        ),
+    ]
+
+
 class Confirmation(TypedDict):
     """A destructive action waiting for the user's yes or no, as the user is asked it."""
 
@@ -94,8 +125,25 @@ class Confirmation(TypedDict):
     prompt: Annotated[
         str,
         Field(
-            description="The question put to the user.",
+            description="The question put to the user (also the turn's reply).",
             examples=["Are you sure you want to delete task 3? (yes/no)"],
+        ),
+    ]
+    changes: Annotated[
+        list[ConfirmationChange],
+        Field(
+            description="What a yes will change, one entry a task, in the order asked.",
+            examples=[
+                [
+                    {
+                        "action": "delete",
+                        "task_id": 3,
+                        "title": "book dentist",
+                        "new_title": None,
+                        "text": "Delete task 3 - book dentist",
+                    }
+                ]
+            ],
         ),
     ]
 
@@ -111,6 +159,8 @@ class ConfirmationRequest(Confirmation):
     """How many times the question was put (an unclear answer puts it again)."""
     missing: dict[str, str]
     """Calls left out of the question, their task not there: the error each one answers."""
+    titles: NotRequired[dict[str, str]]
+    """The title of each asked call's task when it was asked (by tool call id)."""
 
 
 class HistoryEntry(TypedDict):

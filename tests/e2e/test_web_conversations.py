@@ -109,3 +109,29 @@ def test_rename_then_delete_the_open_conversation(browser: Browser, tmp_path, vi
         expect(page).to_have_url(f"{server.url}/?c={first}")
         expect(page.locator("#chat-title")).to_have_text("Add buy milk")
         page.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_confirmation_card_names_what_will_change(browser: Browser, tmp_path, viewport):
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        page = browser.new_page(viewport=viewport)
+        page.goto(server.url + "/")
+        for text in ["Add buy milk", "Add water plants", "Add feed cat"]:
+            say(page, text)
+        say(page, "Rename task 1 to buy oat milk")
+        expect(page.locator("#confirm-prompt")).to_have_text(
+            "Rename task 1: buy milk -> buy oat milk?"
+        )
+        page.locator("#confirm-no").click()
+        expect(page.locator(".msg.assistant").last).to_contain_text("was not renamed")
+        expect(page.locator("#send")).to_be_enabled()
+        say(page, "Delete tasks 2 and 3")
+        expect(page.locator("#confirm-prompt")).to_have_text("Make these 2 changes?")
+        expect(page.locator("#confirm-changes li")).to_have_text(
+            ["Delete task 2 - water plants", "Delete task 3 - feed cat"]
+        )
+        expect(page.locator(".msg.assistant", has_text="Are you sure")).to_have_count(0)
+        page.reload()  # the card comes back, and still alone
+        expect(page.locator("#confirm-changes li")).to_have_count(2)
+        expect(page.locator(".msg.assistant", has_text="delete 2 tasks")).to_have_count(0)
+        page.close()

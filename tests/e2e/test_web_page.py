@@ -89,14 +89,19 @@ def conversation_id(page: Page) -> str:
     return parse_qs(urlparse(page.url).query)["c"][0]
 
 
+ANSWERED = """(before) => document.querySelectorAll('.msg.assistant:not(.streaming)').length
+    > before || !document.getElementById('confirm').hidden"""
+
+
 def say(page: Page, text: str) -> Locator:
-    """Type ``text`` and press Enter; wait until the answer is complete; the reply bubble."""
+    """Type ``text`` and press Enter; wait until the answer is complete (a reply bubble, or the
+    confirmation card, which asks its question alone); the last reply bubble.
+    """  # noqa: D205
     replies = page.locator(".msg.assistant")
     before = replies.count()
     page.locator("#message").fill(text)
     page.locator("#message").press("Enter")
-    expect(replies).to_have_count(before + 1)
-    expect(replies.last).not_to_have_class(re.compile(r"\bstreaming\b"))
+    page.wait_for_function(ANSWERED, arg=before)
     expect(page.locator("#send")).to_be_enabled()
     return replies.last
 
@@ -144,16 +149,21 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(task(page, "buy milk").locator(".visually-hidden")).to_have_text("(open)")
     expect(page.locator("#mission")).to_have_text("Add buy milk")
     expect(page.locator("#plan .plan-item.done")).to_have_count(1)
-    expect(page.locator(".event", has_text="create_todo_task(title: buy milk)")).to_be_visible()
+    created = page.locator(".event.tool", has_text="Created task 1: buy milk")
+    expect(created).to_be_visible()
+    expect(created.locator(".tool-detail")).to_be_hidden()  # folded until asked for
+    created.locator("summary").click()
+    expect(created.locator(".tool-detail")).to_contain_text("create_todo_task(title: buy milk)")
+    expect(page.locator(".event", has_text="Starting new query")).to_have_count(0)
 
     listed = say(page, "What's on my list?")
     expect(listed.locator(".text")).to_have_text("Your tasks:\n  1. [ ] buy milk")
 
     # A destructive step waits for a yes: the Yes button answers it.
     say(page, "Delete task 1")
-    expect(page.locator("#confirm-prompt")).to_have_text(
-        "Are you sure you want to delete task 1? (yes/no)"
-    )
+    expect(page.locator("#confirm-prompt")).to_have_text("Delete task 1 - buy milk?")
+    # The question is asked once, by the card, not again in a bubble.
+    expect(page.locator(".msg.assistant", has_text="Are you sure")).to_have_count(0)
     page.locator("#confirm-yes").click()
     expect(page.locator(".msg.user").last).to_have_text("You: yes")
     expect(page.locator(".msg.assistant").last).to_have_text("keel: Deleted task 1: buy milk")
@@ -172,6 +182,15 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator("#confirm")).to_be_hidden()
     expect(page.locator("#send")).to_be_enabled()
     expect(plumber).to_have_count(1)
+    # Nothing in the chat suggests the delete ran, live or after a reload.
+    deleted = page.locator(".event.tool", has_text=f"Deleted task {number}")
+    expect(deleted).to_have_count(0)
+    expect(page.locator(".msg.assistant").last).to_contain_text("was not deleted")
+    page.reload()
+    expect(page.locator(".msg.user").last).to_have_text("You: no")
+    expect(page.locator(".event.tool", has_text="Created task 1: buy milk")).to_have_count(1)
+    expect(deleted).to_have_count(0)
+    expect(page.locator(".event.tool", has_text="Deleted task 1: buy milk")).to_have_count(1)
     say(page, f"Complete task {number}")
     expect(plumber).to_have_class(re.compile(r"\bcompleted\b"))
     expect(plumber.locator(".visually-hidden")).to_have_text("(done)")
@@ -342,14 +361,13 @@ def test_at_phone_width_the_panels_fold_behind_toggles(browser: Browser, server:
     for text in ["Add buy milk", "Add call the plumber", "Add water the plants", "List"]:
         say(page, text)
 
-    # The Yes/No box takes room from the log, which stays at its end: the question in view.
+    # The Yes/No card takes room from the log, which stays at its end; the card names the task.
     say(page, "Delete task 1")
     expect(page.locator("#confirm")).to_be_visible()
     page.wait_for_function(LOG_AT_ITS_END, timeout=5000)
-    expect(page.locator(".msg.assistant").last).to_have_text(
-        "keel: Are you sure you want to delete task 1? (yes/no)"
-    )
-    expect(page.locator(".msg.assistant").last).to_be_in_viewport()
+    expect(page.locator("#confirm-prompt")).to_have_text("Delete task 1 - buy milk?")
+    expect(page.locator("#confirm")).to_be_in_viewport()
+    expect(page.locator(".msg.user").last).to_be_in_viewport()
 
     # An open panel covers the chat, which is inert meanwhile (Tab cannot reach it).
     page.locator("#toggle-details").click()

@@ -21,7 +21,7 @@ AT = datetime(2026, 11, 22, 10, tzinfo=UTC)
 EVENTS = [
     topic_changed("t1", "t2", "Add buy milk", "phrase", "new topic"),
     mission_reset("user_requested", "plan-1", AT)[0],
-    tool_called("create_todo_task", {"title": "buy milk"}, {"id": 1}),
+    tool_called("create_todo_task", {"title": "buy milk"}, {"id": 1}, "Created task 1: buy milk"),
     resumed(2, "Add buy milk", "token_budget", None),
     loop_limit(3, 3, ["Add buy milk"]),
     turn_stopped(1),
@@ -35,7 +35,7 @@ def test_each_builder_makes_the_documented_wire_shape():
         '{"type": "state_updated", "data": {"mission_reset": true, "reason": "user_requested", '
         '"previous_todolist_id": "plan-1"}}',
         '{"type": "tool_call", "data": {"name": "create_todo_task", "args": {"title": "buy milk"}, '
-        '"result": {"id": 1}}}',
+        '"result": {"id": 1}, "text": "Created task 1: buy milk"}}',
         '{"type": "resumed", "data": {"step": 2, "description": "Add buy milk", '
         '"reason": "token_budget", "backup_id": null}}',
         '{"type": "loop_limit", "data": {"loops": 3, "limit": 3, "open_items": ["Add buy milk"]}}',
