@@ -3,15 +3,19 @@
 Opens the database named by ``KEEL_DATABASE_URL`` (SQLite under ./.keel by default), creates or
 continues a conversation owned by ``--user``, and runs one graph turn per line typed. ``/state``
 shows where the conversation stands, ``/reset`` starts afresh (history kept: the graph takes the
-line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends the session; a
-pending confirmation survives the end of the process and is asked again on the next start.
+line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends the session at
+once; while a turn runs, the first Ctrl-C stops it (as the page's Stop does) and a second one ends
+the session. A pending confirmation survives the end of the process and is asked again on the next
+start. Replies wrap at word boundaries in a terminal; what tools did is told in their sentences.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
@@ -47,7 +51,7 @@ def describe_event(event: Event) -> str:
         back = event["data"]["reason"] == "returned"
         return f"{'Back to the topic' if back else 'New topic'}: {event['data']['title']}"
     if event["type"] == "tool_call":
-        return f"Tool {event['data']['name']}({event['data']['args']})"
+        return event["data"].get("text") or ""
     if event["type"] == "loop_limit":
         return f"Loop limit reached after {event['data']['loops']} rounds"
     if event["type"] == "resumed":
@@ -59,9 +63,13 @@ def describe_event(event: Event) -> str:
     return f"{event['type']}: {event['data']}"
 
 
-def _print_events(console: Console, events: Iterable[Event]) -> None:
+def _print_events(console: Console, events: Iterable[Event], verbose: bool) -> None:
+    """What the tools did, always; the other events with ``verbose``."""
     for event in events:
-        console.print(f"[dim]· {escape(describe_event(event))}[/dim]")
+        if event["type"] != "tool_call" and not verbose:
+            continue
+        if text := describe_event(event):
+            console.print(f"[dim]· {escape(text)}[/dim]")
 
 
 def _print_state(console: Console, state: Snapshot) -> None:
@@ -82,8 +90,7 @@ def _print_result(console: Console, result: TurnResult, verbose: bool) -> None:
     if result.recovered_reply:
         console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
         console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.recovered_reply)}")
-    if verbose:
-        _print_events(console, result.events)
+    _print_events(console, result.events, verbose)
     console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.reply)}")
 
 
@@ -131,6 +138,8 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
         waiting = (await snapshot(graph, cid))["pending_confirmation"]
         if waiting:
             console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")
+        # At the prompt Ctrl-C interrupts the read at once (not only once Enter is pressed).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         while True:
             try:
                 line = console.input("[bold]you>[/bold] ")
@@ -151,7 +160,8 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 )
                 continue
             try:
-                result = await _say(turns, cid, user_id, text, console)
+                with _ctrl_c_stops(turns, cid, console):
+                    result = await _say(turns, cid, user_id, text, console)
             except ConversationNotFound as exc:  # deleted from elsewhere meanwhile
                 console.print(f"[red]error:[/red] {exc}")
                 return 1
@@ -159,6 +169,32 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 _print_result(console, result, verbose)
     console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)
     return 0
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops(turns: Turns, cid: str, console: Console) -> Iterator[None]:
+    """While a turn runs, the first Ctrl-C asks it to stop; a second one ends the session."""
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+
+    def on_ctrl_c() -> None:
+        if turns.stop(cid):
+            console.print("[dim]· Stopping…[/dim]")
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.add_signal_handler(signal.SIGINT, quit_now)
+        else:
+            quit_now()
+
+    def quit_now() -> None:
+        if main is not None:
+            main.cancel()
+
+    loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 async def _say(

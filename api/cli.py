@@ -79,10 +79,11 @@ def chat_command(
     from keel.api.chat import chat
 
     configure_logging(level=log_level)
-    console = Console(highlight=False, soft_wrap=True)
+    console = Console(highlight=False)
+    console.soft_wrap = not console.is_terminal  # a terminal wraps at words; a pipe gets lines
     try:
         status = asyncio.run(chat(conversation, user, verbose, console))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         console.print("\nBye.")
         status = 0
     raise typer.Exit(status)

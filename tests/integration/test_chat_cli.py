@@ -53,7 +53,7 @@ def test_the_done_when_session_and_reopening_it(tmp_path):
 
 def test_verbose_shows_events_and_state_shows_the_plan(tmp_path):
     result = chat(tmp_path, ["Add buy milk", "Show all", "/state"], "--verbose")
-    assert "Tool create_todo_task" in result.stdout
+    assert "· Created task 1: buy milk" in result.stdout
     assert "Starting new query (previous task completed)" in result.stdout
     assert "mission: Show all" in result.stdout
     assert "1. [done] Show all" in result.stdout
