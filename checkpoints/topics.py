@@ -134,6 +134,13 @@ class TopicStore:
         )
         return [_from_row(r) for r in rows]
 
+    async def retitle(self, conversation_id: str, topic_id: str, title: str) -> None:
+        """Give a topic a new title (a reset's topic, once its first message names it)."""
+        await self.db.execute(
+            "UPDATE keel_topics SET title = :title WHERE id = :id AND conversation_id = :c",
+            {"title": title, "id": topic_id, "c": conversation_id},
+        )
+
     async def reopen(
         self, conversation_id: str, topic_id: str, previous_summary: str | None = None
     ) -> TopicRow:

@@ -13,6 +13,8 @@ from pydantic import Field
 
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.support.state import Topic, TopicRef
+from keel.nodes.topic import LAST_EXCHANGE
+from keel.tools.answers import answer_of
 
 ISO_TIME = "2026-11-22T10:00:00+00:00"
 
@@ -23,8 +25,8 @@ class TopicSegment(TopicRef):
     summary: Annotated[
         str | None,
         Field(
-            description="A short summary, set when the topic ended.",
-            examples=["Add buy milk. Last exchange: …"],
+            description="What was asked and done in it, set when the topic ended.",
+            examples=["Asked: Add buy milk. Done: Created task: buy milk"],
         ),
     ]
     started_at: Annotated[
@@ -44,12 +46,34 @@ def topic_ref(topic: Topic | None) -> TopicRef | None:
     return {"id": topic["id"], "title": topic["title"]} if topic else None
 
 
+def readable_summary(stored: str) -> str:
+    """A topic's stored summary (its title and last exchange) as what was asked and done.
+
+    The yes/no answers and the questions that asked for them are left out: "Asked: Delete
+    task 3. Done: Deleted task 3: book dentist".
+    """
+    title, _, said = stored.partition(LAST_EXCHANGE)
+    asked: list[str] = []
+    done = ""
+    for part in said.split("; ") if said else []:
+        role, _, text = part.partition(": ")
+        if role == "user" and answer_of(text) is None:
+            asked.append(text)
+        elif role == "assistant" and not text.startswith(QUESTIONS):
+            done = text
+    asked = asked or [title]
+    return f"Asked: {'; '.join(asked)}" + (f". Done: {done}" if done else "")
+
+
+QUESTIONS = ("Are you sure", "Please answer yes or no")
+
+
 def topic_segment(row: TopicRow) -> TopicSegment:
     """A row of the topic table as results show it."""
     return {
         "id": row.id,
         "title": row.title,
-        "summary": row.summary,
+        "summary": readable_summary(row.summary) if row.summary else None,
         "started_at": row.started_at.isoformat(),
         "ended_at": row.ended_at.isoformat() if row.ended_at else None,
         "is_active": row.is_active,

@@ -21,11 +21,10 @@ from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.events import mission_reset, topic_changed
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState
-from keel.nodes.topic import as_state_topic, start_topic
+from keel.nodes.topic import RESET_TITLE, as_state_topic, start_topic
 
 log = structlog.get_logger(__name__)
 
-RESET_TITLE = "Reset - New Conversation"
 RESET_REASON = "user_requested"
 RESET_MESSAGE = (
     "Conversation context has been reset. Starting fresh! Previous messages are preserved "

@@ -40,17 +40,22 @@ log = structlog.get_logger(__name__)
 
 LAST_EXCHANGE = ". Last exchange: "
 """Where a topic's summary turns from its title to what was said last (``summarize_topic``)."""
-TITLE_WORDS = 5
-TITLE_MAX_CHARS = 60
+TITLE_MAX_CHARS = 80
+RESET_TITLE = "Reset - New Conversation"
+"""The title of the topic a reset opens until its first message names it."""
 
 
 def topic_title(message: str) -> str:
-    """The first five words of ``message`` (at most 60 characters), with "..." when it was cut."""
-    words = message.split()
-    title = " ".join(words[:TITLE_WORDS])
-    if len(title) > TITLE_MAX_CHARS:
-        return title[:TITLE_MAX_CHARS].rstrip() + "..."
-    return f"{title}..." if len(words) > TITLE_WORDS else title or "(empty)"
+    """``message`` on one line, whole when it fits in 80 characters, else cut between words
+    with "..." (a single long word, a URL, is cut where it must).
+    """  # noqa: D205
+    title = " ".join(message.split())
+    if len(title) <= TITLE_MAX_CHARS:
+        return title or "(empty)"
+    cut = title[: TITLE_MAX_CHARS + 1].rsplit(" ", 1)[0]
+    if len(cut) > TITLE_MAX_CHARS or len(cut) < TITLE_MAX_CHARS // 2:
+        cut = title[:TITLE_MAX_CHARS]
+    return cut.rstrip() + "..."
 
 
 async def title_for(message: str, ctx: KeelContext) -> str:
@@ -194,6 +199,10 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
             runtime.stream_writer(event)
             log.info("topic_changed", score=shift.score, **event["data"])
         active = as_state_topic(row)
+    elif active["title"] == RESET_TITLE:  # the first message after a reset names its topic
+        title = await title_for(message, ctx)
+        await ctx.resources.topics.retitle(conversation, active["id"], title)
+        active = {**active, "title": title}
     changed = shift is not None
     if changed or history is None:  # a return reads its topic's own history, a new topic the last
         fresh = changed and shift is not None and shift.topic_id is None  # few messages

@@ -332,7 +332,8 @@ export function appendEvent(type, data, before) {
   }
   const text = eventText(type, data);
   if (!text) return;
-  if (type !== "tool_call") return appendNotice(text, "", before);
+  // A topic line is drawn as the log draws it after a reload: a divider.
+  if (type !== "tool_call") return appendNotice(text, type === "topic_changed" ? "divider" : "", before);
   dropEmptyNote();
   const detail = `${toolCallText(data.name, data.args)} → ${shorten(JSON.stringify(data.result))}`;
   const line = toolLine(text, detail);

@@ -254,6 +254,11 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
     expect(page.locator(".msg.assistant", has_text="Deleted task 1: buy milk")).to_have_count(1)
     expect(page.locator("#topics .topic")).to_have_count(3)
+    # ... and draws the topic lines as they were: the return to a topic is a return again.
+    expect(page.locator(".event.divider", has_text="New topic: Let's discuss")).to_have_count(1)
+    expect(
+        page.locator(".event.divider", has_text="Back to the topic: Add buy milk")
+    ).to_have_count(1)
 
     # A second conversation, then back to the first from the list (with Enter). Each entry is
     # titled by its first message and shows its latest below; a new one is "New conversation".

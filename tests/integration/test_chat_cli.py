@@ -87,7 +87,7 @@ def test_verbose_shows_a_topic_change_a_mission_reset_and_reset(tmp_path):
     result = chat(tmp_path, lines, "--verbose")
     out = result.stdout
     assert result.returncode == 0, result.stderr
-    assert "New topic: lets discuss the garden, add..." in out
+    assert "New topic: lets discuss the garden, add water the plants" in out
     assert "Starting new query (previous task completed)" in out
     assert "Created task: water the plants" in out
     assert "Mission reset (requested)" in out

@@ -76,7 +76,7 @@ def test_the_chat_describes_each_event_in_plain_words():
     assert [describe_event(e) for e in EVENTS] == [
         "New topic: Add buy milk",
         "Mission reset (requested)",
-        "Tool create_todo_task({'title': 'buy milk'})",
+        "Created task 1: buy milk",
         "Starting new session from step 2",
         "Loop limit reached after 3 rounds",
         "turn_stopped: {'loops': 1}",

@@ -82,13 +82,15 @@ def test_reset_command():
 @pytest.mark.parametrize(
     "message,title",
     [
-        ("lets discuss a change in the webui please", "lets discuss a change in..."),
+        ("lets discuss a change in the webui please", "lets discuss a change in the webui please"),
         ("Add buy milk", "Add buy milk"),
-        ("one two three four five", "one two three four five"),
+        ("  one two\nthree  ", "one two three"),
+        ("word " * 30, ("word " * 16).strip() + "..."),
+        ("x" * 100, "x" * 80 + "..."),
         ("", "(empty)"),
     ],
 )
-def test_title_is_the_first_five_words(message, title):
+def test_title_is_the_message_whole_when_it_fits(message, title):
     assert topic_title(message) == title
 
 
