@@ -112,6 +112,7 @@ class MessageLog:
                 "conversation_id": conversation_id,
                 "user_id": user_id,
                 "created_at": now,
+                "topic_id": None,
                 "tool_name": None,
                 "tool_call_id": None,
                 "opens_turn": False,
