@@ -94,6 +94,7 @@ async def test_a_fork_runs_its_own_tool_calls_and_a_replay_runs_none(keel):
 
     assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == titles
+    assert users(await active(keel, cid)) == ["Add apples", "Add plums"]  # found its branch
 
 
 async def test_a_forks_context_holds_its_own_branch_only(keel):
@@ -175,3 +176,24 @@ async def test_a_forked_turn_written_again_stays_on_its_branch_in_order(keel, ex
     expected = ["b:user", "b:tool", "b:reply"][: 2 + extra]
     assert [m.key for m in await keel.messages.history(cid, lineage=fork)] == expected
     assert [m.key for m in await keel.messages.history(cid, lineage=Lineage())] == ["a:user"]
+
+
+async def test_a_fork_of_a_fork_sees_both_branches_it_descends_from(keel):
+    cid, model, _ = await forked(keel)
+    model.replies += [create("kiwis"), AIMessage("Added kiwis.\nDONE: added")]
+    await say(keel, cid, "Add kiwis", model)
+    history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    plums = next(
+        s for s in history if not s.next and "Add plums" in [m.text for m in s.values["window"]]
+    )
+    model.replies += [create("limes"), AIMessage("Added limes.\nDONE: added")]
+    model.seen.clear()
+    await say(keel, cid, "Add limes", model, at=plums.config)
+
+    assert users(await active(keel, cid)) == ["Add apples", "Add plums", "Add limes"]
+    shown = "\n".join(str(m.content) for m in model.seen[0])
+    assert "plums" in shown and "kiwis" not in shown and "pears" not in shown
+    logged = users([(m.role, m.content) for m in await keel.messages.history(cid)])
+    assert sorted(logged) == sorted(
+        ["Add apples", "Add pears", "Add plums", "Add kiwis", "Add limes"]
+    )
