@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.support.agent_state import AgentState
 from keel.nodes.support.context import KeelContext
-from keel.nodes.support.lineage import next_turn_key
+from keel.nodes.support.lineage import next_turn_key, starting
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
 from keel.nodes.support.state import KeelState, bump, turn_start, unstreamed
@@ -45,7 +45,7 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     key = next_turn_key(state, stats["turns"], content, state.get("request_key"))
-    started: KeelState = {"stats": stats, "turn_key": key}
+    started: KeelState = {"stats": stats, "turn_key": key, **starting(state, stats["turns"])}
     return {
         "window": unstreamed(
             [

@@ -46,6 +46,15 @@ def branch_of(state: KeelState) -> Branch:
     return state.get("branch") or {"id": MAIN, "tip": None, "shares": []}
 
 
+def starting(state: KeelState, turn: int) -> KeelState:
+    """The branch update of a turn that starts: a state that has none (a conversation's first
+    turn, or one from before branches) is on the main branch, after the turns it counted.
+    """  # noqa: D205
+    if state.get("branch"):
+        return {}
+    return {"branch": {"id": MAIN, "tip": turn - 1, "shares": []}}
+
+
 def lineage(state: KeelState) -> Lineage:
     """The log rows this line of turns has written: what its readers may see."""
     branch = branch_of(state)

@@ -197,3 +197,19 @@ async def test_a_fork_of_a_fork_sees_both_branches_it_descends_from(keel):
     assert sorted(logged) == sorted(
         ["Add apples", "Add pears", "Add plums", "Add kiwis", "Add limes"]
     )
+
+
+async def test_a_fork_from_a_checkpoint_that_knows_no_branch_starts_after_its_turns(keel):
+    """A checkpoint written before branches were recorded: the turns it counted are its own."""
+    cid = str(uuid.uuid4())
+    model = creating("apples", "pears", "plums")
+    await say(keel, cid, "Add apples", model)
+    await say(keel, cid, "Add pears", model)
+    turn_1 = await end_of_turn(keel, cid, 1)
+    earlier = await keel.graph.aupdate_state(turn_1.config, {"branch": None}, as_node="response")
+    model.seen.clear()
+    await say(keel, cid, "Add plums", model, at=earlier)
+
+    shown = "\n".join(str(m.content) for m in model.seen[0])
+    assert "apples" in shown and "pears" not in shown
+    assert users(await active(keel, cid)) == ["Add apples", "Add plums"]
