@@ -14,7 +14,11 @@ turn), so a turn whose slot is already taken by another message (the other line'
 number) fails that one insert, and only then is the turn moved to its new branch
 (``keel.checkpoints.messages.MessageLog.append``). Rows are named by keys that follow the turn's
 lineage (its previous turn's key and its message), so writing a fork's rows never collides with
-the other line's, and a re-run of the same turn writes the same keys: nothing twice.
+the other line's, and a re-run of the same turn writes the same keys: nothing twice. A turn run
+again from the same checkpoint with the same message (and idempotency key) is that same turn, a
+replay, not a fork. Forks cost only the turn that starts one (a few statements, once); the parent
+and fork point live in each checkpoint's state, so no table repeats them and reading a lineage
+needs no lookup: its condition grows with the forks along its line, never with its turns.
 """
 
 from __future__ import annotations
