@@ -27,6 +27,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.support.context import KeelContext, conversation_id
 from keel.nodes.support.history import render_history
+from keel.nodes.support.lineage import turn_key
 from keel.nodes.support.markers import NUDGE_PREFIX
 from keel.nodes.support.model_call import answer_round
 from keel.nodes.support.models import ContextLengthExceeded
@@ -99,8 +100,7 @@ def model_input(state: KeelState, prompt: str) -> list[BaseMessage]:
 async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
     ctx = runtime.context
-    turn = (state.get("stats") or {}).get("turns", 0)
-    reply_id = f"{conversation_id(runtime)}:turn-{turn}:assistant-{state.get('loops', 0)}"
+    reply_id = f"{conversation_id(runtime)}:{turn_key(state)}:assistant-{state.get('loops', 0)}"
     try:  # the run's models take their DONE lines out: they never reach the window
         answered = await answer_round(
             state, runtime, model_input(state, ctx.resources.prompt), reply_id

@@ -52,7 +52,8 @@ async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str,
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
     update = completion(state, runtime)
     if update.get("turn_over"):
-        update["last_message_at"] = await flush(state, runtime, True, update.get("turn_note"))
+        update.update(await flush(state, runtime, True, update.get("turn_note")))
+        update["last_message_at"] = runtime.context.resources.clock().isoformat()
     return update
 
 

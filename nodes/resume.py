@@ -123,7 +123,7 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
     """Open a fresh window that picks up where the plan stands."""
     ctx = runtime.context
     reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
-    await flush(state, runtime)  # the old window's messages reach the log before it is dropped
+    logged = await flush(state, runtime)  # the old window's messages reach the log before it goes
     backup_id = await _backup(runtime, reason)
     todolist = state.get("todolist")
     from_step = max(todolist["steps_completed"], default=0) if todolist else 0
@@ -151,4 +151,5 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
         "next_step": None,
         "stats": bump(state.get("stats"), "total_resumes"),
         "audit": [entry],
+        **logged,
     }

@@ -274,12 +274,12 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             _decide(waiting, str(state["answer"]), needed, answers, tools)
         stand_ins = await _confirmed(last, state, runtime, answers)  # ask first ...
     except Ask as ask:
-        await flush(state, runtime)
+        logged = await flush(state, runtime)
         key = call_key(last, ask.request["tool_call_id"])
         asked = ask.request["asked"]
         await log_exchange(
             runtime,
-            state,
+            {**state, **logged},  # type: ignore[typeddict-item]
             f"ask:{key}" + (f":{asked}" if asked > 1 else ""),
             "assistant",
             ask.request["prompt"],
@@ -287,7 +287,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         log.info(
             "confirmation_asked", tool=ask.request["action"], tasks=len(ask.request["task_ids"])
         )
-        return {"awaiting": ask.request, "answer": None, "confirmations": answers}
+        return {"awaiting": ask.request, "answer": None, "confirmations": answers, **logged}
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
     update: dict[str, Any] = {"awaiting": None, "answer": None, "confirmations": {}}

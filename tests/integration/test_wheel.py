@@ -104,7 +104,7 @@ def test_console_script_migrates_a_database_from_the_installed_package(
     upgrade = subprocess.run(
         [keel, "db", "upgrade"], cwd=tmp_path, env=env, check=True, capture_output=True, text=True
     )
-    assert "schema: empty -> 0008" in upgrade.stdout
+    assert "schema: empty -> 0009" in upgrade.stdout
     assert database.exists()
 
 
