@@ -3,7 +3,7 @@
 Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``, ``keel db`` and the
 graph itself when a LangGraph server runs it (``keel.graphs.resources``). The graph's tunables are
 the defaults of a run; a run's context may override them
-(``keel.nodes.support.context.KeelContext``).
+(``keel.nodes.run_context.KeelContext``).
 
 ``for_serving`` refuses unsafe combinations: without API keys the server serves everyone as the user
 ``local``, so it must bind to 127.0.0.1 only.
@@ -18,13 +18,13 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from keel.checkpoints.urls import DEFAULT_DATABASE_URL
-from keel.nodes.support.context import LOCAL_USER, Tunables
-from keel.nodes.support.models import (
+from keel.nodes.models.chat import (
     DEFAULT_OPENAI_MODEL,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_SECONDS,
     ModelLimits,
 )
+from keel.nodes.run_context import LOCAL_USER, Tunables
 from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"

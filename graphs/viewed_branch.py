@@ -14,8 +14,8 @@ from typing import cast
 from keel.checkpoints.branches import Lineage
 from keel.graphs.builder import KeelGraph
 from keel.graphs.runner import thread_config
-from keel.nodes.support.lineage import lineage
-from keel.nodes.support.state import KeelState
+from keel.nodes.state.lineage import lineage
+from keel.nodes.state.schema import KeelState
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.commands import command_done, step_key
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import mission_reset, topic_changed
+from keel.nodes.events import mission_reset, topic_changed
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.commands import command_done, step_key
+from keel.nodes.state.schema import KeelState
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState
 from keel.nodes.topic import as_state_topic, start_topic
 
 log = structlog.get_logger(__name__)

@@ -20,14 +20,14 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import loop_limit, turn_stopped
+from keel.nodes.events import loop_limit, turn_stopped
+from keel.nodes.models.calls import seconds_left
+from keel.nodes.models.chat import said_done
+from keel.nodes.models.events import turn_timed_out
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.progress import close_open_steps
+from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.message_log import flush
-from keel.nodes.support.model_call import seconds_left
-from keel.nodes.support.model_events import turn_timed_out
-from keel.nodes.support.models import said_done
-from keel.nodes.support.progress import close_open_steps
-from keel.nodes.support.state import KeelState, open_items
 
 log = structlog.get_logger(__name__)
 

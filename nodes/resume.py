@@ -21,13 +21,13 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.nodes.assistant import model_input
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import audit_entry, resumed
-from keel.nodes.support.markers import RESUME_KWARG, SYNTHETIC
+from keel.nodes.events import audit_entry, resumed
+from keel.nodes.models.markers import RESUME_KWARG, SYNTHETIC
+from keel.nodes.models.tokens import count_tokens
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.schema import KeelState, bump, open_items, unstreamed
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, bump, open_items, unstreamed
-from keel.nodes.support.tokens import count_tokens
 
 log = structlog.get_logger(__name__)
 

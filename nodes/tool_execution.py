@@ -21,12 +21,10 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import tool_called
-from keel.nodes.support.message_log import flush, log_exchange
-from keel.nodes.support.previews import preview
-from keel.nodes.support.progress import close_step
-from keel.nodes.support.state import (
+from keel.nodes.events import tool_called
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.progress import close_step
+from keel.nodes.state.schema import (
     ConfirmationRequest,
     ItemStatus,
     KeelState,
@@ -34,6 +32,8 @@ from keel.nodes.support.state import (
     bump,
     unstreamed,
 )
+from keel.nodes.support.message_log import flush, log_exchange
+from keel.nodes.support.previews import preview
 from keel.tools.answers import answer_of, is_yes
 from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args

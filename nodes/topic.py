@@ -1,13 +1,13 @@
 """The topic_detect node: starts a new topic segment when the conversation changes course.
 
-The detector (``keel.nodes.support.shifts``) decides: a switch or correction phrase,
+The detector (``keel.nodes.context.topic_shifts``) decides: a switch or correction phrase,
 a silence longer than ``topic_gap_seconds``, or a message that no longer follows the active topic
 (the semantic signal) starts a new topic; a shift back to the subject of a closed topic reopens
 that one instead (reason ``returned``, its own history the context again). The old topic is ended
 with a summary; a new one is titled from its first message (by a model when one is configured).
 History is never deleted. The node also loads the earlier messages the model will see this turn
-(see ``keel.nodes.support.history``). It reads the log of the turn's own lineage
-(``keel.nodes.support.lineage``): a turn forked from an earlier checkpoint sees its branch only.
+(see ``keel.nodes.context.history``). It reads the log of the turn's own lineage
+(``keel.nodes.state.lineage``): a turn forked from an earlier checkpoint sees its branch only.
 """
 
 from __future__ import annotations
@@ -24,12 +24,8 @@ from langgraph.runtime import Runtime
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.support.context import KeelContext, Resources, conversation_id
-from keel.nodes.support.events import topic_changed
-from keel.nodes.support.history import load_history
-from keel.nodes.support.lineage import lineage, turn_key
-from keel.nodes.support.previews import preview
-from keel.nodes.support.shifts import (
+from keel.nodes.context.history import load_history
+from keel.nodes.context.topic_shifts import (
     RETURN_CANDIDATES,
     Shift,
     assess,
@@ -37,7 +33,11 @@ from keel.nodes.support.shifts import (
     find_return,
     says_return,
 )
-from keel.nodes.support.state import HistoryEntry, KeelState, Topic
+from keel.nodes.events import topic_changed
+from keel.nodes.run_context import KeelContext, Resources, conversation_id
+from keel.nodes.state.lineage import lineage, turn_key
+from keel.nodes.state.schema import HistoryEntry, KeelState, Topic
+from keel.nodes.support.previews import preview
 
 log = structlog.get_logger(__name__)
 

@@ -37,8 +37,8 @@ from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.topic_result import topic_segment
 from keel.graphs.viewed_branch import viewed_branch
-from keel.nodes.support.events import StreamEvent
-from keel.nodes.support.state import TurnCommand
+from keel.nodes.events import StreamEvent
+from keel.nodes.state.schema import TurnCommand
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 MAX_PAGE = 1000

@@ -7,9 +7,9 @@ checkpoints only, so the log and a reloaded page show a turn as one exchange. A 
 written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
 before they pause (tool_execution: no answer yet) and when a turn ends (response): once or twice a
 turn. Replies enter the window without their DONE line
-(``keel.nodes.support.models.WithoutDoneLines``), so the log holds what the user sees. Rows go to
+(``keel.nodes.models.chat.WithoutDoneLines``), so the log holds what the user sees. Rows go to
 the state's branch of the log; a turn found to be a fork there is moved to a branch of its own,
-and ``flush`` returns the state update that records it (``keel.nodes.support.lineage``).
+and ``flush`` returns the state update that records it (``keel.nodes.state.lineage``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.lineage import logged, place, turn_key
-from keel.nodes.support.markers import SYNTHETIC
-from keel.nodes.support.state import KeelState
+from keel.nodes.models.markers import SYNTHETIC
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.lineage import logged, place, turn_key
+from keel.nodes.state.schema import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 

@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage
 
 from keel.checkpoints.branches import MAIN, Lineage, Segment, TurnPlace
 from keel.graphs.runner import thread_config
-from keel.nodes.support.lineage import lineage
+from keel.nodes.state.lineage import lineage
 from tests.unit.scripted import ScriptedModel
 
 NUMBERED = "functions.create_todo_task:0"

@@ -19,7 +19,7 @@ import hashlib
 from typing import Any
 
 from keel.checkpoints.branches import MAIN, Lineage, Segment, TurnPlace
-from keel.nodes.support.state import Branch, KeelState
+from keel.nodes.state.schema import Branch, KeelState
 
 DIGEST_CHARS = 16
 

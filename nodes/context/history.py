@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import LoggedMessage, MessageLog
-from keel.nodes.support.state import HistoryEntry
+from keel.nodes.state.schema import HistoryEntry
 
 CURRENT_MESSAGES = 6
 EARLIER_MESSAGES = 5

@@ -262,7 +262,7 @@ class KeelState(TypedDict, total=False):
     """Counters: turns, resumes, tool calls."""
     turn_key: str
     """The current turn's key: its number and a digest of the previous turn's key and its message
-    (``keel.nodes.support.lineage``). It names the turn's logged messages, topic and tool calls, so
+    (``keel.nodes.state.lineage``). It names the turn's logged messages, topic and tool calls, so
     a re-run names them again and a fork names them anew."""
     branch: Branch
     """Where this line of turns sits in the message log (none yet: the main branch, all of it)."""
