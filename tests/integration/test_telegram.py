@@ -258,3 +258,49 @@ def test_on_postgresql_through_a_database_restart():
             assert ann.says("Add coffee")["text"] == "Created task: coffee"
             listing = ann.says("What's on my list?")["text"]
             assert listing.count("tea") == 1 and listing.count("coffee") == 1
+
+
+def test_webhook_mode_in_keel_serve(tmp_path):
+    import httpx
+
+    from tests.integration.server import keel_server
+    from tests.keel_process import run_keel
+
+    db = f"sqlite:///{tmp_path / 'keel.db'}"
+    secret = "webhook-secret_1"
+    with StubTelegram() as stub:
+        env = {
+            "KEEL_TELEGRAM_TOKEN": stub.token,
+            "KEEL_TELEGRAM_API_URL": stub.url,
+            "KEEL_TELEGRAM_WEBHOOK_SECRET": secret,
+        }
+        url = "https://keel.example/telegram/webhook"
+        registered = run_keel(db, ["telegram", "--webhook", url], **env)
+        assert registered.returncode == 0, registered.stderr
+        hook = stub.called("setWebhook")[0]
+        assert hook["url"] == url and hook["secret_token"] == secret
+        assert stub.token not in registered.stdout + registered.stderr
+        with keel_server(db, **env) as server:
+            stub.say(ANN, "Add buy milk")
+            update = stub.updates[-1]
+            endpoint = f"{server.url}/telegram/webhook"
+            refused = httpx.post(endpoint, json=update, timeout=60)
+            assert refused.status_code == 401 and not stub.sent
+            wrong = {"X-Telegram-Bot-Api-Secret-Token": "guess"}
+            assert httpx.post(endpoint, json=update, headers=wrong, timeout=60).status_code == 401
+            right = {"X-Telegram-Bot-Api-Secret-Token": secret}
+            assert httpx.post(endpoint, json=update, headers=right, timeout=60).status_code == 200
+            assert [m["text"] for m in stub.replies(ANN)] == ["Created task: buy milk"]
+            again = httpx.post(endpoint, json=update, headers=right, timeout=60)
+            assert again.status_code == 200  # Telegram sent it again: answered once
+            assert len(stub.replies(ANN)) == 1
+
+
+def test_webhook_path_is_not_found_without_the_settings(tmp_path):
+    import httpx
+
+    from tests.integration.server import keel_server
+
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        answer = httpx.post(f"{server.url}/telegram/webhook", json={"update_id": 1}, timeout=30)
+        assert answer.status_code == 404
