@@ -211,6 +211,22 @@ def test_a_restart_that_delivers_updates_again_doubles_nothing(bot):
     assert len(stub.sent) == sent + 1  # the old messages were not answered twice
 
 
+def test_a_bot_killed_before_its_reply_went_out_answers_after_the_restart(bot):
+    process, stub = bot
+    ann = Person(stub, ANN)
+    ann.says("/start")
+    stub.fail("sendMessage", *[BAD_GATEWAY] * 20)  # the reply cannot get out
+    stub.say(ANN, "Add tea")
+    stub.wait(lambda: ("sendMessage", 502) in stub.refused)  # the turn ran; its reply is stuck
+    process.process.kill()
+    process.process.wait()
+    stub.failures.clear()
+    seen = len(stub.replies(ANN))
+    process.start()  # Telegram delivers "Add tea" again: it was never confirmed
+    assert stub.next_reply(ANN, seen)["text"] == "Created task: tea"
+    assert ann.says("What's on my list?")["text"].count("tea") == 1
+
+
 def test_rate_limits_and_network_errors_are_ridden_out(bot):
     process, stub = bot
     ann = Person(stub, ANN)
