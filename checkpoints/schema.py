@@ -142,3 +142,17 @@ backups = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Index("ix_keel_backups_conversation", "conversation_id", "created_at"),
 )
+
+telegram_chats = sa.Table(
+    "keel_telegram_chats",
+    metadata,
+    sa.Column("chat_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("telegram_user_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("conversation_id", sa.String(36), nullable=False),
+    sa.Column("answered_update_id", sa.BigInteger, nullable=True),
+    sa.Column("question_message_id", sa.BigInteger, nullable=True),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_keel_telegram_chats_conversation", "conversation_id"),
+)
+"""Per Telegram chat and member: the active conversation, the last update answered, and the
+message whose Yes / No buttons wait for an answer."""
