@@ -128,9 +128,6 @@ async def test_kills_under_eight_clients_on_one_conversation_double_nothing(dura
                     break
     finally:
         server.close()
-    print(
-        f"kills: {server.kills}, acknowledged: {len(acknowledged)}, tasks: {sum(titles.values())}"
-    )
     assert server.kills >= 5, server.kills
     assert len(acknowledged) >= ACKNOWLEDGED
     doubled = {title: n for title, n in titles.items() if n > 1}
