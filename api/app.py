@@ -3,7 +3,8 @@
 The graph is compiled inside the lifespan with the checkpointer from ``open_checkpointer``. The
 interactive API page is at /docs (Swagger UI) and /redoc, both served from the installed
 ``fastapi-offline`` package, so they work with no network; the schema is at /openapi.json. The
-todo tools are served over MCP at /mcp/. The chat page (``keel.api.web``) is at /, its files under
+todo tools are served over MCP at /mcp/; Telegram's updates, in webhook mode, at /telegram/webhook
+(``keel.api.telegram.webhook``). The chat page (``keel.api.web``) is at /, its files under
 /web/: a client of the public API like any other.
 
 Every request passes ``keel.api.request_guard`` (host, key, body size) before any route reads it,
@@ -29,6 +30,7 @@ from keel.api.routers import conversations, health, metrics, tasks, web, ws
 from keel.api.schemas import STREAM_PARTS
 from keel.api.security_headers import SecurityHeaders
 from keel.api.service import open_service
+from keel.api.telegram import webhook as telegram_webhook
 from keel.graphs.settings import Settings
 from keel.tools.todo import TODO_TOOLS
 
@@ -57,8 +59,13 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.metrics_dir:  # a worker of ``keel serve --workers N`` starts
             retire_dead_workers(settings.metrics_dir)
-        async with open_service(settings, tools) as service, mcp.session_manager.run():
+        async with (
+            open_service(settings, tools) as service,
+            telegram_webhook.opened_webhook(settings, service.turns) as telegram,
+            mcp.session_manager.run(),
+        ):
             app.state.service = service
+            app.state.telegram = telegram
             yield
 
     app = FastAPIOffline(
@@ -70,7 +77,7 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
         redoc_url=REFERENCE_PAGES[1],
     )
     install_error_handlers(app)
-    routers = (conversations, tasks, ws, health, metrics, web)
+    routers = (conversations, tasks, ws, health, metrics, web, telegram_webhook)
     for router in (r.router for r in routers):
         app.include_router(router)
     app.openapi = lambda: with_stream_parts(app)  # type: ignore[method-assign]

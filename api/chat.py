@@ -30,7 +30,7 @@ from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turn import Turns
-from keel.nodes.support.events import Event
+from keel.nodes.events import Event
 from keel.tools.todo import TODO_TOOLS
 
 CHAT_WAIT_SECONDS = 30

@@ -87,3 +87,39 @@ def chat_command(
         console.print("\nBye.")
         status = 0
     raise typer.Exit(status)
+
+
+@app.command("telegram")
+def telegram_command(
+    webhook: Annotated[
+        str | None,
+        typer.Option(
+            help="Register this https URL (ending in /telegram/webhook) as the bot's webhook, "
+            "for `keel serve` to take the updates, and exit."
+        ),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "info",
+) -> None:
+    """Run keel as a Telegram bot (KEEL_TELEGRAM_TOKEN; long polling unless --webhook)."""
+    try:
+        from keel.api.telegram.polling import run_polling
+        from keel.api.telegram.setup import register_webhook
+    except ImportError:
+        Console(stderr=True).print(
+            "[red]keel telegram needs its extra:[/red] pip install 'keel[telegram]'"
+        )
+        raise typer.Exit(2) from None
+    from keel.graphs.settings import Settings
+
+    configure_logging(level=log_level)
+    try:
+        settings = Settings()
+        settings.telegram_users  # noqa: B018 - refuse an allow-list that is not ids, now
+        if settings.telegram_token is None:
+            raise ValueError("KEEL_TELEGRAM_TOKEN is not set: get a bot token from @BotFather")
+    except ValueError as exc:
+        Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if webhook is not None:
+        raise typer.Exit(asyncio.run(register_webhook(settings, webhook)))
+    raise typer.Exit(asyncio.run(run_polling(settings)))

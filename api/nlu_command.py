@@ -26,7 +26,7 @@ from keel.api.service import Service, open_service
 from keel.graphs.runner import thread_config
 from keel.graphs.settings import Settings
 from keel.graphs.turn import run_turn
-from keel.nodes.support.decisions import REPLY_KIND
+from keel.nodes.models.decisions import REPLY_KIND
 from keel.tools.todo import TODO_TOOLS
 
 nlu_app = typer.Typer(help="Language understanding: how keel reads what people write.")

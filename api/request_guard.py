@@ -11,6 +11,8 @@ buffered beyond the limit:
   before it opens (HTTP 403).
 - With keys, a request to the API (/v1, /mcp, /metrics), and any request that carries a body, must
   carry a valid key: 401 before a byte of its body is read.
+- Telegram's webhook (``/telegram/webhook``) carries Telegram's secret token instead of a key:
+  401 before its body is read when the token is missing or wrong.
 - A body larger than ``KEEL_MAX_BODY_BYTES`` is answered 413: at once when its Content-Length says
   so, else as soon as what arrived passes the limit. A body within it is read whole, then handed
   on, so nothing parses a body that has not passed.
@@ -21,6 +23,7 @@ client stops sending it.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -32,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from keel.api.deps import user_for
 from keel.api.errors import APIError, error_body
 from keel.api.service import Service
+from keel.api.telegram import SECRET_HEADER, WEBHOOK_PATH
 from keel.graphs.settings import Settings
 
 KEYED_PATHS = ("/v1/", "/mcp", "/metrics")
@@ -102,6 +106,8 @@ class RequestGuard:
         self.local = not settings.keys
         self.names = settings.host_names
         self.limit = settings.body_limit
+        secret = settings.telegram_webhook_secret
+        self.webhook_secret = secret.get_secret_value().encode() if secret else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, or answer it without reading its body."""
@@ -120,7 +126,9 @@ class RequestGuard:
             return
         body = has_body(headers)
         try:
-            if not self.local and (body or scope["path"].startswith(KEYED_PATHS)):
+            if scope["path"] == WEBHOOK_PATH:
+                self._check_webhook_secret(headers)
+            elif not self.local and (body or scope["path"].startswith(KEYED_PATHS)):
                 await user_for(self.service(), HTTPConnection(scope))
             if body and (declared_size(headers) or 0) > self.limit:
                 raise too_large(self.limit)
@@ -131,6 +139,14 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         await self._read_then_pass(scope, receive, send)
+
+    def _check_webhook_secret(self, headers: Headers) -> None:
+        """Telegram's webhook carries the secret token instead of a key (401 without it)."""
+        if self.webhook_secret is None:
+            return  # not configured: the route answers 404
+        given = headers.get(SECRET_HEADER, "").encode()
+        if not hmac.compare_digest(given, self.webhook_secret):
+            raise APIError(401, "unauthorized", f"a missing or wrong {SECRET_HEADER}")
 
     async def _read_then_pass(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read the body up to the limit (413 past it), then hand it on as it came."""

@@ -2,7 +2,7 @@
 
 The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as they are; the
 schema of a streamed event is derived from the graph's event union
-(``keel.nodes.support.events.StreamEvent``), its parts added to the OpenAPI components.
+(``keel.nodes.events.StreamEvent``), its parts added to the OpenAPI components.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from keel.graphs.topic_result import TopicSegment
-from keel.nodes.support.events import StreamEvent
+from keel.nodes.events import StreamEvent
 
 KEY_PATTERN = r"^[\x21-\x7e]+$"
 """An idempotency key: 1 to 200 visible ASCII characters."""

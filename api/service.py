@@ -28,7 +28,7 @@ from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
 from keel.graphs.settings import Settings
 from keel.graphs.turn import Turns
-from keel.nodes.support.context import KeelContext, Resources
+from keel.nodes.run_context import KeelContext, Resources
 
 
 @dataclass

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.plain_server import SQLITE_PRAGMAS  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.runner import RESULT_KEYS, STREAM_MODES  # noqa: E402
-from keel.nodes.support.state import KeelState, TurnInput, TurnOutput  # noqa: E402
+from keel.nodes.state.schema import KeelState, TurnInput, TurnOutput  # noqa: E402
 
 
 def build(saver: BaseCheckpointSaver) -> Any:

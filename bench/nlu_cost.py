@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 
-from keel.nodes.support.decisions import decide  # noqa: E402
+from keel.nodes.models.decisions import decide  # noqa: E402
 from keel.tools import matching, understanding  # noqa: E402
 from keel.tools.todo import TODO_TOOLS  # noqa: E402
 

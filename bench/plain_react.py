@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from keel.nodes.support.rule_model import RuleBasedChatModel
+from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from keel.nodes.support import embeddings  # noqa: E402
-from keel.nodes.support.shifts import (  # noqa: E402
+from keel.nodes.context import embeddings  # noqa: E402
+from keel.nodes.context.topic_shifts import (  # noqa: E402
     RECENT,
     RETURN_CANDIDATES,
     assess,

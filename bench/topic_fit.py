@@ -2,7 +2,7 @@
 
 Reads JSON lines ``{"id", "turns", "labels"}`` (``bench/topic_corpus.py`` makes them from public
 corpora; ``bench/data/topics_dev.jsonl`` is keel's own), computes every turn's features exactly
-as the detector does (``keel.nodes.support.shifts.features``, the previous four turns as the
+as the detector does (``keel.nodes.context.topic_shifts.features``, the previous four turns as the
 topic's recent messages), fits a logistic regression (numpy, L2), and prints the weights to put
 in ``WEIGHTS`` with their feature names.
 
@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from keel.nodes.support.embeddings import load_embedder  # noqa: E402
-from keel.nodes.support.shifts import FEATURES, RECENT, features  # noqa: E402
+from keel.nodes.context.embeddings import load_embedder  # noqa: E402
+from keel.nodes.context.topic_shifts import FEATURES, RECENT, features  # noqa: E402
 
 
 def rows(paths: list[str]) -> tuple[np.ndarray, np.ndarray]:

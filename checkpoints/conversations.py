@@ -6,8 +6,8 @@ answers a client reads the table (``require``); a turn checks in the statement t
 lock (``keel.checkpoints.locks``), so a conversation deleted by any process is gone at once for
 all of them. Only the graph's own claim on a thread (``claim``, at every node) trusts an owner
 read a short while ago. Deleting removes everything of the conversation in one transaction: its
-checkpoints and backups (when they live in this database), log, topics, keyed requests and the
-conversation itself; the user's tasks stay.
+checkpoints and backups (when they live in this database), log, topics, keyed requests, the
+Telegram chats it is active in and the conversation itself; the user's tasks stay.
 """
 
 from __future__ import annotations
@@ -48,7 +48,13 @@ MATCHING = (
 )
 """Conversations whose name, or a message of the user or keel, holds the words searched for."""
 ONE = " AND c.id = :id"
-ERASED = ("keel_messages", "keel_topics", "keel_backups", "keel_requests")
+ERASED = (
+    "keel_messages",
+    "keel_topics",
+    "keel_backups",
+    "keel_requests",
+    "keel_telegram_chats",
+)
 """keel's tables with rows of a conversation, deleted with it (the tasks are the user's)."""
 
 

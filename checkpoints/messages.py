@@ -3,9 +3,11 @@
 ``keel_messages`` is append-only. Each row has a ``message_key`` unique within its conversation, so
 writing the same message again (a node re-run after a crash, a retried flush) changes nothing; a
 key that already holds another user's message is an error (``LogKeyTaken``), never skipped.
-Reads are bounded by an index on (conversation_id, topic_id, id): a turn's reads cost the same at
-turn 1000 as at turn 10. Written by the graph's nodes and the turn runner; read by the context
-builder, topic detection and the API.
+Rows carry the branch and turn that wrote them; a turn forked from an earlier checkpoint is moved
+to a branch of its own as its first rows are written, and reads take the rows of one lineage
+(``keel.checkpoints.branches``). Reads are bounded by an index on (conversation_id, topic_id, id):
+a turn's reads cost the same at turn 1000 as at turn 10. Written by the graph's nodes and the turn
+runner; read by the context builder, topic detection and the API.
 """
 
 from __future__ import annotations
@@ -14,18 +16,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from keel.checkpoints.branches import MAIN, Lineage, TurnPlace
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.database import Database, Row, read_json, read_time
+from keel.checkpoints.database import Database, Row, Session, read_json, read_time
 
 COLUMNS = (
     "conversation_id, message_key, user_id, role, content, topic_id, created_at, tool_name, "
-    "tool_call_id, tool_calls"
+    "tool_call_id, tool_calls, branch, turn, opens_turn"
 )
 INSERT = (
     f"INSERT INTO keel_messages ({COLUMNS}) VALUES (:conversation_id, :message_key, :user_id, "
-    ":role, :content, :topic_id, :created_at, :tool_name, :tool_call_id, :tool_calls) "
-    "ON CONFLICT (conversation_id, message_key) DO NOTHING"
+    ":role, :content, :topic_id, :created_at, :tool_name, :tool_call_id, :tool_calls, :branch, "
+    ":turn, :opens_turn) ON CONFLICT DO NOTHING"
 )
+"""A row whose key is written already, or a turn's opening message whose slot on its branch is
+taken (a fork: ``MessageLog.append`` moves the turn), is skipped."""
 
 
 class LogKeyTaken(RuntimeError):
@@ -85,31 +90,87 @@ class MessageLog:
         self.db = db
         self.clock = clock
 
-    async def append(self, conversation_id: str, user_id: str, rows: list[dict[str, Any]]) -> None:
-        """Write ``rows`` (message_key, role, content, topic_id, tool fields) in order, once."""
+    async def append(
+        self,
+        conversation_id: str,
+        user_id: str,
+        rows: list[dict[str, Any]],
+        place: TurnPlace | None = None,
+    ) -> str:
+        """Write ``rows`` (message_key, role, content, topic_id, tool fields) in order, once.
+
+        ``place`` is the turn that writes them (none: the main branch, no turn); a row with
+        ``opens_turn`` is the turn's own message. Returns the branch the rows are on: ``place``'s,
+        or the branch a forked turn was moved to (see ``_settle``).
+        """
+        branch = place.branch if place else MAIN
         if not rows:
-            return
+            return branch
         now = self.db.time(self.clock())
         full = [
             {
                 "conversation_id": conversation_id,
                 "user_id": user_id,
                 "created_at": now,
+                "topic_id": None,
                 "tool_name": None,
                 "tool_call_id": None,
+                "opens_turn": False,
                 **row,
                 "tool_calls": self.db.json(row.get("tool_calls")),
+                "branch": branch,
+                "turn": place.turn if place else None,
             }
             for row in rows
         ]
-        if await self.db.executemany(INSERT, full) < len(full):
-            await self._check_keys(conversation_id, user_id, [r["message_key"] for r in full])
+        async with self.db.transaction() as tx:
+            if await tx.executemany(INSERT, full) == len(full):
+                return branch
+            keys = [r["message_key"] for r in full]
+            await self._check_keys(tx, conversation_id, user_id, keys)
+            opening = next((r for r in full if r["opens_turn"]), None)
+            if place is None or opening is None:
+                return branch
+            return await self._settle(tx, place, full, opening)
 
-    async def _check_keys(self, conversation_id: str, user_id: str, keys: list[str]) -> None:
+    async def _settle(
+        self, tx: Session, place: TurnPlace, rows: list[dict[str, Any]], opening: dict[str, Any]
+    ) -> str:
+        """The branch a turn's rows belong on, when its opening message was not written.
+
+        Either the message was written before (a re-run: the turn stays where that run put it),
+        or the turn's slot on its branch holds another turn's message: the turn is a fork, and
+        starts ``place.fork``. This batch's rows (none of them visible yet) are then written
+        there instead, in their order.
+        """
+        params = {"c": opening["conversation_id"], "k": opening["message_key"]}
+        found = await tx.fetchone(
+            "SELECT branch FROM keel_messages WHERE conversation_id = :c AND message_key = :k",
+            params,
+        )
+        branch = found["branch"] if found else place.fork
+        if branch == place.branch:
+            return branch
+        marks = ", ".join(f":k{n}" for n in range(len(rows)))
+        await tx.execute(
+            "DELETE FROM keel_messages WHERE conversation_id = :c AND branch = :b "
+            f"AND message_key IN ({marks})",
+            {
+                **params,
+                "b": place.branch,
+                **{f"k{n}": r["message_key"] for n, r in enumerate(rows)},
+            },
+        )
+        await tx.executemany(INSERT, [{**r, "branch": branch} for r in rows])
+        return branch
+
+    async def _check_keys(
+        self, tx: Session, conversation_id: str, user_id: str, keys: list[str]
+    ) -> None:
         """Raise LogKeyTaken when a key already written is another user's, not a re-run's."""
         marks = ", ".join(f":k{n}" for n in range(len(keys)))
         params = {"c": conversation_id, "u": user_id, **{f"k{n}": k for n, k in enumerate(keys)}}
-        row = await self.db.fetchone(
+        row = await tx.fetchone(
             "SELECT message_key FROM keel_messages WHERE conversation_id = :c AND user_id <> :u "
             f"AND message_key IN ({marks}) LIMIT 1",
             params,
@@ -117,12 +178,13 @@ class MessageLog:
         if row is not None:
             raise LogKeyTaken(conversation_id, row["message_key"])
 
-    async def last_message_at(self, conversation_id: str) -> datetime | None:
-        """When the conversation's latest logged message was written."""
+    async def last_message_at(
+        self, conversation_id: str, lineage: Lineage | None = None
+    ) -> datetime | None:
+        """When the conversation's latest logged message (of ``lineage``, if given) was written."""
+        where, params = self._where(conversation_id, None, lineage)
         row = await self.db.fetchone(
-            "SELECT created_at FROM keel_messages WHERE conversation_id = :c "
-            "ORDER BY id DESC LIMIT 1",
-            {"c": conversation_id},
+            f"SELECT created_at FROM keel_messages WHERE {where} ORDER BY id DESC LIMIT 1", params
         )
         return read_time(row["created_at"]) if row else None
 
@@ -133,9 +195,10 @@ class MessageLog:
         topic_id: str | None = None,
         limit: int = 20,
         exclude_roles: tuple[str, ...] = (),
+        lineage: Lineage | None = None,
     ) -> list[LoggedMessage]:
-        """The latest ``limit`` messages (of one topic, if given), oldest first."""
-        where, params = self._where(conversation_id, topic_id)
+        """The latest ``limit`` messages (of one topic, of one lineage, if given), oldest first."""
+        where, params = self._where(conversation_id, topic_id, lineage)
         for n, role in enumerate(exclude_roles):
             where += f" AND role <> :role{n}"
             params[f"role{n}"] = role
@@ -152,9 +215,10 @@ class MessageLog:
         topic_id: str | None = None,
         after_id: int = 0,
         limit: int = 1000,
+        lineage: Lineage | None = None,
     ) -> list[LoggedMessage]:
-        """Messages in the order they were written, optionally of one topic, paged by id."""
-        where, params = self._where(conversation_id, topic_id)
+        """Messages in the order they were written, optionally of one topic or lineage, by id."""
+        where, params = self._where(conversation_id, topic_id, lineage)
         rows = await self.db.fetch(
             f"SELECT * FROM keel_messages WHERE {where} AND id > :after ORDER BY id LIMIT :limit",
             {**params, "after": after_id, "limit": limit},
@@ -169,9 +233,13 @@ class MessageLog:
         newest_first: bool = False,
         cursor: int | None = None,
         limit: int = 1000,
+        lineage: Lineage | None = None,
     ) -> list[LoggedMessage]:
-        """One page of the log in id order (or newest first), starting past ``cursor``'s id."""
-        where, params = self._where(conversation_id, topic_id)
+        """One page of the log in id order (or newest first), starting past ``cursor``'s id.
+
+        With ``lineage``, only its rows: the branch being viewed.
+        """
+        where, params = self._where(conversation_id, topic_id, lineage)
         if cursor is not None:
             where += " AND id < :cursor" if newest_first else " AND id > :cursor"
             params["cursor"] = cursor
@@ -183,7 +251,15 @@ class MessageLog:
         return [_from_row(r) for r in rows]
 
     @staticmethod
-    def _where(conversation_id: str, topic_id: str | None) -> tuple[str, dict[str, Any]]:
-        if topic_id is None:
-            return "conversation_id = :c", {"c": conversation_id}
-        return "conversation_id = :c AND topic_id = :t", {"c": conversation_id, "t": topic_id}
+    def _where(
+        conversation_id: str, topic_id: str | None, lineage: Lineage | None
+    ) -> tuple[str, dict[str, Any]]:
+        """The rows of the conversation, of one topic, of one lineage (none: every branch's)."""
+        params: dict[str, Any] = {"c": conversation_id}
+        where = "conversation_id = :c"
+        if topic_id is not None:
+            where += " AND topic_id = :t"
+            params["t"] = topic_id
+        if lineage is not None:
+            where += " AND " + lineage.where(params)
+        return where, params

@@ -82,11 +82,25 @@ messages = sa.Table(
     sa.Column("tool_name", sa.String(100), nullable=True),
     sa.Column("tool_call_id", sa.String(200), nullable=True),
     sa.Column("tool_calls", sa.JSON, nullable=True),
+    sa.Column("branch", sa.String(64), nullable=False, server_default="main"),
+    sa.Column("turn", sa.Integer, nullable=True),
+    sa.Column("opens_turn", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("conversation_id", "message_key", name="ux_keel_messages_key"),
     sa.Index("ix_keel_messages_topic", "conversation_id", "topic_id", "id"),
     sa.Index("ix_keel_messages_conversation", "conversation_id", "id"),
+    sa.Index(
+        "ux_keel_messages_turn",
+        "conversation_id",
+        "branch",
+        "turn",
+        unique=True,
+        sqlite_where=sa.text("opens_turn"),
+        postgresql_where=sa.text("opens_turn"),
+    ),
     sqlite_autoincrement=True,
 )
+"""A row's ``branch`` and ``turn`` say which line of turns wrote it (``keel.checkpoints.branches``);
+a turn's own message ``opens_turn``, and holds the turn's one slot on its branch."""
 
 tool_results = sa.Table(
     "keel_tool_results",
@@ -129,3 +143,17 @@ backups = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Index("ix_keel_backups_conversation", "conversation_id", "created_at"),
 )
+
+telegram_chats = sa.Table(
+    "keel_telegram_chats",
+    metadata,
+    sa.Column("chat_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("telegram_user_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("conversation_id", sa.String(36), nullable=False),
+    sa.Column("answered_update_id", sa.BigInteger, nullable=True),
+    sa.Column("question_message_id", sa.BigInteger, nullable=True),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_keel_telegram_chats_conversation", "conversation_id"),
+)
+"""Per Telegram chat and member: the active conversation, the last update answered, and the
+message whose Yes / No buttons wait for an answer."""

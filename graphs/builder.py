@@ -42,10 +42,10 @@ from keel.nodes.reopen_topic import reopen_topic
 from keel.nodes.reset_conversation import reset_conversation
 from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
-from keel.nodes.support.agent_state import WAIT, AgentState, Target, path_map, validate_transition
-from keel.nodes.support.commands import BadCommand
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.state import (
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.commands import BadCommand
+from keel.nodes.state.machine import WAIT, AgentState, Target, path_map, validate_transition
+from keel.nodes.state.schema import (
     CommandName,
     ConfirmationRequest,
     HistoryEntry,

@@ -19,10 +19,10 @@ from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import Snapshot
 from keel.graphs.runner import snapshot, thread_config
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import audit_entry
-from keel.nodes.support.state import AuditEntry, KeelState
+from keel.nodes.events import audit_entry
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import AuditEntry, KeelState
 
 log = structlog.get_logger(__name__)
 

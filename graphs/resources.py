@@ -37,17 +37,17 @@ from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
-from keel.nodes.support.context import TUNABLES, KeelContext, Resources, Tunables
-from keel.nodes.support.embeddings import load_embedder
-from keel.nodes.support.models import (
+from keel.nodes.context.embeddings import load_embedder
+from keel.nodes.models.chat import (
     build_agent_model,
     build_fallback_model,
     build_title_model,
     system_prompt,
     without_done_lines,
 )
+from keel.nodes.models.tokens import load_encoding
+from keel.nodes.run_context import TUNABLES, KeelContext, Resources, Tunables
 from keel.nodes.support.planner import planning
-from keel.nodes.support.tokens import load_encoding
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
 from keel.tools.store import TaskStore

@@ -3,8 +3,8 @@
 The turn result (``TurnResult``), the snapshot of a conversation (``Snapshot``) and the answer to
 a reset (``ResetAnswer``, read from the reset command's turn result) are defined here and nowhere
 else: the API uses them as its response models, the CLI and the tests read them. Their parts are
-the graph's own types, used as they are: the events (``keel.nodes.support.events``), the
-confirmation (``keel.nodes.support.state``) and the topics (``keel.graphs.topic_result``).
+the graph's own types, used as they are: the events (``keel.nodes.events``), the
+confirmation (``keel.nodes.state.schema``) and the topics (``keel.graphs.topic_result``).
 ``turn_result`` and ``snapshot_of`` build them from the graph's values and interrupts;
 ``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot``. The snapshot and the
 reset answer are TypedDicts, read as mappings like the graph's own state; the turn result is a
@@ -23,9 +23,9 @@ from typing_extensions import TypedDict
 
 from keel.checkpoints.topics import TopicRow
 from keel.graphs.topic_result import TopicSegment, topic_ref, topic_segment
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.events import Event, ToolCallData
-from keel.nodes.support.state import Confirmation, Todolist, TopicRef
+from keel.nodes.events import Event, ToolCallData
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import Confirmation, Todolist, TopicRef
 
 CONVERSATION_ID = "6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"
 

@@ -25,12 +25,12 @@ from keel.checkpoints.topics import TopicRow
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
+from keel.nodes.events import STREAMED_ONLY, Event, StreamEvent, token
 from keel.nodes.response import pending_tool_calls
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import STREAMED_ONLY, Event, StreamEvent, token
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import TurnOutput, turn_start
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import TurnOutput, turn_start
 
 log = structlog.get_logger(__name__)
 

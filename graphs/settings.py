@@ -3,7 +3,7 @@
 Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``, ``keel db`` and the
 graph itself when a LangGraph server runs it (``keel.graphs.resources``). The graph's tunables are
 the defaults of a run; a run's context may override them
-(``keel.nodes.support.context.KeelContext``).
+(``keel.nodes.run_context.KeelContext``).
 
 ``for_serving`` refuses unsafe combinations: without API keys the server serves everyone as the user
 ``local``, so it must bind to 127.0.0.1 only.
@@ -11,23 +11,26 @@ the defaults of a run; a run's context may override them
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from keel.checkpoints.urls import DEFAULT_DATABASE_URL
-from keel.nodes.support.context import LOCAL_USER, Tunables
-from keel.nodes.support.models import (
+from keel.nodes.models.chat import (
     DEFAULT_OPENAI_MODEL,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_SECONDS,
     ModelLimits,
 )
+from keel.nodes.run_context import LOCAL_USER, Tunables
 from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"
+SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
+"""What Telegram takes as a webhook's secret token."""
 
 
 class UnsafeSettings(ValueError):
@@ -116,6 +119,23 @@ class Settings(BaseSettings, Tunables):
         default=20, ge=1, description="Open WebSockets a user may have on one server process."
     )
 
+    telegram_token: SecretStr | None = Field(
+        default=None, description="The Telegram bot's token (from BotFather): ``keel telegram``."
+    )
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        description="The Bot API server; requests go to {url}/bot{token}/{method}.",
+    )
+    telegram_allowed_users: str = Field(
+        default="",
+        description='Telegram user ids the bot answers ("123,456"); empty: everyone.',
+    )
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="With the token: ``keel serve`` takes Telegram's updates at /telegram/webhook, "
+        "each carrying this secret token (1 to 256 of A-Z, a-z, 0-9, _ and -).",
+    )
+
     log_level: str = Field(default="info", description="debug, info, warning or error.")
     log_format: Literal["console", "json"] | None = Field(
         default=None, description="Log lines as console text or JSON; default: console on a tty."
@@ -168,6 +188,16 @@ class Settings(BaseSettings, Tunables):
         description="Crash tests only: the process stops for good at this named point.",
     )
 
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _secret_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """Telegram takes 1 to 256 characters of A-Z, a-z, 0-9, _ and - as a secret token."""
+        if value is not None and not re.fullmatch(
+            r"[A-Za-z0-9_-]{1,256}", value.get_secret_value()
+        ):
+            raise ValueError("KEEL_TELEGRAM_WEBHOOK_SECRET: 1 to 256 of A-Z, a-z, 0-9, _ and -")
+        return value
+
     @property
     def token_model(self) -> str | None:
         """The model whose tokenizer counts the context budget; None: the estimate."""
@@ -194,6 +224,17 @@ class Settings(BaseSettings, Tunables):
         """Names the Host header may carry when no keys are set (lower case, no port)."""
         extra = (name.strip().lower().strip("[]") for name in self.allowed_hosts.split(","))
         return frozenset({"127.0.0.1", "localhost", "::1", self.host.lower(), *filter(None, extra)})
+
+    @property
+    def telegram_users(self) -> frozenset[int] | None:
+        """The Telegram user ids the bot answers; None: everyone."""
+        ids = [part.strip() for part in self.telegram_allowed_users.split(",") if part.strip()]
+        try:
+            return frozenset(int(i) for i in ids) if ids else None
+        except ValueError:
+            raise ValueError(
+                f"KEEL_TELEGRAM_ALLOWED_USERS must be Telegram user ids (numbers): {ids}"
+            ) from None
 
     @cached_property
     def keys(self) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """How results show topics: the active topic by id and title, and every segment in full.
 
-``TopicRef`` is the state's own (``keel.nodes.support.state``); ``TopicSegment`` adds what the
+``TopicRef`` is the state's own (``keel.nodes.state.schema``); ``TopicSegment`` adds what the
 topic table knows of a segment, and ``topic_segment`` reads it from a ``TopicRow``. The snapshot,
 the turn result and the API's answer to a reopen use them; the API documents them as they are.
 """
@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.support.state import Topic, TopicRef
+from keel.nodes.state.schema import Topic, TopicRef
 from keel.nodes.topic import LAST_EXCHANGE
 from keel.tools.answers import answer_of
 

@@ -48,9 +48,9 @@ from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import TurnResult, turn_result
 from keel.graphs.runner import EventSink, TurnStart, recover, stream_turn, thread_config
-from keel.nodes.support.context import KeelContext, Resources
+from keel.nodes.run_context import KeelContext, Resources
+from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import TurnCommand
 from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)

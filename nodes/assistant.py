@@ -5,7 +5,7 @@ message), the current turn's window and, when the response node sent it back wit
 answer, a short nudge naming what is still open. Tool calls left without results are given
 stand-in results first; a context-length refusal from the provider marks the context exhausted.
 The call itself is bounded, checked and, when the provider fails, taken over by the offline model
-(``keel.nodes.support.model_call``). A question the model asks with ``ask_user`` becomes the
+(``keel.nodes.models.calls``). A question the model asks with ``ask_user`` becomes the
 reply and the turn's ``pending_question``: the next message answers it.
 """
 
@@ -25,13 +25,14 @@ from langchain_core.messages import (
 )
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.history import render_history
-from keel.nodes.support.markers import NUDGE_PREFIX
-from keel.nodes.support.model_call import answer_round
-from keel.nodes.support.models import ContextLengthExceeded
+from keel.nodes.context.history import render_history
+from keel.nodes.models.calls import answer_round
+from keel.nodes.models.chat import ContextLengthExceeded
+from keel.nodes.models.markers import NUDGE_PREFIX
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.lineage import turn_key
+from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, open_items
 from keel.tools.ask_user import ASK_TOOL, question_of
 from keel.tools.calls import storable
 
@@ -99,8 +100,7 @@ def model_input(state: KeelState, prompt: str) -> list[BaseMessage]:
 async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
     ctx = runtime.context
-    turn = (state.get("stats") or {}).get("turns", 0)
-    reply_id = f"{conversation_id(runtime)}:turn-{turn}:assistant-{state.get('loops', 0)}"
+    reply_id = f"{conversation_id(runtime)}:{turn_key(state)}:assistant-{state.get('loops', 0)}"
     try:  # the run's models take their DONE lines out: they never reach the window
         answered = await answer_round(
             state, runtime, model_input(state, ctx.resources.prompt), reply_id

@@ -16,10 +16,10 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import mission_reset
+from keel.nodes.events import mission_reset
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.schema import KeelState, open_items, with_answer
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, open_items, with_answer
 
 log = structlog.get_logger(__name__)
 

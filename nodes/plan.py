@@ -15,11 +15,11 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.model_events import model_fallback
+from keel.nodes.models.events import model_fallback
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.schema import KeelState, Todolist
 from keel.nodes.support.planner import model_steps, phrase_steps
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, Todolist
 
 log = structlog.get_logger(__name__)
 

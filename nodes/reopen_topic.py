@@ -18,11 +18,12 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.commands import BadCommand, command_done
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import TopicReason, audit_entry, topic_changed
+from keel.nodes.events import TopicReason, audit_entry, topic_changed
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.commands import BadCommand, command_done
+from keel.nodes.state.lineage import lineage
+from keel.nodes.state.schema import KeelState
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState
 from keel.nodes.topic import as_state_topic, return_to_topic
 
 log = structlog.get_logger(__name__)
@@ -47,7 +48,8 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
         log.warning("topic_to_reopen_not_found", topic_id=preview(topic_id))
         message = NOT_FOUND
     else:
-        topic = await return_to_topic(ctx.resources, conversation, topic_id, previous)
+        seen = lineage(state)
+        topic = await return_to_topic(ctx.resources, conversation, topic_id, previous, seen)
         changed = topic_changed(previous["id"] if previous else None, topic.id, topic.title, REASON)
         runtime.stream_writer(changed)
         detail: dict[str, Any] = dict(changed["data"])

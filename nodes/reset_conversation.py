@@ -16,11 +16,12 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.commands import command_done, step_key
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import mission_reset, topic_changed
+from keel.nodes.events import mission_reset, topic_changed
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.commands import command_done, step_key
+from keel.nodes.state.lineage import lineage
+from keel.nodes.state.schema import KeelState
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState
 from keel.nodes.topic import RESET_TITLE, as_state_topic, start_topic
 
 log = structlog.get_logger(__name__)
@@ -38,7 +39,8 @@ async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) ->
     previous = state.get("topic")
     if previous is None and (row := await ctx.resources.topics.active(conversation)):
         previous = as_state_topic(row)
-    topic = await start_topic(ctx, conversation, RESET_TITLE, previous, step_key(runtime, "reset"))
+    key = step_key(runtime, "reset")
+    topic = await start_topic(ctx, conversation, RESET_TITLE, previous, key, lineage(state))
     previous_id = previous["id"] if previous else None
     runtime.stream_writer(topic_changed(previous_id, topic.id, topic.title, "user_reset"))
     todolist = state.get("todolist")

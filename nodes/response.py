@@ -20,14 +20,14 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import loop_limit, turn_stopped
+from keel.nodes.events import loop_limit, turn_stopped
+from keel.nodes.models.calls import seconds_left
+from keel.nodes.models.chat import said_done
+from keel.nodes.models.events import turn_timed_out
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.progress import close_open_steps
+from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.message_log import flush
-from keel.nodes.support.model_call import seconds_left
-from keel.nodes.support.model_events import turn_timed_out
-from keel.nodes.support.models import said_done
-from keel.nodes.support.progress import close_open_steps
-from keel.nodes.support.state import KeelState, open_items
 
 log = structlog.get_logger(__name__)
 
@@ -52,7 +52,8 @@ async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str,
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
     update = completion(state, runtime)
     if update.get("turn_over"):
-        update["last_message_at"] = await flush(state, runtime, True, update.get("turn_note"))
+        update.update(await flush(state, runtime, True, update.get("turn_note")))
+        update["last_message_at"] = runtime.context.resources.clock().isoformat()
     return update
 
 

@@ -21,13 +21,13 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.nodes.assistant import model_input
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.events import audit_entry, resumed
-from keel.nodes.support.markers import RESUME_KWARG, SYNTHETIC
+from keel.nodes.events import audit_entry, resumed
+from keel.nodes.models.markers import RESUME_KWARG, SYNTHETIC
+from keel.nodes.models.tokens import count_tokens
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.schema import KeelState, bump, open_items, unstreamed
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, bump, open_items, unstreamed
-from keel.nodes.support.tokens import count_tokens
 
 log = structlog.get_logger(__name__)
 
@@ -123,7 +123,7 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
     """Open a fresh window that picks up where the plan stands."""
     ctx = runtime.context
     reason = "context_length_error" if state.get("context_exhausted") else "token_budget"
-    await flush(state, runtime)  # the old window's messages reach the log before it is dropped
+    logged = await flush(state, runtime)  # the old window's messages reach the log before it goes
     backup_id = await _backup(runtime, reason)
     todolist = state.get("todolist")
     from_step = max(todolist["steps_completed"], default=0) if todolist else 0
@@ -151,4 +151,5 @@ async def resume(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
         "next_step": None,
         "stats": bump(state.get("stats"), "total_resumes"),
         "audit": [entry],
+        **logged,
     }

@@ -21,12 +21,10 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.events import tool_called
-from keel.nodes.support.message_log import flush, log_exchange
-from keel.nodes.support.previews import preview
-from keel.nodes.support.progress import close_step
-from keel.nodes.support.state import (
+from keel.nodes.events import tool_called
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.progress import close_step
+from keel.nodes.state.schema import (
     ConfirmationChange,
     ConfirmationRequest,
     ItemStatus,
@@ -35,6 +33,8 @@ from keel.nodes.support.state import (
     bump,
     unstreamed,
 )
+from keel.nodes.support.message_log import flush, log_exchange
+from keel.nodes.support.previews import preview
 from keel.tools.answers import answer_of, is_yes
 from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
@@ -296,12 +296,12 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             _decide(waiting, str(state["answer"]), needed, answers, tools)
         stand_ins = await _confirmed(last, state, runtime, answers)  # ask first ...
     except Ask as ask:
-        await flush(state, runtime)
+        logged = await flush(state, runtime)
         key = call_key(last, ask.request["tool_call_id"])
         asked = ask.request["asked"]
         await log_exchange(
             runtime,
-            state,
+            {**state, **logged},  # type: ignore[typeddict-item]
             f"ask:{key}" + (f":{asked}" if asked > 1 else ""),
             "assistant",
             ask.request["prompt"],
@@ -309,7 +309,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         log.info(
             "confirmation_asked", tool=ask.request["action"], tasks=len(ask.request["task_ids"])
         )
-        return {"awaiting": ask.request, "answer": None, "confirmations": answers}
+        return {"awaiting": ask.request, "answer": None, "confirmations": answers, **logged}
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
     update: dict[str, Any] = {"awaiting": None, "answer": None, "confirmations": {}}

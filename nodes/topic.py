@@ -1,12 +1,13 @@
 """The topic_detect node: starts a new topic segment when the conversation changes course.
 
-The detector (``keel.nodes.support.shifts``) decides: a switch or correction phrase,
+The detector (``keel.nodes.context.topic_shifts``) decides: a switch or correction phrase,
 a silence longer than ``topic_gap_seconds``, or a message that no longer follows the active topic
 (the semantic signal) starts a new topic; a shift back to the subject of a closed topic reopens
 that one instead (reason ``returned``, its own history the context again). The old topic is ended
 with a summary; a new one is titled from its first message (by a model when one is configured).
 History is never deleted. The node also loads the earlier messages the model will see this turn
-(see ``keel.nodes.support.history``).
+(see ``keel.nodes.context.history``). It reads the log of the turn's own lineage
+(``keel.nodes.state.lineage``): a turn forked from an earlier checkpoint sees its branch only.
 """
 
 from __future__ import annotations
@@ -20,13 +21,11 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
+from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.support.context import KeelContext, Resources, conversation_id
-from keel.nodes.support.events import topic_changed
-from keel.nodes.support.history import load_history
-from keel.nodes.support.previews import preview
-from keel.nodes.support.shifts import (
+from keel.nodes.context.history import load_history
+from keel.nodes.context.topic_shifts import (
     RETURN_CANDIDATES,
     Shift,
     assess,
@@ -34,7 +33,11 @@ from keel.nodes.support.shifts import (
     find_return,
     says_return,
 )
-from keel.nodes.support.state import HistoryEntry, KeelState, Topic
+from keel.nodes.events import topic_changed
+from keel.nodes.run_context import KeelContext, Resources, conversation_id
+from keel.nodes.state.lineage import lineage, turn_key
+from keel.nodes.state.schema import HistoryEntry, KeelState, Topic
+from keel.nodes.support.previews import preview
 
 log = structlog.get_logger(__name__)
 
@@ -73,9 +76,13 @@ async def title_for(message: str, ctx: KeelContext) -> str:
     return title[:TITLE_MAX_CHARS] or topic_title(message)
 
 
-async def summarize_topic(log_: MessageLog, conversation: str, topic: Topic) -> str:
-    """A short summary of a topic: its title and its last exchange."""
-    recent = await log_.recent(conversation, topic_id=topic["id"], limit=4, exclude_roles=("tool",))
+async def summarize_topic(
+    log_: MessageLog, conversation: str, topic: Topic, seen: Lineage | None = None
+) -> str:
+    """A short summary of a topic: its title and its last exchange (in the lineage ``seen``)."""
+    recent = await log_.recent(
+        conversation, topic_id=topic["id"], limit=4, exclude_roles=("tool",), lineage=seen
+    )
     said = "; ".join(f"{m.role}: {preview(m.content, 80)}" for m in recent if m.content)
     return f"{topic['title']}{LAST_EXCHANGE}{said}" if said else topic["title"]
 
@@ -102,28 +109,33 @@ async def start_topic(
     title: str,
     previous: Topic | None,
     topic_id: str | None = None,
+    seen: Lineage | None = None,
 ) -> TopicRow:
-    """End ``previous`` (with a summary) and start a new topic titled ``title``.
+    """End ``previous`` (with a summary of what ``seen`` holds of it) and start a new topic
+    titled ``title``.
 
     ``topic_id`` names the topic; starting it again (a replayed turn) changes nothing.
-    """
-    summary = (
-        await summarize_topic(ctx.resources.messages, conversation, previous) if previous else None
-    )
+    """  # noqa: D205
+    messages = ctx.resources.messages
+    summary = await summarize_topic(messages, conversation, previous, seen) if previous else None
     return await ctx.resources.topics.start(conversation, title, summary, topic_id)
 
 
 async def return_to_topic(
-    resources: Resources, conversation: str, topic_id: str, previous: Topic | None
+    resources: Resources,
+    conversation: str,
+    topic_id: str,
+    previous: Topic | None,
+    seen: Lineage | None = None,
 ) -> TopicRow:
-    """Make the earlier topic ``topic_id`` the active one again, ending ``previous`` (summed up).
+    """Make the earlier topic ``topic_id`` the active one again, ending ``previous`` (summed up
+    from what ``seen`` holds of it).
 
     The one way back to a topic: the topic_detect node's returns and the API's reopen both take
     it. Raises TopicNotFound when the conversation has no such topic.
-    """
-    summary = (
-        await summarize_topic(resources.messages, conversation, previous) if previous else None
-    )
+    """  # noqa: D205
+    messages = resources.messages
+    summary = await summarize_topic(messages, conversation, previous, seen) if previous else None
     return await resources.topics.reopen(conversation, topic_id, summary)
 
 
@@ -132,7 +144,7 @@ async def _last_message_at(
 ) -> datetime | None:
     if at := state.get("last_message_at"):
         return datetime.fromisoformat(at)
-    return await ctx.resources.messages.last_message_at(conversation)
+    return await ctx.resources.messages.last_message_at(conversation, lineage(state))
 
 
 def _just_chosen(state: KeelState, history: list[HistoryEntry]) -> bool:
@@ -157,7 +169,8 @@ async def _shift(
     shift = explicit_change(message, last_at, now, ctx.topic_gap_seconds)
     if active is None or shift is not None and not says_return(shift):
         return shift, None  # nothing to compare: a first message, or a change said outright
-    history = await load_history(resources.messages, conversation, active["id"], False, now)
+    seen = lineage(state)
+    history = await load_history(resources.messages, conversation, active["id"], False, now, seen)
     recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
     chosen = _just_chosen(state, history)
     embedder = None if chosen else resources.embedder
@@ -187,13 +200,14 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
         active = as_state_topic(row)
     shift, history = await _shift(state, ctx, conversation, active, now)
     if active is None or shift is not None:
+        seen = lineage(state)
         if shift is not None and shift.topic_id is not None:
-            row = await return_to_topic(ctx.resources, conversation, shift.topic_id, active)
+            row = await return_to_topic(ctx.resources, conversation, shift.topic_id, active, seen)
         else:
             title = await title_for(message, ctx)
-            turn = (state.get("stats") or {}).get("turns", 0)
-            topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:turn-{turn}"))
-            row = await start_topic(ctx, conversation, title, active, topic_id)
+            key = turn_key(state)
+            topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:{key}"))
+            row = await start_topic(ctx, conversation, title, active, topic_id, seen)
         if active is not None and shift is not None:
             event = topic_changed(active["id"], row.id, row.title, shift.reason, shift.phrase)
             runtime.stream_writer(event)
@@ -206,5 +220,7 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
     changed = shift is not None
     if changed or history is None:  # a return reads its topic's own history, a new topic the last
         fresh = changed and shift is not None and shift.topic_id is None  # few messages
-        history = await load_history(ctx.resources.messages, conversation, active["id"], fresh, now)
+        history = await load_history(
+            ctx.resources.messages, conversation, active["id"], fresh, now, lineage(state)
+        )
     return {"topic": active, "topic_changed": changed, "history": history}

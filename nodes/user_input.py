@@ -7,10 +7,11 @@ answered. While a destructive tool call waits for its confirmation (``awaiting``
 the answer: the state machine stays in TOOL_EXECUTION and the graph goes back there with it. This
 is how a plain new input on a paused thread resumes it, for any client; ``Command(resume=...)``
 does the same. Otherwise a new turn begins (USER_INPUT): a fresh window holding only the message
-(earlier turns live in the message log), the per-turn counters reset, the turn counted. The
-message id is derived from the turn number, so a re-run writes the same message, never a second
-one. The turn's time budget (``turn_seconds``) starts here, for a new turn and for the answer to
-a confirmation.
+(earlier turns live in the message log), the per-turn counters reset, the turn counted. The turn
+gets its key (``keel.nodes.state.lineage``), which names its message: a re-run writes the same
+message, never a second one, and a turn forked from an earlier checkpoint writes its own. The
+turn's time budget (``turn_seconds``) starts here, for a new turn and for the answer to a
+confirmation.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from langchain_core.messages import HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.commands import turn_command
-from keel.nodes.support.context import KeelContext, conversation_id
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.commands import turn_command
+from keel.nodes.state.lineage import next_turn_key, starting
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import KeelState, bump, turn_start, unstreamed
+from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState, bump, turn_start, unstreamed
 
 log = structlog.get_logger(__name__)
 
@@ -51,13 +54,15 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         return {"answer": content, "stop_requested": False, "turn_deadline": deadline}
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
+    key = next_turn_key(state, stats["turns"], content, state.get("request_key"))
+    started: KeelState = {"stats": stats, "turn_key": key, **starting(state, stats["turns"])}
     return {
         "window": unstreamed(
             [
                 RemoveMessage(id=REMOVE_ALL_MESSAGES),
-                HumanMessage(content, id=f"{conversation_id(runtime)}:turn-{stats['turns']}:user"),
+                HumanMessage(content, id=user_message_id(runtime, started)),
             ]
         ),
-        "stats": stats,
+        **started,
         **turn_start(agent_state=AgentState.USER_INPUT.value, turn_deadline=deadline),
     }

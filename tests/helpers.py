@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.database import Database
 from keel.checkpoints.migrate import revision_sync
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER, lines
-from keel.nodes.support.state import KeelState
+from keel.nodes.models.markers import DEFAULT_DONE_MARKER, lines
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import KeelState
 
 
 @asynccontextmanager

@@ -39,8 +39,9 @@ from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.topic_result import topic_segment
-from keel.nodes.support.events import StreamEvent
-from keel.nodes.support.state import TurnCommand
+from keel.graphs.viewed_branch import viewed_branch
+from keel.nodes.events import StreamEvent
+from keel.nodes.state.schema import TurnCommand
 from keel.tools.spec import tool_sentence
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
@@ -233,16 +234,23 @@ async def get_messages(
     """The immutable message log, a page at a time: ``Link: <...>; rel="next"`` when there is more.
 
     The next page starts after the last message of this one (``cursor`` = its id), in the same
-    order; ``X-Next-Cursor`` carries that id alone.
+    order; ``X-Next-Cursor`` carries that id alone. A conversation forked from an earlier
+    checkpoint shows the branch its newest checkpoint is on.
     """
+    viewed = await viewed_branch(service.graph, cid)
     topic_id = None
     if topic == "active":
-        active = await service.topics.active(cid)
+        active = viewed.topic_id or getattr(await service.topics.active(cid), "id", None)
         if active is None:
             return []
-        topic_id = active.id
+        topic_id = active
     page = await service.messages.page(
-        cid, topic_id=topic_id, newest_first=order == "newest", cursor=cursor, limit=limit + 1
+        cid,
+        topic_id=topic_id,
+        newest_first=order == "newest",
+        cursor=cursor,
+        limit=limit + 1,
+        lineage=viewed.lineage,
     )
     if len(page) > limit:
         page = page[:limit]

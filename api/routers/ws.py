@@ -29,7 +29,7 @@ from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import reset_answer
-from keel.nodes.support.events import StreamEvent
+from keel.nodes.events import StreamEvent
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 

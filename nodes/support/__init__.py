@@ -1,1 +1,1 @@
-"""What keel's nodes share: state, run context, chat models, events, the message log."""
+"""What the nodes share besides state, models and context: the message log, planning, previews."""

@@ -7,7 +7,9 @@ checkpoints only, so the log and a reloaded page show a turn as one exchange. A 
 written is left as it is, so flushing again after a crash or a re-run adds nothing. Nodes flush
 before they pause (tool_execution: no answer yet) and when a turn ends (response): once or twice a
 turn. Replies enter the window without their DONE line
-(``keel.nodes.support.models.WithoutDoneLines``), so the log holds what the user sees.
+(``keel.nodes.models.chat.WithoutDoneLines``), so the log holds what the user sees. Rows go to
+the state's branch of the log; a turn found to be a fork there is moved to a branch of its own,
+and ``flush`` returns the state update that records it (``keel.nodes.state.lineage``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.markers import SYNTHETIC
-from keel.nodes.support.state import KeelState
+from keel.nodes.models.markers import SYNTHETIC
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.lineage import logged, place, turn_key
+from keel.nodes.state.schema import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 
@@ -47,20 +50,27 @@ def final_answer(window: list[AnyMessage]) -> AIMessage | None:
     return next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
 
 
+def user_message_id(runtime: Runtime[KeelContext], state: KeelState) -> str:
+    """The id of the current turn's user message: the message that opens the turn in the log."""
+    return f"{conversation_id(runtime)}:{turn_key(state)}:user"
+
+
 async def flush(
     state: KeelState, runtime: Runtime[KeelContext], ending: bool = False, note: str | None = None
-) -> str:
-    """Write the turn's window to the log (messages already there are skipped); return when.
+) -> dict[str, Any]:
+    """Write the turn's window to the log (messages already there are skipped).
 
     When the turn is ``ending``, its final answer is written too, with ``note`` after its text.
+    Returns the state update that records where the turn's rows went (``branch``), if any.
     """
     ctx = runtime.context
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
     window = state.get("window", [])
     final = final_answer(window) if ending else None
+    opening = user_message_id(runtime, state)
     rows = [
-        log_row(m, topic_id)
+        {**log_row(m, topic_id), "opens_turn": m.id == opening}
         for m in window
         if m.id and not m.additional_kwargs.get(SYNTHETIC) and not isinstance(m, AIMessage)
     ]
@@ -71,8 +81,10 @@ async def flush(
         key = f"{window[0].id}:note"
         rows.append({"message_key": key, "role": "assistant", "content": note})
         rows[-1]["topic_id"] = topic_id
-    await ctx.resources.messages.append(conversation_id(runtime), ctx.user_id, rows)
-    return ctx.resources.clock().isoformat()
+    written_to = await ctx.resources.messages.append(
+        conversation_id(runtime), ctx.user_id, rows, place(state)
+    )
+    return logged(state, written_to)
 
 
 async def log_exchange(
@@ -87,4 +99,4 @@ async def log_exchange(
         "content": text,
         "topic_id": topic["id"] if topic else None,
     }
-    await ctx.resources.messages.append(conversation_id(runtime), ctx.user_id, [row])
+    await ctx.resources.messages.append(conversation_id(runtime), ctx.user_id, [row], place(state))

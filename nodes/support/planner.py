@@ -23,9 +23,9 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, Field
 
-from keel.nodes.support.models import ProviderFailed, classified
+from keel.nodes.models.chat import ProviderFailed, classified
+from keel.nodes.state.schema import TodoItem
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import TodoItem
 from keel.tools.understanding import parse_intents
 
 log = structlog.get_logger(__name__)

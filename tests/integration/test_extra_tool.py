@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from keel.api.app import create_app
 from keel.graphs.settings import Settings
-from keel.nodes.support.models import system_prompt
+from keel.nodes.models.chat import system_prompt
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS

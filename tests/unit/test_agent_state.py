@@ -4,7 +4,7 @@ import pytest
 from langgraph.graph import END
 
 from keel.graphs.builder import build_graph
-from keel.nodes.support.agent_state import (
+from keel.nodes.state.machine import (
     TRANSITIONS,
     AgentState,
     InvalidTransition,

@@ -18,7 +18,7 @@ from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.turn import run_turn
 from keel.nodes.reopen_topic import DROPPED, NOT_FOUND
 from keel.nodes.reset_conversation import RESET_MESSAGE, RESET_TITLE
-from keel.nodes.support.commands import BadCommand
+from keel.nodes.state.commands import BadCommand
 
 RESET_WAYS = ["typed", "typed loosely", "command"]
 

@@ -5,7 +5,7 @@ import uuid
 from langchain_core.messages import AIMessage
 
 from keel.graphs.turn import run_turn
-from keel.nodes.support.markers import NUDGE_PREFIX
+from keel.nodes.models.markers import NUDGE_PREFIX
 from tests.unit.scripted import ScriptedModel, call
 
 

@@ -6,7 +6,7 @@ from pydantic import TypeAdapter
 from keel.api.chat import describe_event
 from keel.api.schemas import STREAM_FRAME, STREAM_PARTS
 from keel.graphs.result import TurnResult
-from keel.nodes.support.events import (
+from keel.nodes.events import (
     StreamEvent,
     loop_limit,
     mission_reset,

@@ -16,8 +16,8 @@ from langgraph.types import Command
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.builder import build_graph
 from keel.graphs.runner import thread_config
-from keel.nodes.support.markers import DoneLines
-from keel.nodes.support.models import build_agent_model, said_done
+from keel.nodes.models.chat import build_agent_model, said_done
+from keel.nodes.models.markers import DoneLines
 from keel.tools.next_step import record_next_step
 from keel.tools.todo import TODO_TOOLS
 from tests.helpers import strip_done

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER, has_done, lines
+from keel.nodes.models.markers import DEFAULT_DONE_MARKER, has_done, lines
 from keel.tools.answers import STRICT_YES, YES_WORDS, is_yes
 from keel.tools.store import MAX_TASK_ID, TaskError
 from keel.tools.todo import TODO_TOOLS

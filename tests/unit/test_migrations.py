@@ -140,3 +140,42 @@ async def test_existing_tasks_are_numbered_per_user_by_the_migration(database_ur
         assert [(t["id"], t["title"]) for t in await store.list("bob")] == [(1, "b1"), (2, "b2")]
         assert (await store.create("bob", "b3"))["id"] == 3
         assert (await store.create("carol", "c1"))["id"] == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_an_existing_log_is_the_main_branch_with_its_turns(database_url):
+    from alembic import command
+
+    from keel.checkpoints.branches import MAIN, TurnPlace
+    from keel.checkpoints.messages import MessageLog
+    from keel.checkpoints.migrate import _config
+
+    engine = migration_engine(parse_database_url(database_url))
+    keys = ["c:turn-1:user", "c:turn-1:assistant-0:call_1:result", "c:turn-1:assistant-1"]
+    keys += ["c:turn-2:user", "answer:c:turn-2:assistant-0:call_2:1", "sha256:ab12:result"]
+    with engine.begin() as conn:
+        command.upgrade(_config(conn), "0008")
+        for key in keys:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO keel_messages (conversation_id, message_key, user_id, role, "
+                    "content, created_at) VALUES ('c', :k, 'ann', 'user', :text, CURRENT_TIMESTAMP)"
+                ),
+                {"k": key, "text": key},
+            )
+    async with open_database(database_url) as db:  # upgrades to the newest revision
+        rows = await db.fetch(
+            "SELECT message_key, branch, turn, opens_turn FROM keel_messages ORDER BY id"
+        )
+        assert [(r["branch"], r["turn"], bool(r["opens_turn"])) for r in rows] == [
+            (MAIN, 1, True),
+            (MAIN, 1, False),
+            (MAIN, 1, False),
+            (MAIN, 2, True),
+            (MAIN, 2, False),
+            (MAIN, None, False),
+        ]
+        fork = TurnPlace(MAIN, 2, "turn-2-fork")  # another message as turn 2: a fork
+        row = {"message_key": "c:turn-2-fork:user", "role": "user", "content": "Add plums"}
+        written = await MessageLog(db).append("c", "ann", [{**row, "opens_turn": True}], fork)
+        assert written == "turn-2-fork"

@@ -6,7 +6,7 @@ import uuid
 import structlog
 
 from keel.graphs.turn import run_turn
-from keel.nodes.support.models import build_title_model
+from keel.nodes.models.chat import build_title_model
 from tests.stub_openai import StubOpenAI
 
 

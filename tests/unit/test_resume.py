@@ -9,10 +9,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.turn import run_turn
 from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
+from keel.nodes.models.chat import build_agent_model, system_prompt
+from keel.nodes.models.takeover import FALLBACK_NOTE
+from keel.nodes.models.tokens import count_tokens
 from keel.nodes.resume import continuation_step
-from keel.nodes.support.models import build_agent_model, system_prompt
-from keel.nodes.support.takeover import FALLBACK_NOTE
-from keel.nodes.support.tokens import count_tokens
 from keel.tools.next_step import note_from_args, parse_next_step, record_next_step
 from keel.tools.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI

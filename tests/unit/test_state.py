@@ -1,9 +1,9 @@
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from keel.graphs.legacy_import import from_legacy
-from keel.nodes.support import state as state_mod
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.state import bounded_window, is_plan_complete
+from keel.nodes.state import schema as state_mod
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import bounded_window, is_plan_complete
 from tests.helpers import is_complete, is_processing
 
 

@@ -12,9 +12,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from keel.graphs.turn import run_turn
-from keel.nodes.support.history import render_history
-from keel.nodes.support.lookups import next_page_offset
-from keel.nodes.support.rule_model import decide
+from keel.nodes.context.history import render_history
+from keel.nodes.models.lookups import next_page_offset
+from keel.nodes.models.rule_based import decide
 from keel.tools import store as store_module
 from keel.tools.calls import run_tool_call
 from keel.tools.pages import LIST_LIMIT_DEFAULT

@@ -12,9 +12,9 @@ from langgraph.runtime import ExecutionInfo, Runtime
 from keel.graphs.resources import prepared
 from keel.graphs.runner import thread_config
 from keel.graphs.turn import run_turn
-from keel.nodes.support import embeddings
-from keel.nodes.support.embeddings import load_embedder
-from keel.nodes.support.shifts import assess, segment
+from keel.nodes.context import embeddings
+from keel.nodes.context.embeddings import load_embedder
+from keel.nodes.context.topic_shifts import assess, segment
 from keel.nodes.topic import topic_detect
 from keel.tools.todo import TODO_TOOLS
 from tests.unit.scripted import ScriptedModel

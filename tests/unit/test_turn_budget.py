@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import keel.graphs.builder as builder
-import keel.nodes.support.rule_model as rule_model
+import keel.nodes.models.rule_based as rule_model
 from keel.api.service import open_service
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.graphs.settings import Settings

@@ -1,14 +1,14 @@
 """A conversation's own name, set by renaming it (null: named by its first message).
 
 Revision ID: 0011
-Revises: 0008
+Revises: 0010
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0008"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -6,7 +6,7 @@ every description of the message, so the user's titles are read once a turn (``f
 selection ("all the completed ones") is read with ``list_todo_tasks`` filtered by status, one page
 of ``LIST_LIMIT_MAX`` (``select``, ``selected``). "show more tasks" lists the page after the one
 the conversation showed last (``next_page_offset``, read from the earlier messages the model is
-given). Used by ``keel.nodes.support.rule_model``.
+given). Used by ``keel.nodes.models.rule_based``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _PAGE_SHOWN = re.compile(
 )
 """Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
 EARLIER_HEADER = "## Earlier context"
-"""The history message's older section, after its current one (``keel.nodes.support.history``)."""
+"""The history message's older section, after its current one (``keel.nodes.context.history``)."""
 STATUS: dict[Selection, str | None] = {"all": None, "open": "open", "done": "done"}
 """The list filter that reads each selection."""
 

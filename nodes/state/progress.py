@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from keel.nodes.support.state import ItemStatus, Todolist
+from keel.nodes.state.schema import ItemStatus, Todolist
 
 
 def close_step(

@@ -1,7 +1,7 @@
 """The rule-based chat model: keel's offline default and the fallback behind OpenAI.
 
 A real LangChain ``BaseChatModel``: it binds tools, emits tool calls and ends its answers with the
-DONE marker. What it says is ``keel.nodes.support.decisions.decide``: statelessly from the
+DONE marker. What it says is ``keel.nodes.models.decisions.decide``: statelessly from the
 messages it is given, it understands the last request by the phrasings and examples its bound
 tools declare, looks up the tasks named by what they are, and reports only what the tools
 returned, in the words each tool declares.
@@ -20,8 +20,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
-from keel.nodes.support.decisions import decide
-from keel.nodes.support.markers import DoneLinesOut
+from keel.nodes.models.decisions import decide
+from keel.nodes.models.markers import DoneLinesOut
 
 
 class RuleBasedChatModel(DoneLinesOut):

@@ -6,10 +6,10 @@ with an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default 
 ``OPENAI_BASE_URL`` honoured), each request bounded by a timeout and a number of retries; without
 a key, the rule-based model alone. ``build_fallback_model`` is the rule-based model that the
 assistant node turns to when the provider fails (``ProviderFailed``, with its reason, HTTP status
-and a preview of its message) or answers nothing usable (``keel.nodes.support.model_call``); a
+and a preview of its message) or answers nothing usable (``keel.nodes.models.calls``); a
 context-length error is raised as ``ContextLengthExceeded`` instead, so the graph can resume in a
 fresh window. Both take their DONE line out of their
-answer themselves, as they produce it (``keel.nodes.support.markers``); any other model a run is
+answer themselves, as they produce it (``keel.nodes.models.markers``); any other model a run is
 given is wrapped in ``WithoutDoneLines``, which does the same from outside. ``system_prompt`` is
 what the assistant node puts first in every model call, made from the tools' declarations.
 """
@@ -28,8 +28,8 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER, DONE_KEY, DoneLinesOut, has_done
-from keel.nodes.support.rule_model import RuleBasedChatModel
+from keel.nodes.models.markers import DEFAULT_DONE_MARKER, DONE_KEY, DoneLinesOut, has_done
+from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.tools.ask_user import ask_user
 from keel.tools.spec import spec_of
 
@@ -143,7 +143,7 @@ def openai_model(
     api_key: str, model: str, base_url: str | None, limits: ModelLimits = ModelLimits()
 ) -> BaseChatModel:
     """Keel's ``ChatOpenAI`` (``KeelChatOpenAI``), its requests bounded by ``limits``."""
-    from keel.nodes.support.openai_model import KeelChatOpenAI
+    from keel.nodes.models.openai_chat import KeelChatOpenAI
 
     return KeelChatOpenAI(
         model=model,

@@ -4,7 +4,9 @@ Recency-weighted, per topic: the active topic's last 6 messages are the "current
 at most 5 older messages of the same topic are "earlier context (only if relevant)". Right after a
 topic change the model sees only the last 4 messages, under a notice that the topic changed. Tool
 results from earlier topics, or older than 30 minutes, never enter. The picked messages are
-rendered into one system message placed before the current turn.
+rendered into one system message placed before the current turn. The rows are read from one
+lineage of the log (``keel.checkpoints.branches``): a forked conversation's context never holds
+the other branch's messages.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import LoggedMessage, MessageLog
-from keel.nodes.support.state import HistoryEntry
+from keel.nodes.state.schema import HistoryEntry
 
 CURRENT_MESSAGES = 6
 EARLIER_MESSAGES = 5
@@ -64,15 +67,21 @@ async def load_history(
     topic_id: str | None,
     topic_changed: bool,
     now: datetime,
+    seen: Lineage | None = None,
 ) -> list[HistoryEntry]:
-    """Read the few log rows the context needs (a bounded query) and pick from them."""
+    """Read the few log rows the context needs (a bounded query, of the lineage ``seen``) and
+    pick from them.
+    """  # noqa: D205
     if topic_changed:
         rows = await log.recent(
-            conversation_id, limit=AFTER_CHANGE_MESSAGES, exclude_roles=("tool",)
+            conversation_id, limit=AFTER_CHANGE_MESSAGES, exclude_roles=("tool",), lineage=seen
         )
     else:
         rows = await log.recent(
-            conversation_id, topic_id=topic_id, limit=CURRENT_MESSAGES + EARLIER_SCAN
+            conversation_id,
+            topic_id=topic_id,
+            limit=CURRENT_MESSAGES + EARLIER_SCAN,
+            lineage=seen,
         )
     return select_history(rows, topic_id, topic_changed, now)
 

@@ -1,6 +1,6 @@
 """The events of the model path: a fallback, a turn out of time, the start of a model call.
 
-Part of keel's event vocabulary (``keel.nodes.support.events`` makes the unions): a
+Part of keel's event vocabulary (``keel.nodes.events`` makes the unions): a
 ``model_fallback`` says the provider's answer (or plan) was not used and why, a ``turn_timed_out``
 that the turn's time budget ended it, and a ``round_started`` (streamed only) that a model call
 begins, so a client replaces the text streamed so far with what follows. Each has one builder here.

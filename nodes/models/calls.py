@@ -7,7 +7,7 @@ so the server stops generating. An answer that is empty or garbled (a tool that 
 as a name a server repeated in every streamed chunk, or a tool call that cannot be read) is asked
 for once more. A provider failure (``ProviderFailed``, after the client's own retries) or a second
 unusable answer hands the turn to the offline model, which finishes it from what the turn already
-did (``keel.nodes.support.takeover``) and keeps it for the rest of the turn: a fallback never
+did (``keel.nodes.models.takeover``) and keeps it for the rest of the turn: a fallback never
 happens twice in a turn, nor waits twice. The fallback is reported (a ``model_fallback`` event,
 which the API counts by reason) and logged with the provider's status and a preview of its
 message. Each call starts with a ``round_started`` event (streamed only): a client replaces the
@@ -28,12 +28,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.context import KeelContext
-from keel.nodes.support.model_events import model_fallback, round_started
-from keel.nodes.support.models import AgentModel, ProviderFailed
+from keel.nodes.models.chat import AgentModel, ProviderFailed
+from keel.nodes.models.events import model_fallback, round_started
+from keel.nodes.models.takeover import OFFLINE, finished, takeover
+from keel.nodes.run_context import KeelContext
+from keel.nodes.state.schema import KeelState
 from keel.nodes.support.previews import preview
-from keel.nodes.support.state import KeelState
-from keel.nodes.support.takeover import OFFLINE, finished, takeover
 from keel.tools.ask_user import ASK_TOOL
 from keel.tools.next_step import NEXT_STEP_TOOL
 

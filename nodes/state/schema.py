@@ -174,6 +174,28 @@ class HistoryEntry(TypedDict):
     """current conversation, or earlier context (only if relevant)."""
 
 
+class SharedTurns(TypedDict):
+    """Rows of a branch that a forked branch shares: its turns up to the fork."""
+
+    branch: str
+    upto: int
+    """The last turn of ``branch`` that came before the fork."""
+
+
+class Branch(TypedDict):
+    """The branch of the message log a line of turns writes to and reads from.
+
+    See ``keel.checkpoints.branches``.
+    """
+
+    id: str
+    """``main``, or the key of the turn that forked it."""
+    tip: int | None
+    """The last turn this line wrote to the branch (None: every row the branch has)."""
+    shares: list[SharedTurns]
+    """The branches it was forked from, nearest first, with the turns of each it shares."""
+
+
 class AuditEntry(TypedDict, total=False):
     """One recorded decision: a reset, a resume, a legacy mapping."""
 
@@ -288,6 +310,12 @@ class KeelState(TypedDict, total=False):
     """The next-step note for a resume."""
     stats: Stats
     """Counters: turns, resumes, tool calls."""
+    turn_key: str
+    """The current turn's key: its number and a digest of the previous turn's key and its message
+    (``keel.nodes.state.lineage``). It names the turn's logged messages, topic and tool calls, so
+    a re-run names them again and a fork names them anew."""
+    branch: Branch
+    """Where this line of turns sits in the message log (none yet: the main branch, all of it)."""
     audit: Annotated[list[AuditEntry], bounded_audit]
     """Recent recorded decisions (bounded)."""
     loops: int

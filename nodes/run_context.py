@@ -33,9 +33,9 @@ from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
-from keel.nodes.support.embeddings import Embedder
-from keel.nodes.support.markers import DEFAULT_DONE_MARKER
-from keel.nodes.support.models import DEFAULT_MAX_TOKENS, AgentModel
+from keel.nodes.context.embeddings import Embedder
+from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
+from keel.nodes.models.markers import DEFAULT_DONE_MARKER
 from keel.nodes.support.planner import PlanMethod
 from keel.tools.store import TaskStore
 

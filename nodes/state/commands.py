@@ -18,10 +18,10 @@ from langchain_core.messages import AIMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from keel.nodes.support.agent_state import AgentState
-from keel.nodes.support.context import KeelContext, conversation_id
-from keel.nodes.support.shifts import RESET_COMMAND
-from keel.nodes.support.state import CommandName, KeelState, turn_start, unstreamed
+from keel.nodes.context.topic_shifts import RESET_COMMAND
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.machine import AgentState
+from keel.nodes.state.schema import CommandName, KeelState, turn_start, unstreamed
 
 COMMANDS: tuple[CommandName, ...] = ("reset", "reopen")
 

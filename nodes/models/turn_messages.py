@@ -2,8 +2,8 @@
 
 The last human message that is no nudge is the turn's request (a resume's continuation asks for
 the steps still open); the tool calls after it with their results are what the turn has done.
-Used by the offline model's decision (``keel.nodes.support.decisions``) and by its taking over a
-turn the provider failed in (``keel.nodes.support.takeover``).
+Used by the offline model's decision (``keel.nodes.models.decisions``) and by its taking over a
+turn the provider failed in (``keel.nodes.models.takeover``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
-from keel.nodes.support.markers import NUDGE_PREFIX, RESUME_KWARG
+from keel.nodes.models.markers import NUDGE_PREFIX, RESUME_KWARG
 
 
 def is_request(message: BaseMessage) -> bool:

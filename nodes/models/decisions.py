@@ -3,7 +3,7 @@
 ``decide(messages, tools)`` reads the last human message as the request (a nudge only makes it
 look again) and what the tool results after it say has been done. It understands the request
 (``keel.tools.understanding``); looks up first the tasks it names by what they are, and the
-selections it makes ("all the completed ones"), all in one round (``keel.nodes.support.lookups``);
+selections it makes ("all the completed ones"), all in one round (``keel.nodes.models.lookups``);
 then calls the tools, every destructive call of the request in one round so the user is asked
 once; then reports only what the tools returned, in the words each tool declares, with a short
 note for a task it could not tell ("which one?") or could not find. A message with no request gets
@@ -20,8 +20,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.nodes.support.choices import WHICH, picked, referred
-from keel.nodes.support.lookups import (
+from keel.nodes.models.choices import WHICH, picked, referred
+from keel.nodes.models.lookups import (
     chosen,
     find,
     found,
@@ -31,7 +31,7 @@ from keel.nodes.support.lookups import (
     select,
     selected,
 )
-from keel.nodes.support.turn_messages import is_request, ran, request_text
+from keel.nodes.models.turn_messages import is_request, ran, request_text
 from keel.tools.calls import storable
 from keel.tools.phrasings import Intent, Selection
 from keel.tools.spec import spec_of

@@ -1,6 +1,6 @@
 """keel's OpenAI chat model: ``ChatOpenAI`` that takes its DONE line out and names its failures.
 
-Imported only when an API key is set (``keel.nodes.support.models.build_agent_model``). Streamed or
+Imported only when an API key is set (``keel.nodes.models.chat.build_agent_model``). Streamed or
 not, the answer comes back under the ``message_id`` the assistant node gives, without the line that
 matches ``done_marker`` (marked ``keel_done`` instead), so no client ever sees it; a provider's
 failure comes out as ``ContextLengthExceeded`` (the graph resumes in a fresh window) or
@@ -22,8 +22,8 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from typing_extensions import override
 
-from keel.nodes.support.markers import DoneLinesOut
-from keel.nodes.support.models import classified
+from keel.nodes.models.chat import classified
+from keel.nodes.models.markers import DoneLinesOut
 
 
 class KeelChatOpenAI(DoneLinesOut, ChatOpenAI):

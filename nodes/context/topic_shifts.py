@@ -8,7 +8,7 @@ One place for every signal, strongest first:
    reset command, carried out by the reset_conversation node; dialogues segmented offline keep it.)
 2. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
    active topic's recent messages, with a small logistic model over features of their sentence
-   embeddings (``keel.nodes.support.embeddings``) and of their words; a score at or above the
+   embeddings (``keel.nodes.context.embeddings``) and of their words; a score at or above the
    ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting is a shift. A request the tools understand ("Add buy
    milk") or a message of fewer than two content words ("ok, thanks") never is: a todo session
    stays one topic.
@@ -33,8 +33,8 @@ from datetime import datetime
 import numpy as np
 from langchain_core.tools import BaseTool
 
-from keel.nodes.support.embeddings import Embedder
-from keel.nodes.support.events import TopicReason
+from keel.nodes.context.embeddings import Embedder
+from keel.nodes.events import TopicReason
 from keel.tools.understanding import parse_intents
 
 SWITCH_PHRASES = (

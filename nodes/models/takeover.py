@@ -9,7 +9,7 @@ results of this turn. When nothing is left, no model is asked: the answer report
 ``finished`` writes the final answer: what the provider's calls did, what the offline model says,
 and one line telling the user that the offline assistant finished the turn.
 
-Used by ``keel.nodes.support.model_call``; the offline replies carry ``OFFLINE`` in their metadata.
+Used by ``keel.nodes.models.calls``; the offline replies carry ``OFFLINE`` in their metadata.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.nodes.support.markers import DONE_KEY
-from keel.nodes.support.turn_messages import is_request, ran, request_text
+from keel.nodes.models.markers import DONE_KEY
+from keel.nodes.models.turn_messages import is_request, ran, request_text
 from keel.tools.spec import spec_of
 from keel.tools.understanding import parse_intents
 

@@ -17,12 +17,12 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from keel.nodes.support.model_events import (
+from keel.nodes.models.events import (
     ModelFallbackEvent,
     RoundStartedEvent,
     TurnTimedOutEvent,
 )
-from keel.nodes.support.state import AuditEntry
+from keel.nodes.state.schema import AuditEntry
 
 TopicReason = Literal["phrase", "time_gap", "user_reset", "semantic", "returned"]
 """Why a topic changed: a switch or correction phrase, a silence, ``/reset``, a message that no

@@ -1,0 +1,176 @@
+"""``keel telegram``: the bot in a process of its own, long-polling the Bot API.
+
+Opens keel's database the way ``keel chat`` does (``open_backend``, ``Turns``), drops a webhook
+left set (Telegram sends updates one way only), registers the commands (setMyCommands), then asks
+for updates in a loop. Updates of different chats are handled side by side, those of one chat in
+order. An update is confirmed to Telegram (by the next request's ``offset``) only once it has been
+answered: one the database or Telegram could not take is asked for again after a pause, and after
+a restart Telegram delivers again whatever was not confirmed (``front`` never runs one twice).
+SIGTERM or Ctrl-C lets the updates under way finish first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections import defaultdict
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
+
+import structlog
+from telegram import BotCommand, Update
+from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
+
+from keel.api.telegram.front import TelegramFront
+from keel.api.telegram.texts import COMMANDS
+from keel.api.telegram.wire import Wire, new_bot, pause, retry_after
+from keel.checkpoints.backend import open_backend
+from keel.checkpoints.locks import TurnLocks
+from keel.checkpoints.retention import Retention
+from keel.checkpoints.trouble import trouble_of
+from keel.graphs.builder import build_graph
+from keel.graphs.resources import open_resources
+from keel.graphs.settings import Settings
+from keel.graphs.turn import Turns
+from keel.tools.todo import TODO_TOOLS
+
+log = structlog.get_logger(__name__)
+
+POLL_SECONDS = 25
+"""How long one getUpdates waits for an update."""
+UPDATES = ("message", "callback_query")
+TURN_WAIT_SECONDS = 30
+"""How long a message waits for a turn of the same conversation running elsewhere."""
+
+
+def wire_of(settings: Settings) -> Wire:
+    """The Bot API client of ``settings`` (KEEL_TELEGRAM_TOKEN, KEEL_TELEGRAM_API_URL)."""
+    if settings.telegram_token is None:
+        raise ValueError("KEEL_TELEGRAM_TOKEN is not set: get a bot token from @BotFather")
+    return Wire(new_bot(settings.telegram_token.get_secret_value(), settings.telegram_api_url))
+
+
+async def introduce(wire: Wire) -> str:
+    """Check the token (getMe) and register the commands; the bot's username."""
+    await wire.call("getMe", wire.bot.initialize)
+    commands = [BotCommand(name, what) for name, what in COMMANDS.items()]
+    await wire.call("setMyCommands", lambda: wire.bot.set_my_commands(commands))
+    return wire.bot.username
+
+
+@asynccontextmanager
+async def opened_front(settings: Settings, wire: Wire) -> AsyncIterator[TelegramFront]:
+    """Keel's database and graph, with the bot in front of them."""
+    async with open_backend(settings.database_url) as backend:
+        resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
+        turns = Turns(
+            graph=build_graph(checkpointer=backend.saver),
+            resources=resources,
+            db=backend.db,
+            locks=TurnLocks(backend.process_locks, resources.conversations),
+            retention=Retention(backend.saver, settings.checkpoint_keep),
+            wait_seconds=TURN_WAIT_SECONDS,
+        )
+        try:
+            yield TelegramFront(turns, wire, settings.telegram_users)
+        finally:
+            await turns.drain()
+
+
+async def _chat_in_order(front: TelegramFront, updates: Sequence[Update]) -> int | None:
+    """Handle one chat's updates in order; the id of the first that must be tried again."""
+    for update in updates:
+        try:
+            await front.handle(update)
+        except Exception as exc:
+            if trouble_of(exc) is not None or isinstance(exc, NetworkError | RetryAfter):
+                log.warning(
+                    "telegram_update_postponed",
+                    update_id=update.update_id,
+                    error=front.wire.redact(f"{type(exc).__name__}: {exc}"),
+                )
+                return update.update_id
+            log.exception("telegram_update_failed", update_id=update.update_id)
+    return None
+
+
+def _chat_of(update: Update) -> int:
+    chat = update.effective_chat
+    return chat.id if chat is not None else 0
+
+
+async def handle_batch(front: TelegramFront, updates: Sequence[Update]) -> int:
+    """Handle a batch of updates; the offset that confirms those done (and no others)."""
+    by_chat: dict[int, list[Update]] = defaultdict(list)
+    for update in updates:
+        by_chat[_chat_of(update)].append(update)
+    postponed = await asyncio.gather(*(_chat_in_order(front, u) for u in by_chat.values()))
+    waiting = [u for u in postponed if u is not None]
+    return min(waiting) if waiting else updates[-1].update_id + 1
+
+
+async def poll(front: TelegramFront, stop: asyncio.Event) -> None:
+    """Ask for updates and answer them until ``stop`` is set."""
+    offset: int | None = None
+    failures = 0
+    while not stop.is_set():
+        asking = asyncio.ensure_future(
+            front.wire.bot.get_updates(offset, timeout=POLL_SECONDS, allowed_updates=UPDATES)
+        )
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({asking, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not asking.done():
+            asking.cancel()
+            with suppress(asyncio.CancelledError, TelegramError):
+                await asking
+            break
+        try:
+            updates = asking.result()
+        except RetryAfter as exc:
+            await _sleep(stop, retry_after(exc))
+            continue
+        except InvalidToken:
+            raise
+        except TelegramError as exc:  # network trouble, a conflicting poller or webhook
+            failures += 1
+            log.warning("telegram_poll_failed", error=front.wire.redact(str(exc)), attempt=failures)
+            await _sleep(stop, pause(failures))
+            continue
+        failures = 0
+        if not updates:
+            continue
+        offset = await handle_batch(front, updates)
+        if offset <= updates[-1].update_id:  # one was postponed: ask again after a pause
+            await _sleep(stop, 1.0)
+    if offset is not None:  # confirm what was answered, so a restart does not get it again
+        with suppress(TelegramError):
+            await front.wire.bot.get_updates(offset, timeout=0, allowed_updates=UPDATES)
+
+
+async def _sleep(stop: asyncio.Event, seconds: float) -> None:
+    with suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+
+
+async def run_polling(settings: Settings) -> int:
+    """Run the bot until SIGTERM or Ctrl-C; the exit status."""
+    wire = wire_of(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        username = await introduce(wire)
+        await wire.call("deleteWebhook", wire.bot.delete_webhook)
+        async with opened_front(settings, wire) as front:
+            front.username = username
+            log.info("telegram_polling", bot=username)
+            await poll(front, stop)
+    except InvalidToken:
+        log.error("telegram_token_refused", hint="check KEEL_TELEGRAM_TOKEN")
+        return 2
+    finally:
+        await wire.bot.shutdown()
+    log.info("telegram_stopped")
+    return 0

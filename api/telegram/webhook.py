@@ -1,0 +1,82 @@
+"""Webhook mode: ``keel serve`` takes Telegram's updates at ``/telegram/webhook``.
+
+Set KEEL_TELEGRAM_TOKEN and KEEL_TELEGRAM_WEBHOOK_SECRET for the server, and register the
+webhook once with ``keel telegram --webhook https://<public host>/telegram/webhook``. Every
+update must carry the secret token in ``X-Telegram-Bot-Api-Secret-Token`` (checked by
+``keel.api.request_guard`` before the body is read; 401 otherwise). An update is answered 200
+once it has been handled; when the database is away it is answered 503, and Telegram sends it
+again later (its update id is the turn's idempotency key, so it never runs twice). Without the
+settings the path answers 404. The bot's parts are imported only when it is configured: the
+server needs no Telegram library otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import structlog
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from keel.api.errors import error_body
+from keel.api.telegram import WEBHOOK_PATH
+from keel.checkpoints.trouble import trouble_of
+from keel.graphs.settings import Settings
+from keel.graphs.turn import Turns
+
+if TYPE_CHECKING:
+    from keel.api.telegram.front import TelegramFront
+
+log = structlog.get_logger(__name__)
+router = APIRouter(tags=["telegram"], include_in_schema=False)
+
+
+def configured(settings: Settings) -> bool:
+    """The server takes Telegram's updates: a token and a webhook secret are set."""
+    return settings.telegram_token is not None and settings.telegram_webhook_secret is not None
+
+
+@asynccontextmanager
+async def opened_webhook(settings: Settings, turns: Turns) -> AsyncIterator[TelegramFront | None]:
+    """The bot in front of the server's turns, when webhook mode is configured (else None)."""
+    if not configured(settings):
+        yield None
+        return
+    from keel.api.telegram.front import TelegramFront
+    from keel.api.telegram.polling import wire_of
+
+    wire = wire_of(settings)
+    try:
+        yield TelegramFront(turns, wire, settings.telegram_users)
+    finally:
+        await wire.bot.shutdown()
+
+
+@router.post(WEBHOOK_PATH)
+async def telegram_update(request: Request) -> Any:
+    """Handle one update Telegram sends; 503 asks Telegram to send it again later."""
+    front: TelegramFront | None = getattr(request.app.state, "telegram", None)
+    if front is None:
+        return JSONResponse(error_body("not_found", "Not Found"), 404)
+    from telegram import Update
+    from telegram.error import BadRequest, NetworkError, RetryAfter
+
+    try:
+        update = Update.de_json(await request.json(), front.wire.bot)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return JSONResponse(error_body("invalid_update", "not a Telegram update"), 400)
+    if front.username is None:
+        front.username = (await front.wire.call("getMe", front.wire.bot.get_me)).username
+    try:
+        await front.handle(update)
+    except Exception as exc:
+        trouble = trouble_of(exc)
+        if trouble is not None:
+            return JSONResponse(error_body(trouble.value, trouble.message), 503)
+        if isinstance(exc, NetworkError | RetryAfter) and not isinstance(exc, BadRequest):
+            message = "the Bot API did not take the answer; send the update again"
+            return JSONResponse(error_body("telegram_unavailable", message), 503)
+        log.exception("telegram_update_failed", update_id=update.update_id)
+    return {}
