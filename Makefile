@@ -64,6 +64,7 @@ docs: dev
 # The chat page's picture in the README, taken from a real session in Chromium.
 screenshot: dev system
 	$(BIN)/python -m tests.e2e.screenshot docs/web-page.png
+	$(BIN)/python -m tests.e2e.screenshot docs/web-page-phone.png --phone
 
 clean:
 	rm -rf $(VENV) build .keel .langgraph_api .pytest_cache .mypy_cache .ruff_cache

@@ -300,7 +300,7 @@ async function runTurn(content, idempotencyKey) {
     await streamMessage(cid, content, idempotencyKey, controller.signal, (event, data) => {
       if (event === "token") reply.append(data.data.text || "");
       else if (event === "event" && data.type === "round_started") reply.restart();
-      else if (event === "event") view.appendEvent(data.type, data.data, reply.node);
+      else if (event === "event") view.appendEvent(data.type, data.data, reply.node, userBubble);
       else if (event === "result") result = data;
       else if (event === "error") turnError = data.error || {};
     });

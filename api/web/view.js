@@ -326,9 +326,10 @@ export function appendNotice(text, kind = "", before = null) {
   return line;
 }
 
-export function appendEvent(type, data, before) {
+/** A turn event in the log, above `before` (the reply); a new mission's line goes above `start`. */
+export function appendEvent(type, data, before, start = before) {
   if (type === "state_updated" && data.mission_reset && MISSION_REASONS.has(data.reason)) {
-    return missionDivider(before);
+    return missionDivider(start);
   }
   const text = eventText(type, data);
   if (!text) return;
@@ -342,8 +343,11 @@ export function appendEvent(type, data, before) {
   scrollToBottom();
 }
 
-/** A thin line where one mission ends and the next begins. */
+/** A thin line where one mission ends and the next begins (none at the log's start or
+ * right after another divider). */
 function missionDivider(before) {
+  const above = before && before.isConnected ? before.previousElementSibling : null;
+  if (!above || /\b(divider|mission-divider)\b/.test(above.className)) return;
   const line = el("li", { cls: "mission-divider", attrs: { role: "separator" } }, [
     hiddenText("A new request begins"),
   ]);
