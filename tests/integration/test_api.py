@@ -40,6 +40,15 @@ def test_the_readme_session(server_url):
         "task_id": task_id,
         "task_ids": [task_id],
         "prompt": f"Are you sure you want to delete task {task_id}? (yes/no)",
+        "changes": [
+            {
+                "action": "delete",
+                "task_id": task_id,
+                "title": "buy milk",
+                "new_title": None,
+                "text": f"Delete task {task_id} - buy milk",
+            }
+        ],
     }
     assert asked["reply"] == asked["awaiting_confirmation"]["prompt"]
     done = say(server_url, cid, "yes").json()

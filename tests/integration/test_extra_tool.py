@@ -80,12 +80,15 @@ async def test_a_tool_declared_once_works_through_the_offline_model_and_a_confir
         assert 'set a due date ("Set the due date of task 2 to Friday")' in helped["reply"]
 
         asked = await say("Set the due date of task 1 to Friday")
-        assert asked["awaiting_confirmation"] == {
+        waiting = asked["awaiting_confirmation"]
+        changes = waiting.pop("changes")
+        assert waiting == {
             "action": "reschedule",
             "task_id": 1,
             "task_ids": [1],
             "prompt": "Are you sure you want to reschedule task 1? (yes/no)",
         }
+        assert [c["text"] for c in changes] == ["Reschedule task 1 - buy milk"]
         assert [i["tool"] for i in asked["todolist"]["items"]] == ["set_due_date"]
 
         done = await say("yes")
