@@ -73,7 +73,7 @@ def test_going_back_to_an_earlier_topic_makes_it_active_for_the_next_turn(server
     assert state["topic"]["id"] == first["id"]
     topics = {t["id"]: t for t in state["topics"]}
     assert topics[first["id"]]["is_active"] and topics[first["id"]]["ended_at"] is None
-    assert topics[second["id"]]["summary"].startswith("Let's discuss the garden plans")
+    assert topics[second["id"]]["summary"].startswith("Asked: Let's discuss the garden plans")
 
     say(server_url, cid, "What's on my list?")
     log = get(server_url, f"/v1/conversations/{cid}/messages?topic=active").json()
