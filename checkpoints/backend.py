@@ -39,9 +39,15 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
-from keel.checkpoints.locks import AdvisoryLocks, FileLocks, NoProcessLocks, ProcessLocks, take
 from keel.checkpoints.migrate import migration_engine, upgrade
 from keel.checkpoints.newest import NewestKept
+from keel.checkpoints.process_locks import (
+    AdvisoryLocks,
+    FileLocks,
+    NoProcessLocks,
+    ProcessLocks,
+    take,
+)
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import DatabaseURL, parse_database_url
 

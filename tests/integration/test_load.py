@@ -209,7 +209,8 @@ def test_workers_starting_together_on_a_new_database_both_come_up(postgres_serve
 async def test_a_lock_attempt_cancelled_midway_leaves_no_lock_behind(postgres_server):
     import psycopg
 
-    from keel.checkpoints.locks import AdvisoryLocks, TurnLocks
+    from keel.checkpoints.locks import TurnLocks
+    from keel.checkpoints.process_locks import AdvisoryLocks
 
     database_url = new_postgres_database(postgres_server)
     locks = TurnLocks(AdvisoryLocks(database_url))

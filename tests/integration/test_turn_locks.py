@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.locks import AdvisoryLocks, FileLocks, TurnLocks, lock_key
+from keel.checkpoints.locks import TurnLocks, lock_key
+from keel.checkpoints.process_locks import AdvisoryLocks, FileLocks
 
 HOLD_IN_ANOTHER_PROCESS = """
 import fcntl, os, sys
