@@ -22,6 +22,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, read_time
+from keel.checkpoints.in_flight import InFlight, note
+from keel.checkpoints.process_locks import Found
 from keel.checkpoints.saver_internals import thread_tables
 
 OWNERS_CACHED = 10_000
@@ -48,6 +50,14 @@ MATCHING = (
 )
 """Conversations whose name, or a message of the user or keel, holds the words searched for."""
 ONE = " AND c.id = :id"
+FOUND = "SELECT user_id, turn_in_flight FROM keel_conversations WHERE id = :id"
+FOUND_WITH_NEWEST = (
+    "SELECT user_id, turn_in_flight, (SELECT checkpoint_id FROM checkpoints WHERE thread_id = :id "
+    "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1) AS newest "
+    "FROM keel_conversations WHERE id = :id"
+)
+"""What a turn reads of its conversation (``read_found``), with the newest checkpoint where the
+saver's ``checkpoints`` table is in keel's database (LangGraph's SQL savers)."""
 ERASED = (
     "keel_messages",
     "keel_topics",
@@ -93,11 +103,18 @@ def _listed(row: Any) -> dict[str, Any]:
 class ConversationStore:
     """Create, list and delete conversations, and check who they belong to."""
 
-    def __init__(self, db: Database, clock: Clock = utcnow) -> None:
-        """Work on the app tables of ``db``, stamping rows with ``clock``."""
+    def __init__(
+        self, db: Database, clock: Clock = utcnow, saver: BaseCheckpointSaver | None = None
+    ) -> None:
+        """Work on the app tables of ``db``, stamping rows with ``clock``.
+
+        ``saver``: the checkpointer; where its tables are in ``db``, a turn reads the newest
+        checkpoint with the conversation's row (``read_found``).
+        """
         self.db = db
         self.clock = clock
         self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._found = FOUND_WITH_NEWEST if thread_tables(saver, db.dialect) else FOUND
 
     def _remember(self, conversation_id: str, user_id: str) -> None:
         self._owners[conversation_id] = (user_id, time.monotonic() + OWNER_SECONDS)
@@ -160,6 +177,23 @@ class ConversationStore:
         owner = str(row["user_id"]) if row is not None else None
         self.noted(conversation_id, owner)
         return owner
+
+    async def read_found(self, conversation_id: str) -> Found:
+        """What a turn reads of the conversation as it takes it, in one statement: the owner,
+        the turn noted in flight and, where the checkpoints are in this database, the newest one.
+        """  # noqa: D205
+        row = await self.db.fetchone(self._found, {"id": conversation_id})
+        owner = str(row["user_id"]) if row is not None else None
+        self.noted(conversation_id, owner)
+        if row is None:
+            return Found(None)
+        newest_read = self._found is FOUND_WITH_NEWEST
+        newest = row["newest"] if newest_read else None
+        return Found(owner, row["turn_in_flight"], newest, newest_read)
+
+    async def note_in_flight(self, conversation_id: str, in_flight: InFlight) -> None:
+        """Note the turn under way on the conversation (``keel.checkpoints.in_flight``)."""
+        await note(self.db, conversation_id, in_flight)
 
     def noted(self, conversation_id: str, owner: str | None) -> None:
         """Remember an owner read from the table (None: the conversation is gone)."""

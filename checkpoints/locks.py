@@ -12,10 +12,12 @@
 A ``kill -9`` releases both at once, so a restarted server never waits for a dead holder.
 ``ConversationLocked`` is raised when the lock cannot be had within ``wait`` seconds.
 
-Given the user a turn is for, ``hold`` also checks, once the lock is held, that the conversation
-still exists and is theirs (``ConversationNotFound`` otherwise): a conversation deleted by any
-process is gone for every later turn at once, and nothing is written to it. On PostgreSQL the
-owner is read in the statement that takes the lock, so the check costs no round trip.
+Given the user a turn is for, ``hold`` also reads, once the lock is held, what the turn needs of
+the conversation (``Found``): its owner, checked to be that user (``ConversationNotFound``
+otherwise: a conversation deleted by any process is gone for every later turn at once, and
+nothing is written to it), the turn noted as under way (``keel.checkpoints.in_flight``) and its
+newest checkpoint. On PostgreSQL they are read in the statement that takes the lock, so the read
+costs no round trip; elsewhere in one statement after it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Protocol
 import structlog
 
 from keel.checkpoints.conversations import ConversationNotFound
-from keel.checkpoints.process_locks import NOT_READ, ProcessLocks, take
+from keel.checkpoints.process_locks import Found, ProcessLocks, take
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +46,10 @@ class Owners(Protocol):
 
     async def read_owner(self, conversation_id: str) -> str | None:
         """The owner, or None when there is no such conversation."""
+        ...
+
+    async def read_found(self, conversation_id: str) -> Found:
+        """What a turn reads of the conversation as it takes it (owner None: no such one)."""
         ...
 
     def noted(self, conversation_id: str, owner: str | None) -> None:
@@ -105,12 +111,12 @@ class TurnLocks:
     @asynccontextmanager
     async def hold(
         self, conversation_id: str, wait: float = 0.0, user: str | None = None
-    ) -> AsyncIterator[None]:
+    ) -> AsyncIterator[Found | None]:
         """Hold the conversation for one turn; wait up to ``wait`` seconds for it.
 
         With ``user``: the conversation must exist and be theirs (``ConversationNotFound``, which
         also comes before ``ConversationLocked``: a request for a deleted conversation is told so,
-        not to retry).
+        not to retry), and what was found of it is given to the holder (else None).
         """
         deadline = time.monotonic() + wait
         key = lock_key(conversation_id)
@@ -118,30 +124,33 @@ class TurnLocks:
         try:
             async with self._local_lock(conversation_id, deadline):
                 asked = conversation_id if user is not None else None
-                taken, owner = await take(self.process_locks, key, deadline, asked)
+                taken, found = await take(self.process_locks, key, deadline, asked)
                 if not taken:
                     raise ConversationLocked(conversation_id)
                 try:
                     if user is not None:
-                        await self._check(conversation_id, user, owner)
+                        found = await self._check(conversation_id, user, found)
                     held = True
-                    yield
+                    yield found
                 finally:
                     await asyncio.shield(self.process_locks.release(key))
         except ConversationLocked:
             if user is not None and not held:
-                await self._check(conversation_id, user, NOT_READ)
+                await self._check(conversation_id, user, None)
             raise
 
-    async def _check(self, conversation_id: str, user: str, owner: str | None) -> None:
-        """ConversationNotFound unless ``user`` owns the conversation (``owner``: as read)."""
+    async def _check(self, conversation_id: str, user: str, found: Found | None) -> Found:
+        """What was found (read now if the lock did not), unless ``user`` does not own the
+        conversation: then ConversationNotFound.
+        """  # noqa: D205
         assert self.owners is not None, "a user's turn needs the owners to check"
-        if owner == NOT_READ:
-            owner = await self.owners.read_owner(conversation_id)
+        if found is None:
+            found = await self.owners.read_found(conversation_id)
         else:
-            self.owners.noted(conversation_id, owner)
-        if owner != user:
+            self.owners.noted(conversation_id, found.owner)
+        if found.owner != user:
             raise ConversationNotFound(conversation_id)
+        return found
 
     async def close(self) -> None:
         """Drop the cross-process locks."""

@@ -1,10 +1,10 @@
 """Locks that hold a conversation across processes, dropped by the system when their holder dies.
 
 On PostgreSQL a session-level advisory lock taken on one dedicated connection per process (outside
-the work pool, so holding a turn never keeps a connection the turn needs), which can read the
-conversation's owner in the same statement; on SQLite a byte-range lock (``fcntl``) on a file
-beside the database; in memory, nothing more. ``take`` polls one of them until a deadline.
-``keel.checkpoints.locks`` builds the turn lock on them.
+the work pool, so holding a turn never keeps a connection the turn needs), which reads what a turn
+needs of the conversation in the same round trip (``Found``); on SQLite a byte-range lock
+(``fcntl``) on a file beside the database; in memory, nothing more. ``take`` polls one of them
+until a deadline. ``keel.checkpoints.locks`` builds the turn lock on them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import fcntl
 import os
 import struct
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,8 +36,18 @@ KEEPALIVES = {
 """The lock session is idle between turns: TCP keepalives find a dead peer within ~25 s."""
 
 
-NOT_READ = "\x00not read"
-"""The owner slot of a lock taken without reading the conversation's row."""
+@dataclass(frozen=True)
+class Found:
+    """What a turn reads of its conversation as it takes the lock, after the lock is held."""
+
+    owner: str | None
+    """The conversation's owner (None: there is no such conversation)."""
+    in_flight: object = None
+    """The turn noted as under way, as stored (``keel.checkpoints.in_flight``)."""
+    newest: str | None = None
+    """The conversation's newest checkpoint (None: it has none)."""
+    newest_read: bool = True
+    """False where the newest checkpoint is not in the tables read (the in-memory saver)."""
 
 
 class ProcessLocks(Protocol):
@@ -46,10 +57,12 @@ class ProcessLocks(Protocol):
         """Take ``key`` if nobody else holds it."""
         ...
 
-    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:
-        """Take ``key`` if nobody holds it, and read the conversation's owner in the same step.
+    async def try_acquire_reading(
+        self, key: int, conversation_id: str
+    ) -> tuple[bool, Found | None]:
+        """Take ``key`` if nobody holds it, and read the conversation in the same step.
 
-        The owner is ``NOT_READ`` when these locks cannot read it on the way.
+        None instead of what was found when these locks cannot read it on the way.
         """
         ...
 
@@ -72,8 +85,10 @@ class NoProcessLocks:
     async def try_acquire(self, key: int) -> bool:  # noqa: D102
         return True
 
-    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:  # noqa: D102
-        return True, NOT_READ
+    async def try_acquire_reading(  # noqa: D102
+        self, key: int, conversation_id: str
+    ) -> tuple[bool, Found | None]:
+        return True, None
 
     async def release(self, key: int) -> None:  # noqa: D102
         return None
@@ -111,8 +126,10 @@ class FileLocks:
             return False
         return True
 
-    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:  # noqa: D102
-        return await self.try_acquire(key), NOT_READ
+    async def try_acquire_reading(  # noqa: D102
+        self, key: int, conversation_id: str
+    ) -> tuple[bool, Found | None]:
+        return await self.try_acquire(key), None
 
     async def release(self, key: int) -> None:  # noqa: D102
         fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, self._offset(key))
@@ -131,13 +148,11 @@ HELD = (
     "AND granted AND ((classid::bigint << 32) | objid::bigint) = %s::bigint)"
 )
 """Whether a session holds the advisory lock of a bigint key (its high and low halves)."""
-TAKE_READING = (
-    "SELECT pg_try_advisory_lock(%s) AS taken, "
-    "(SELECT user_id FROM keel_conversations WHERE id = %s FOR KEY SHARE) AS owner"
-)
-"""Take a conversation's lock and read its owner at once. The row lock (``FOR KEY SHARE``) reads
-the row's newest committed version whatever the statement's snapshot: a delete that committed and
-let go of the turn lock just before is seen, whichever of the two the statement evaluates first."""
+TAKE_READING = "SELECT taken, owner, in_flight, newest FROM keel_take_turn(%s, %s)"
+"""Take a conversation's lock and, once it is held, read its owner, the turn noted in flight and
+its newest checkpoint (the function of migration 0012): each read is a statement of its own in a
+volatile function, so it sees everything committed before the lock was had - a delete, a note, the
+checkpoint of the turn that just let go of the lock."""
 
 
 class AdvisoryLocks:
@@ -191,10 +206,14 @@ class AdvisoryLocks:
         row = await self._taking("SELECT pg_try_advisory_lock(%s)", (key,), key)
         return bool(row and row[0])
 
-    async def try_acquire_reading(self, key: int, conversation_id: str) -> tuple[bool, str | None]:
-        """Take ``key`` and read the conversation's owner in one statement."""
+    async def try_acquire_reading(
+        self, key: int, conversation_id: str
+    ) -> tuple[bool, Found | None]:
+        """Take ``key`` and read the conversation in one statement."""
         row = await self._taking(TAKE_READING, (key, conversation_id), key)
-        return (bool(row[0]), row[1]) if row else (False, None)
+        if not row or not row[0]:
+            return False, None
+        return True, Found(row[1], row[2], row[3])
 
     async def _taking(self, sql: str, params: tuple[Any, ...], key: int) -> tuple[Any, ...] | None:
         attempt = asyncio.ensure_future(self._row(sql, params, retry=True))
@@ -227,21 +246,21 @@ class AdvisoryLocks:
 
 async def take(
     process_locks: ProcessLocks, key: int, deadline: float, conversation_id: str | None = None
-) -> tuple[bool, str | None]:
-    """Poll for ``key`` until ``deadline`` (``time.monotonic``): whether it came, and the owner.
+) -> tuple[bool, Found | None]:
+    """Poll for ``key`` until ``deadline`` (``time.monotonic``): whether it came, what was found.
 
-    With ``conversation_id`` the conversation's owner is read on the way where the locks can
-    (else the owner is ``NOT_READ``). Polled, never waited for inside the database: a waiting
-    statement would hold a transaction open for as long as it waits.
+    With ``conversation_id`` the conversation is read on the way where the locks can (else what
+    was found is None). Polled, never waited for inside the database: a waiting statement would
+    hold a transaction open for as long as it waits.
     """
     while True:
-        owner: str | None = NOT_READ
+        found: Found | None = None
         if conversation_id is None:
             taken = await process_locks.try_acquire(key)
         else:
-            taken, owner = await process_locks.try_acquire_reading(key, conversation_id)
+            taken, found = await process_locks.try_acquire_reading(key, conversation_id)
         if taken:
-            return True, owner
+            return True, found
         if time.monotonic() >= deadline:
             return False, None
         await asyncio.sleep(POLL_SECONDS)

@@ -2,7 +2,7 @@
 
 ``build_graph(checkpointer=None, store=None)`` returns the compiled graph of one turn::
 
-    START -> user_input -> topic_detect -> reset -> plan -> [resume] -> assistant
+    START -> user_input -> topic_detect -> [reset] -> plan -> [resume] -> assistant
     user_input -> tool_execution  (the message answers a waiting confirmation)
     user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
     assistant -> tool_execution | response
@@ -36,7 +36,7 @@ from typing_extensions import TypedDict
 
 from keel.graphs.resources import prepared
 from keel.nodes.assistant import assistant
-from keel.nodes.mission import reset
+from keel.nodes.mission import has_reset_work, reset
 from keel.nodes.plan import plan
 from keel.nodes.reopen_topic import reopen_topic
 from keel.nodes.reset_conversation import reset_conversation
@@ -134,6 +134,18 @@ class ModelInputView(TypedDict, total=False):
     turn_over: bool
 
 
+class ResetWorkView(TypedDict, total=False):
+    """What tells whether the reset node has something to do."""
+
+    pending_question: str | None
+    todolist: Todolist | None
+
+
+async def route_reset(state: ResetWorkView) -> Literal["reset", "plan"]:
+    """After topic_detect: through reset when a plan or a question is in place, else to plan."""
+    return "reset" if has_reset_work(cast(KeelState, state)) else "plan"
+
+
 InputRoute = Literal[
     "reset_conversation", "reopen_topic", "topic_detect", AgentState.TOOL_EXECUTION
 ]
@@ -224,7 +236,7 @@ def build_graph(
     )
     g.add_edge("reset_conversation", END)
     g.add_edge("reopen_topic", END)
-    g.add_edge("topic_detect", "reset")
+    g.add_conditional_edges("topic_detect", route_reset, {"reset": "reset", "plan": "plan"})
     g.add_edge("reset", "plan")
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}
     g.add_conditional_edges("plan", route_context, routes)

@@ -75,7 +75,7 @@ def open_resources(
     side_model = build_title_model(*openai, settings.model_limits)
     values: dict[str, Any] = {
         "store": TaskStore(db, clock),
-        "conversations": ConversationStore(db, clock),
+        "conversations": ConversationStore(db, clock, saver),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),

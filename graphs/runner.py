@@ -1,11 +1,13 @@
-"""The graph runs of one turn, and reading a conversation's state.
+"""The graph run of one turn, finishing a cut-off turn, and reading a conversation's state.
 
-``stream_turn`` runs a turn's input through the graph (the graph itself decides what the message
-is: the answer to a waiting confirmation, or a new turn). It stops before every tool execution so
-that the tool calls are stored first (and there honours a caller's request to stop the turn), and
-collects the events and tokens. ``recover`` finishes a turn a crash cut off. The turn around them
-- lock, idempotency, recording, pruning - is ``keel.graphs.turn``'s. ``snapshot`` reads a
-conversation's state for ``/state`` and the API.
+``stream_turn`` runs a turn's input through the graph in one run (the graph itself decides what
+the message is: a command, the answer to a waiting confirmation, or a new turn) and collects the
+events and tokens. The run's checkpoint is written when it ends; before the turn's tools act, the
+nodes note it on its conversation (``keel.checkpoints.in_flight``), so a turn whose process died
+mid-way is found and finished by the next one (``recover``). A caller's stop ends the turn at its
+next tool execution, or cancels the model call in flight. The turn around them - lock,
+idempotency, recording, pruning - is ``keel.graphs.turn``'s. ``snapshot`` reads a conversation's
+state for ``/state`` and the API.
 """
 
 from __future__ import annotations
@@ -17,17 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 
+from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.topics import TopicRow
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
 from keel.nodes.events import STREAMED_ONLY, Event, StreamEvent, token
-from keel.nodes.response import pending_tool_calls
-from keel.nodes.run_context import KeelContext
+from keel.nodes.run_context import KeelContext, TurnNote
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import TurnOutput, turn_start
 from keel.nodes.support.previews import preview
@@ -35,14 +37,8 @@ from keel.nodes.support.previews import preview
 log = structlog.get_logger(__name__)
 
 DURABILITY: Durability = "exit"
-"""A run writes its checkpoint when it stops, not after every step: one write instead of ten."""
-CHECKPOINT_BEFORE = ["tool_execution"]
-"""The turn stops (and so checkpoints) before every tool execution and goes on at once. The model's
-tool calls, with their ids, are stored before any tool changes anything: a process killed after
-that re-runs the same calls on the next call, and the tool-call ledger answers those that already
-ran. A process killed before it loses only the unanswered message, with nothing done."""
-MAX_RUNS = 50
-"""Stops before tool execution in one turn, at most (the loop limit ends a turn long before)."""
+"""A run writes its checkpoint when it ends, not after every step: one write a turn. What must
+last before that - the turn's tool calls, the tools' results - is written by the nodes."""
 STREAM_MODES: list[StreamMode] = ["custom", "values"]
 """Events and the state after each step: nothing else is read (no per-node "updates")."""
 RESULT_KEYS = list(TurnOutput.__annotations__)
@@ -65,43 +61,6 @@ def ended_turn(note: str | None = None) -> dict[str, Any]:
     return turn_start(agent_state=AgentState.RESPONSE.value, turn_over=True, turn_note=note)
 
 
-NOT_RUN = "Not run: the turn was stopped before this tool call."
-
-
-def stopped_before_tools(values: dict[str, Any]) -> dict[str, Any]:
-    """The update that stops a turn held before its tool execution: no pending call runs.
-
-    Written ``as_node="tool_execution"``: every call still without a result is answered "not
-    run", a confirmation asked or answered is dropped with it, and the response node, seeing
-    ``stop_requested``, ends the turn (logging what it said and did).
-    """
-    window = values.get("window", [])
-    last = next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
-    pending = set(pending_tool_calls(window))
-    calls = [c for c in (last.tool_calls if last is not None else []) if c.get("id") in pending]
-    return {
-        "window": [
-            ToolMessage(NOT_RUN, tool_call_id=c.get("id") or "", name=c["name"], status="error")
-            for c in calls
-        ],
-        "stop_requested": True,
-        "awaiting": None,
-        "answer": None,
-        "confirmations": {},
-        "agent_state": AgentState.TOOL_EXECUTION.value,
-    }
-
-
-def held_before_tools(values: dict[str, Any], interrupts: Sequence[Interrupt]) -> bool:
-    """The run stopped before tool execution (``CHECKPOINT_BEFORE``), not at its end.
-
-    A turn ends in RESPONSE, and a question stops it with an interrupt; any other stop is the
-    one before tool execution (in ASSISTANT, or in TOOL_EXECUTION going back to wait or with an
-    answer).
-    """
-    return not interrupts and values.get("agent_state") != AgentState.RESPONSE.value
-
-
 EventSink = Callable[[StreamEvent], Awaitable[None]]
 """Receives, as they happen, a turn's events and the model's tokens (``token`` events)."""
 
@@ -114,10 +73,10 @@ async def stream_turn(
     sink: EventSink | None = None,
     stop: asyncio.Event | None = None,
 ) -> TurnResult:
-    """Run the turn to its end; each stop before tool execution is checkpointed, then resumed.
+    """Run the turn to its end in one graph run, its checkpoint written as it ends.
 
-    When ``stop`` is set by then, the turn ends there instead: the pending tool calls do not run;
-    a model call in flight when it is set is cancelled, and the turn ends at once.
+    When ``stop`` is set, the turn ends at its next tool execution (the pending tool calls do not
+    run); a model call in flight when it is set is cancelled, and the turn ends at once.
     """
     config = thread_config(conversation_id)
     deadline = time.time() + context.turn_seconds  # from now: a recovered turn gets its own
@@ -125,40 +84,29 @@ async def stream_turn(
     events: list[Event] = []
     values: dict[str, Any] = {}
     interrupts: Sequence[Interrupt] = ()
-    for _ in range(MAX_RUNS):
-        interrupts = ()  # a run that stops before tools has none
-        stream: AsyncIterator[Any] = graph.astream(
-            graph_input,
-            config,
-            context=context,
-            stream_mode=[*STREAM_MODES, TOKENS] if sink is not None else STREAM_MODES,
-            durability=DURABILITY,
-            interrupt_before=CHECKPOINT_BEFORE,
-            output_keys=RESULT_KEYS,
-        )
-        async for mode, chunk in stream:
-            if mode == "values":
-                if INTERRUPT in chunk:  # a question waits for its answer
-                    chunk = dict(chunk)
-                    interrupts = chunk.pop(INTERRUPT)
-                values = chunk
-            elif mode == "custom":
-                if chunk["type"] not in STREAMED_ONLY:
-                    events.append(chunk)
-                if sink is not None:
-                    await sink(chunk)
-            elif sink is not None:
-                message, _ = chunk  # only the assistant's text, its DONE line already out
-                if isinstance(message, AIMessageChunk) and message.text:
-                    await sink(token(message.text))
-        if not held_before_tools(values, interrupts):
-            break
-        if stop is not None and stop.is_set():
-            stopped = stopped_before_tools(values)
-            await graph.aupdate_state(config, stopped, as_node="tool_execution")
-        graph_input = None
-    else:
-        raise RuntimeError(f"the turn stopped before tool execution {MAX_RUNS} times")
+    stream: AsyncIterator[Any] = graph.astream(
+        graph_input,
+        config,
+        context=context,
+        stream_mode=[*STREAM_MODES, TOKENS] if sink is not None else STREAM_MODES,
+        durability=DURABILITY,
+        output_keys=RESULT_KEYS,
+    )
+    async for mode, chunk in stream:
+        if mode == "values":
+            if INTERRUPT in chunk:  # a question waits for its answer
+                chunk = dict(chunk)
+                interrupts = chunk.pop(INTERRUPT)
+            values = chunk
+        elif mode == "custom":
+            if chunk["type"] not in STREAMED_ONLY:
+                events.append(chunk)
+            if sink is not None:
+                await sink(chunk)
+        elif sink is not None:
+            message, _ = chunk  # only the assistant's text, its DONE line already out
+            if isinstance(message, AIMessageChunk) and message.text:
+                await sink(token(message.text))
     return turn_result(conversation_id, values, interrupts, events)
 
 
@@ -166,36 +114,60 @@ async def stream_turn(
 class TurnStart:
     """Where a conversation stands before a turn, as far as running the turn goes."""
 
-    cut_off: bool
-    """A turn was cut off mid-way (its process died) and is finished first."""
     checkpoint_id: str | None = None
-    """The conversation's newest checkpoint, when the caller has just looked it up."""
+    """The conversation's newest checkpoint, which the turn starts from (None: it has none)."""
+    pending: bool = False
+    """The checkpoint holds steps left to run (a run that failed mid-way, or one written before
+    turns ran in one run): the graph resumes them from the last completed step."""
+    in_flight: InFlight | None = None
+    """A turn that started from the checkpoint and never wrote one: its process died."""
     request_key: str | None = None
     """The idempotency key of the last message that reached the checkpoint."""
 
-    @classmethod
-    def of(cls, snap: StateSnapshot) -> TurnStart:
-        """Read it from the conversation's state.
+    @property
+    def cut_off(self) -> bool:
+        """A turn was cut off mid-way (its process died) and is finished first."""
+        return self.pending or self.in_flight is not None
 
-        A turn is cut off when the checkpoint holds pending steps that are not a confirmation
-        waiting for its answer: the graph resumes them from the last completed step.
+    @property
+    def cut_off_key(self) -> str | None:
+        """The idempotency key of the cut-off turn's message."""
+        return self.in_flight.request_key if self.in_flight is not None else self.request_key
+
+    @classmethod
+    def of(cls, snap: StateSnapshot, in_flight: InFlight | None) -> TurnStart:
+        """Read it from the conversation's state and the turn noted as under way.
+
+        Steps left in the checkpoint that are a confirmation waiting for its answer are no cut-off
+        turn; a noted turn counts only if it started from this very checkpoint.
         """
-        cut_off = bool(snap.next) and pending_confirmation(snap) is None
-        return cls(cut_off, request_key=snap.values.get("request_key"))
+        checkpoint_id = (snap.config.get("configurable") or {}).get("checkpoint_id")
+        pending = bool(snap.next) and pending_confirmation(snap) is None
+        if pending or in_flight is None or not in_flight.started_from(checkpoint_id):
+            in_flight = None
+        return cls(checkpoint_id, pending, in_flight, snap.values.get("request_key"))
 
 
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
 
 
-async def recover(graph: KeelGraph, conversation_id: str, context: KeelContext) -> TurnResult:
+async def recover(
+    graph: KeelGraph, conversation_id: str, context: KeelContext, start: TurnStart
+) -> TurnResult:
     """Finish a cut-off turn; if it fails for good, abandon it with a note instead.
 
-    A turn that fails the same way every time it is retried (bad data in a step) would otherwise
-    fail every later message of the conversation too.
+    A turn noted as under way runs its message again from the checkpoint it started from, the
+    model's noted tool calls taken as they were; steps left in the checkpoint are resumed. A turn
+    that fails the same way every time it is retried (bad data in a step) would otherwise fail
+    every later message of the conversation too.
     """
-    log.warning("recovering_cut_off_turn")
+    log.warning("recovering_cut_off_turn", noted=start.in_flight is not None)
+    graph_input: dict[str, Any] | None = None
+    if (noted := start.in_flight) is not None:
+        graph_input = {"content": noted.content, "request_key": noted.request_key}
+        context = context.noting(TurnNote(noted, replay=dict(noted.rounds)))
     try:
-        return await stream_turn(graph, None, conversation_id, context)
+        return await stream_turn(graph, graph_input, conversation_id, context)
     except Exception as exc:
         if trouble_of(exc):
             raise

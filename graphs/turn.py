@@ -40,15 +40,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints import newest
 from keel.checkpoints.database import Database
+from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
 from keel.checkpoints.newest import NewestKept
+from keel.checkpoints.process_locks import Found
 from keel.checkpoints.requests import RequestStore, digest
 from keel.checkpoints.retention import Retention, latest_checkpoint_id, prune_thread
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import TurnResult, turn_result
 from keel.graphs.runner import EventSink, TurnStart, recover, stream_turn, thread_config
-from keel.nodes.run_context import KeelContext, Resources
+from keel.nodes.run_context import KeelContext, Resources, TurnNote
 from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
 from keel.tools.crash_points import pause_point
@@ -101,23 +103,36 @@ async def _settle(
     context: KeelContext,
     start: TurnStart | None,
     requests: RequestStore | None,
+    found: Found | None = None,
 ) -> tuple[TurnStart, TurnResult | None]:
     """Step 2 and 3: where the conversation stands, the turn before finished and recorded.
 
+    ``found``: what the turn lock read of the conversation (read here when the caller has not).
     Returns the start of the new turn and the reply of a cut-off turn finished on the way.
     """
     if start is None:
+        if found is None:
+            found = await context.resources.conversations.read_found(conversation_id)
         snap = await graph.aget_state(thread_config(conversation_id))
-        start = TurnStart.of(snap)
+        start = TurnStart.of(snap, InFlight.read(found.in_flight))
         if start.request_key is not None and not start.cut_off and requests is not None:
             ended = turn_result(conversation_id, snap.values, snap.interrupts, [])
             await requests.settle(conversation_id, start.request_key, ended.model_dump_json())
     if not start.cut_off:
         return start, None
-    recovered = await recover(graph, conversation_id, context)
-    if start.request_key is not None and requests is not None:
-        await requests.settle(conversation_id, start.request_key, recovered.model_dump_json())
-    return TurnStart(cut_off=False), recovered
+    recovered = await recover(graph, conversation_id, context, start)
+    if (key := start.cut_off_key) is not None and requests is not None:
+        await requests.settle(conversation_id, key, recovered.model_dump_json())
+    return TurnStart(await _newest(graph, conversation_id)), recovered
+
+
+async def _newest(graph: KeelGraph, conversation_id: str) -> str | None:
+    """The id of the conversation's newest checkpoint (after a cut-off turn was finished)."""
+    saver = graph.checkpointer
+    if not isinstance(saver, BaseCheckpointSaver):
+        return None
+    newest = await saver.aget_tuple(thread_config(conversation_id))
+    return None if newest is None else newest.config["configurable"]["checkpoint_id"]
 
 
 async def run_turn(
@@ -133,12 +148,14 @@ async def run_turn(
     key: str | None = None,
     requests: RequestStore | None = None,
     command: TurnCommand | None = None,
+    found: Found | None = None,
 ) -> TurnResult:
     """Steps 2 to 6 of a turn for ``content``; the caller holds the conversation's turn lock.
 
     ``start``: where the conversation stands, when the caller knows it (else it is read from the
-    checkpoint). A cut-off turn finished first comes back as ``recovered_reply``. Setting
-    ``stop`` ends the turn at its next stop before tool execution, with what already ran kept.
+    checkpoint, with ``found``, what the turn lock read of the conversation, or read here). A
+    cut-off turn finished first comes back as ``recovered_reply``. Setting ``stop`` ends the turn
+    at its next tool execution, with what already ran kept.
     ``key`` (an idempotency key, with ``requests`` where keyed messages are recorded) makes the
     message run at most once. ``command`` (``{"command": "reset"}``, ``{"command": "reopen",
     "topic_id": ...}``) goes in with the input instead of a message: the graph carries it out.
@@ -152,7 +169,7 @@ async def run_turn(
         ),
         newest.holding(conversation_id, known),  # the turn's checkpoints are read back from memory
     ):
-        start, recovered = await _settle(graph, conversation_id, context, start, requests)
+        start, recovered = await _settle(graph, conversation_id, context, start, requests, found)
         if key is not None and requests is not None:
             noted = await requests.get(conversation_id, key)
             if noted is not None:
@@ -167,6 +184,7 @@ async def run_turn(
                 await requests.start(conversation_id, key, content)
         log.info("turn_received", message_preview=preview(content))
         turn_input = {"content": content, "request_key": key, **(command or {})}
+        context = context.noting(TurnNote(InFlight(start.checkpoint_id, content, key)))
         result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop)
         if recovered is not None:
             result.recovered_reply = recovered.reply
@@ -211,14 +229,18 @@ class Turns:
     @asynccontextmanager
     async def holding(
         self, conversation_id: str, user: str, wait: float | None = None
-    ) -> AsyncIterator[None]:
-        """Step 1: hold the user's conversation (ConversationNotFound, ConversationLocked)."""
+    ) -> AsyncIterator[Found]:
+        """Step 1: hold the user's conversation (ConversationNotFound, ConversationLocked).
+
+        Gives what was read of it on the way: the turn noted in flight, the newest checkpoint.
+        """
         asked = time.monotonic()
         wait = self.wait_seconds if wait is None else wait
         try:
-            async with self.locks.hold(conversation_id, wait=wait, user=user):
+            async with self.locks.hold(conversation_id, wait=wait, user=user) as found:
                 self.observer.lock_waited(time.monotonic() - asked)
-                yield
+                assert found is not None  # read for the user
+                yield found
         except ConversationLocked:
             self.observer.lock_waited(time.monotonic() - asked)
             raise
@@ -234,7 +256,7 @@ class Turns:
     ) -> asyncio.Task[TurnResult]:
         """Take the conversation, then run the turn in a task of its own (outliving the caller)."""
         stack = AsyncExitStack()
-        await stack.enter_async_context(self.holding(conversation_id, user))
+        found = await stack.enter_async_context(self.holding(conversation_id, user))
         stop = self.stops[conversation_id] = asyncio.Event()
 
         async def turn() -> TurnResult:
@@ -248,11 +270,12 @@ class Turns:
                         self.resources.context(user),
                         sink,
                         retention=self.retention,
-                        start=await self._start_of(conversation_id),
+                        start=await self._start_of(conversation_id, found),
                         stop=stop,
                         key=key,
                         requests=self.requests,
                         command=command,
+                        found=found,
                     )
                 finally:
                     self.stops.pop(conversation_id, None)
@@ -276,11 +299,11 @@ class Turns:
 
     async def open(self, conversation_id: str, user: str) -> TurnResult | None:
         """Finish a turn a crash cut off (recording its keyed outcome); None when there is none."""
-        async with self.holding(conversation_id, user):
+        async with self.holding(conversation_id, user) as found:
             context = self.resources.context(user)
             with newest.holding(conversation_id, None):
                 _, recovered = await _settle(
-                    self.graph, conversation_id, context, None, self.requests
+                    self.graph, conversation_id, context, None, self.requests, found
                 )
             self.known.pop(conversation_id, None)
             return recovered
@@ -317,18 +340,23 @@ class Turns:
             saver.forget(conversation_id)
         self.known.pop(conversation_id, None)
 
-    async def _start_of(self, conversation_id: str) -> TurnStart | None:
+    async def _start_of(self, conversation_id: str, found: Found) -> TurnStart | None:
         """Where the conversation stands, if nothing changed it since this process's last turn.
 
-        One index lookup (the newest checkpoint's id) instead of reading and decoding the state.
+        The newest checkpoint's id (read with the lock, else one index lookup) instead of reading
+        and decoding the state; a turn noted in flight from that checkpoint was cut off since.
         """
         if conversation_id not in self.known or self.retention is None:
             return None
-        saver = self.retention.saver
-        latest = await latest_checkpoint_id(saver, self.db, conversation_id)
+        latest = found.newest
+        if not found.newest_read:
+            latest = await latest_checkpoint_id(self.retention.saver, self.db, conversation_id)
         if latest != self.known[conversation_id]:
             return None
-        return TurnStart(cut_off=False, checkpoint_id=latest)
+        in_flight = InFlight.read(found.in_flight)
+        if in_flight is not None and not in_flight.started_from(latest):
+            in_flight = None
+        return TurnStart(latest, in_flight=in_flight)
 
     async def _remember(self, conversation_id: str, result: TurnResult | None) -> None:
         """Note where a turn left the conversation (``None``: forget it, the turn failed)."""

@@ -26,12 +26,13 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 
 from keel.nodes.context.history import render_history
-from keel.nodes.models.calls import answer_round
+from keel.nodes.models.calls import Round, answer_round
 from keel.nodes.models.chat import ContextLengthExceeded
 from keel.nodes.models.markers import NUDGE_PREFIX
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import turn_key
 from keel.nodes.state.schema import KeelState, open_items
+from keel.nodes.support.in_flight import note_round, replayed
 from keel.nodes.support.previews import preview
 from keel.tools.ask_user import ASK_TOOL, question_of
 from keel.tools.calls import storable
@@ -101,13 +102,16 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
     ctx = runtime.context
     reply_id = f"{conversation_id(runtime)}:{turn_key(state)}:assistant-{state.get('loops', 0)}"
-    try:  # the run's models take their DONE lines out: they never reach the window
-        answered = await answer_round(
-            state, runtime, model_input(state, ctx.resources.prompt), reply_id
-        )
-    except ContextLengthExceeded as exc:
-        log.warning("context_length_exceeded", detail=preview(exc))
-        return {"context_exhausted": True}
+    if (noted := replayed(runtime, reply_id)) is not None:  # a cut-off run of this turn asked
+        answered = Round(noted)
+    else:
+        try:  # the run's models take their DONE lines out: they never reach the window
+            answered = await answer_round(
+                state, runtime, model_input(state, ctx.resources.prompt), reply_id
+            )
+        except ContextLengthExceeded as exc:
+            log.warning("context_length_exceeded", detail=preview(exc))
+            return {"context_exhausted": True}
     reply = answered.reply
     if reply is None:
         return answered.update
@@ -119,6 +123,8 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     for call in reply.tool_calls:
         call["args"] = storable(call["args"])  # a model may name any number
     reply, question = asked(reply)
+    if reply.tool_calls:  # noted before any tool acts: a cut-off turn is finished from here
+        await note_round(runtime, reply_id, reply)
     update = {**answered.update, "window": [reply]}
     return {**update, "pending_question": question} if question else update
 

@@ -27,6 +27,13 @@ REASON_COMPLETED = "completed_todolist_detected"
 REASON_UNFINISHED = "unfinished_turn_abandoned"
 
 
+def has_reset_work(state: KeelState) -> bool:
+    """A question waits for this message, or a plan (finished or abandoned) is in place: the
+    reset node has something to do (else the graph goes past it).
+    """  # noqa: D205
+    return bool(state.get("pending_question")) or state.get("todolist") is not None
+
+
 def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Clear a finished or abandoned mission before a new query is planned (not for an answer)."""
     question = state.get("pending_question")
@@ -38,8 +45,6 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     update: dict[str, Any] = {"pending_question": None} if question else {}
     todolist = state.get("todolist")
     if todolist is None:
-        if state.get("mission"):
-            log.warning("todolist_missing", mission_preview=preview(state.get("mission")))
         return update
     abandoned = [i["description"] for i in open_items(todolist)]
     reason = REASON_UNFINISHED if abandoned else REASON_COMPLETED

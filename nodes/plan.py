@@ -50,6 +50,8 @@ async def plan(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         update["mission"] = mission
         log.info("mission_set", mission_preview=preview(mission))
     if state.get("todolist") is None:
+        if "mission" not in update:
+            log.warning("todolist_missing", mission_preview=preview(mission))
         todolist = await make_todolist(mission, runtime)
         update["todolist"] = todolist
         log.info("todolist_created", todolist_id=todolist["id"], items=len(todolist["items"]))

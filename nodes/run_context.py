@@ -30,6 +30,7 @@ from pydantic import (
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversations import ConversationStore
+from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
@@ -185,6 +186,18 @@ def _unset_is_the_servers(schema: dict[str, Any]) -> None:
         )
 
 
+@dataclass
+class TurnNote:
+    """The turn keel's runner runs, noted before its tools act (``keel.checkpoints.in_flight``).
+
+    The nodes add the model's tool calls to ``in_flight`` and write it; ``replay`` holds the calls
+    a cut-off run of this very turn noted, which the assistant takes instead of asking the model.
+    """
+
+    in_flight: InFlight
+    replay: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 class KeelContext(Tunables):
     """The run context: who acts and the tunables (a caller's), and the process's resources."""
 
@@ -197,6 +210,7 @@ class KeelContext(Tunables):
     _given: frozenset[str] | None = PrivateAttr(default=None)
     _stop: asyncio.Event | None = PrivateAttr(default=None)
     _deadline: float | None = PrivateAttr(default=None)
+    _note: TurnNote | None = PrivateAttr(default=None)
 
     def stopping_on(self, stop: asyncio.Event | None, deadline: float | None) -> KeelContext:
         """This context with the event a caller sets to stop the turn (the API's cancel), and
@@ -205,6 +219,17 @@ class KeelContext(Tunables):
         context = self.model_copy()
         context._stop, context._deadline = stop, deadline
         return context
+
+    def noting(self, note: TurnNote | None) -> KeelContext:
+        """This context for a run of keel's runner, which notes the turn in flight in ``note``."""
+        context = self.model_copy()
+        context._note = note
+        return context
+
+    @property
+    def note(self) -> TurnNote | None:
+        """The turn in flight, when keel's runner runs it (None: Studio, the SDK, a notebook)."""
+        return self._note
 
     @property
     def deadline(self) -> float | None:

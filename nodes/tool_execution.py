@@ -277,14 +277,42 @@ def _result_for_event(message: ToolMessage) -> Any:
         return str(message.content)
 
 
+NOT_RUN = "Not run: the turn was stopped before this tool call."
+
+
+def stopped(state: KeelState, last: AIMessage) -> dict[str, Any]:
+    """The update of a turn its caller stopped before its tools: no pending call runs.
+
+    Every call still without a result is answered "not run", a confirmation asked or answered is
+    dropped with it, and the response node, seeing ``stop_requested``, ends the turn.
+    """
+    answered = {m.tool_call_id for m in state["window"] if isinstance(m, ToolMessage)}
+    log.info("tools_not_run", calls=len(last.tool_calls))
+    not_run = [
+        ToolMessage(NOT_RUN, tool_call_id=c.get("id") or "", name=c["name"], status="error")
+        for c in last.tool_calls
+        if c.get("id") not in answered
+    ]
+    return {
+        "window": unstreamed(not_run),
+        "stop_requested": True,
+        "awaiting": None,
+        "answer": None,
+        "confirmations": {},
+    }
+
+
 async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Run the pending tool calls of the last assistant message, asking first where needed.
 
     A call that needs a yes is asked for in one step (the question goes into ``awaiting``, so the
-    state says TOOL_EXECUTION while it waits) and waited for in the next, with ``interrupt``.
+    state says TOOL_EXECUTION while it waits) and waited for in the next, with ``interrupt``. A
+    turn its caller stopped (the API's cancel) runs none of them.
     """
     ctx = runtime.context
     last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
+    if ctx.stop_event is not None and ctx.stop_event.is_set():
+        return stopped(state, last)
     answers = dict(state.get("confirmations") or {})
     waiting = state.get("awaiting")
     try:

@@ -29,6 +29,7 @@ from keel.nodes.state.commands import turn_command
 from keel.nodes.state.lineage import next_turn_key, starting
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import KeelState, bump, turn_start, unstreamed
+from keel.nodes.support.in_flight import note_answer
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
 
@@ -40,7 +41,7 @@ def answers_confirmation(state: KeelState) -> bool:
     return bool(state.get("awaiting")) and state.get("answer") is not None
 
 
-def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Hand a command on, take the message as the answer to a waiting question, or start a turn."""
     if (command := turn_command(state)) is not None:
         log.info(
@@ -51,6 +52,7 @@ def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
     if state.get("awaiting"):
         log.info("confirmation_answered", message_preview=preview(content))
+        await note_answer(runtime)  # a yes lets tools act: noted first
         return {"answer": content, "stop_requested": False, "turn_deadline": deadline}
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))

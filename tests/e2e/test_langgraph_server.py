@@ -204,7 +204,8 @@ async def test_the_streams_carry_updates_events_and_only_assistant_text(langgrap
         )
     ]
     updated = [next(iter(p.data)) for p in parts if p.event == "updates"]
-    assert updated[:4] == ["user_input", "topic_detect", "reset", "plan"]
+    # a first message: no plan to end, so the graph goes past reset
+    assert updated[:3] == ["user_input", "topic_detect", "plan"]
     assert {"assistant", "tool_execution", "response"} <= set(updated)
     custom = [p.data for p in parts if p.event == "custom"]
     rounds = [e["data"] for e in custom if e["type"] == "round_started"]

@@ -26,7 +26,7 @@ def bench(*args: str, timeout: float = 300) -> str:
 
 def test_the_turn_profile_runs():
     out = bench("bench/turn_profile.py", "--turns", "3")
-    assert "| checkpoint writes | 2.0 |" in out
+    assert "| checkpoint writes | 1.0 |" in out
     assert "rest (graph engine, nodes, CPU)" in out
 
 

@@ -83,15 +83,15 @@ async def test_background_retention_prunes_every_few_turns_off_the_turn(keel):
     from keel.checkpoints.retention import Retention
 
     cid = str(uuid.uuid4())
-    retention = Retention(keel.graph.checkpointer, keep=3, every=2)
+    retention = Retention(keel.graph.checkpointer, keep=2, every=2)
     context = keel.context(checkpoint_keep=1000)
     for n in range(3):
         await run_turn(keel.graph, cid, f"Add chore {n}", context, retention=retention)
     await retention.aclose()
     after_three = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(after_three) == 3 + 2  # pruned to 3 after turn 2; turn 3 added its two
+    assert len(after_three) == 2 + 1  # pruned to 2 after turn 2; turn 3 added its one
     await run_turn(keel.graph, cid, "Add chore 3", context, retention=retention)
     await retention.aclose()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(kept) == 3
+    assert len(kept) == 2
     assert "chore 3" in (await run_turn(keel.graph, cid, "Show all", context)).reply

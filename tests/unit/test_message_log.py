@@ -2,9 +2,11 @@
 
 import uuid
 
+from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.messages import LogKeyTaken
 from keel.graphs.runner import thread_config
 from keel.graphs.turn import run_turn
+from keel.nodes.run_context import TurnNote
 
 
 async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):
@@ -43,16 +45,21 @@ async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(
     assert len(values["window"]) == 4  # only the last turn stays in graph state, all its rounds
 
 
-async def test_replaying_the_last_steps_writes_nothing_twice(keel):
+async def test_running_a_turn_again_with_its_noted_calls_writes_nothing_twice(keel):
+    """What finishing a cut-off turn does: the message again, from the checkpoint the turn
+    started from, with the model's tool calls the turn noted."""
     cid = str(uuid.uuid4())
     context = keel.context()
     await run_turn(keel.graph, cid, "Add buy milk", context)
+    started_from = await keel.graph.aget_state(thread_config(cid))
+    await run_turn(keel.graph, cid, "Add eggs", context)
     before = [(m.key, m.content) for m in await keel.messages.history(cid)]
-    history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    # the turn's last checkpoint before its end is the stop before tool execution
-    [before_tools] = [s for s in history if s.next == ("tool_execution",)][:1]
-    await keel.graph.ainvoke(None, before_tools.config, context=context)
+    noted = InFlight.read((await context.resources.conversations.read_found(cid)).in_flight)
+    assert noted is not None and noted.content == "Add eggs" and len(noted.rounds) == 1
+    again = context.noting(TurnNote(noted, replay=dict(noted.rounds)))
+    await keel.graph.ainvoke({"content": "Add eggs"}, started_from.config, context=again)
     assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
+    assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "eggs"]
 
 
 async def test_the_confirmation_question_and_answer_are_logged(keel):

@@ -31,27 +31,28 @@ from keel.tools.todo import TODO_TOOLS
 TURNS = 10
 
 BUDGET_PER_TURN = {
-    # One graph run up to the stop before tool execution, one after it: the model's tool calls
-    # are checkpointed before any tool changes anything.
-    "graph runs": 2,
+    # One graph run: its checkpoint is written as it ends; the model's tool calls are noted on
+    # the conversation before any tool changes anything.
+    "graph runs": 1,
     "state reads (aget_state)": 0,  # the service remembers where its last turn left the thread
     # user_input, topic_detect, reset (the last mission was complete), plan, assistant,
     # tool_execution, response, assistant (it reports what the tool did), response.
     "node runs": 9,
     "model calls": 2,
-    "checkpoint reads": 2,  # each run starts from the thread's newest checkpoint...
+    "checkpoint reads": 1,  # the run starts from the thread's newest checkpoint...
     "checkpoint reads from the database": 0,  # ...which this process wrote and kept
-    "checkpoint writes": 2,  # durability "exit": one per run
+    "checkpoint writes": 1,  # durability "exit": one per run
     "checkpoint pending-write batches": 0,
-    # Per turn (SQLite): the conversation's owner, read once the turn lock is held, so a
-    # conversation deleted by another process is never written to again (1; on PostgreSQL it is read
-    # in the lock's own statement); the newest checkpoint id before the turn (1); each run's
-    # checkpoint written, BEGIN/INSERT/COMMIT (6); the recent messages for the context (1); the
-    # ledger transaction: BEGIN, the recorded result looked up, the user's task counter, the task,
-    # the result, COMMIT (6); the turn's three logged messages (the user's, the tool result, the one
-    # reply; the tool-call round stays in the checkpoints) appended in one transaction (5). Every
-    # tenth turn, a prune of four statements (0.4).
-    "SQL statements": 20.4,
+    # Per turn (SQLite): once the turn lock is held, the conversation's owner, the turn noted in
+    # flight and the newest checkpoint id, in one statement, so a conversation deleted or a turn
+    # cut off by another process is seen (1; on PostgreSQL they are read in the lock's own
+    # statement); the run's checkpoint written, BEGIN/INSERT/COMMIT (3); the recent messages for
+    # the context (1); the turn noted in flight with the model's tool call (1); the ledger
+    # transaction: BEGIN, the recorded result looked up, the user's task counter, the task, the
+    # result, COMMIT (6); the turn's three logged messages (the user's, the tool result, the one
+    # reply; the tool-call round stays in the checkpoints) appended in one transaction (5).
+    # Every tenth turn, a prune of four statements (0.4).
+    "SQL statements": 17.4,
 }
 
 

@@ -1,0 +1,87 @@
+"""A turn under way, noted on its conversation so that the next turn can finish it.
+
+keel runs a turn as one graph run, and LangGraph writes the run's checkpoint when the run ends
+(durability "exit"). Before a turn's tools may change anything, the turn is noted here
+(``keel_conversations.turn_in_flight``): the checkpoint it started from, its message and
+idempotency key, and the model's messages that called tools, by reply id. The assistant node
+notes it when the model asks for tools; the user_input node when a message answers a waiting
+confirmation.
+
+If the process dies before the run's checkpoint is written, the conversation's newest checkpoint
+is still the one the note starts from: the next turn on it, in any process, finds the note where
+it takes the turn lock (``keel.checkpoints.locks``) and finishes the turn first - the message run
+again from that checkpoint, the model's recorded calls used instead of asking the model anew, and
+the tool-call ledger (``keel.tools.ledger``) answering the calls that already ran. Once the turn's
+checkpoint is written, the note starts from an older checkpoint and means nothing: it is never
+cleared, only overwritten by the next turn's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from keel.checkpoints.database import Database, read_json
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A turn under way, as noted."""
+
+    start: str | None
+    """The checkpoint the turn started from (None: the conversation had none)."""
+    content: str
+    """The turn's message."""
+    request_key: str | None = None
+    """The idempotency key it was sent with."""
+    rounds: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    """The model's messages that called tools, by reply id, as langchain's message dicts."""
+
+    def started_from(self, newest: str | None) -> bool:
+        """The turn started from ``newest`` (the conversation's newest checkpoint) and so never
+        wrote one: it was cut off.
+        """  # noqa: D205
+        return self.start == newest
+
+    def with_round(self, reply_id: str, message: dict[str, Any]) -> InFlight:
+        """This note with one more of the model's messages."""
+        return InFlight(
+            self.start, self.content, self.request_key, {**self.rounds, reply_id: message}
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The note as stored."""
+        return {
+            "start": self.start,
+            "content": self.content,
+            "request_key": self.request_key,
+            "rounds": dict(self.rounds),
+        }
+
+    @classmethod
+    def read(cls, value: Any) -> InFlight | None:
+        """A note as read from its column (None when there is none, or it cannot be read)."""
+        if value is None:
+            return None
+        try:
+            data = read_json(value)
+            rounds = data.get("rounds") or {}
+            if not isinstance(rounds, dict) or not isinstance(data["content"], str):
+                raise TypeError("rounds or content")
+            return cls(data.get("start"), data["content"], data.get("request_key"), rounds)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            log.warning("turn_in_flight_unreadable", error=type(exc).__name__)
+            return None
+
+
+async def note(db: Database, conversation_id: str, in_flight: InFlight) -> None:
+    """Note ``in_flight`` on its conversation (one statement, committed before it returns)."""
+    await db.execute(
+        "UPDATE keel_conversations SET turn_in_flight = :note WHERE id = :id",
+        {"id": conversation_id, "note": db.json(in_flight.as_json())},
+    )
