@@ -44,10 +44,18 @@ def retry_after(response: httpx.Response) -> float:
         return 0.1
 
 
+DONE_WORK = b"Created task: item "
+"""What the reply to every turn of the load ("Add item k") says once the task exists: a turn
+answered otherwise (a baseline whose model no longer calls the tool, say) did not do the work and
+counts as an error ("wrong reply"), not as a turn."""
+
+
 async def post(
-    client: httpx.AsyncClient, path: str, body: bytes, expected: int
+    client: httpx.AsyncClient, path: str, body: bytes, expected: int, says: bytes | None = None
 ) -> tuple[httpx.Response | None, str | None, float]:
-    """POST ``body``: the response, the error kind (None when ``expected``), the pause after."""
+    """POST ``body``: the response, the error kind (None when ``expected``, and the answer holds
+    ``says`` when given), the pause after.
+    """  # noqa: D205
     try:
         r = await client.post(path, content=body, headers=JSON_HEADERS)
     except httpx.TimeoutException:
@@ -55,6 +63,8 @@ async def post(
     except httpx.TransportError:
         return None, "connection", 0.1
     if r.status_code == expected:
+        if says is not None and says not in r.content:
+            return r, "wrong reply", 0.0
         return r, None, 0.0
     return r, str(r.status_code), retry_after(r)
 
@@ -101,7 +111,7 @@ async def one_user(
                 if done():
                     break
                 start = clock()
-                _, error, pause = await post(client, path, body, 200)
+                _, error, pause = await post(client, path, body, 200, DONE_WORK)
                 end = clock()
                 load.turns_sent += 1
                 if end >= measure_from:
@@ -136,7 +146,7 @@ async def one_deep_user(
         path = impl.message_path.format(cid=r.json()["conversation_id"])
         failed = False
         for body in bodies[: first - 1]:
-            _, error, _ = await post(client, path, body, 200)
+            _, error, _ = await post(client, path, body, 200, DONE_WORK)
             if error is not None:
                 load.errors[f"fill {error}"] += 1
                 failed = True
@@ -145,7 +155,7 @@ async def one_deep_user(
         load.conversations = 1
         for depth, body in enumerate(bodies[first - 1 :] if not failed else [], start=first):
             start = time.perf_counter()
-            _, error, _ = await post(client, path, body, 200)
+            _, error, _ = await post(client, path, body, 200, DONE_WORK)
             end = load.last_end = time.perf_counter()
             load.turns_sent += 1
             if error is not None:

@@ -36,9 +36,14 @@ def bound_tools(store: TaskStore, user_id: str) -> list[BaseTool]:
 
 
 def build_plain_graph(checkpointer: BaseCheckpointSaver, store: TaskStore, user_id: str) -> Any:
-    """The ReAct graph: agent -> tools -> agent, the whole message list in state."""
+    """The ReAct graph: agent -> tools -> agent, the whole message list in state.
+
+    The model is bound to keel's own tool declarations (the offline model understands a request
+    by the phrasings they declare; the bound copies carry none) and calls them by name; the
+    ToolNode runs the copies bound to the user and the store.
+    """
     tools = bound_tools(store, user_id)
-    model = RuleBasedChatModel().bind_tools(tools)
+    model = RuleBasedChatModel().bind_tools(TODO_TOOLS)
 
     async def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}

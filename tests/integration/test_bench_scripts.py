@@ -24,6 +24,24 @@ def bench(*args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+async def test_the_plain_baseline_does_the_todo_work(tmp_path):
+    """The baseline calls the tools it is compared on: a task a turn, as keel's turn makes."""
+    sys.path.insert(0, str(ROOT))
+    from langchain_core.messages import HumanMessage
+
+    from bench.plain_react import build_plain_graph
+    from bench.plain_server import open_plain
+
+    async with open_plain(f"sqlite:///{tmp_path / 'plain.db'}") as (saver, store):
+        graph = build_plain_graph(saver, store, "local")
+        config = {"configurable": {"thread_id": "baseline"}}
+        for k in range(1, 4):
+            state = await graph.ainvoke({"messages": [HumanMessage(f"Add item {k}")]}, config)
+            assert state["messages"][-1].text == f"Created task: item {k}"
+            assert [m.type for m in state["messages"][-4:]] == ["human", "ai", "tool", "ai"]
+        assert [t["title"] for t in await store.list("local")] == ["item 1", "item 2", "item 3"]
+
+
 def test_the_turn_profile_runs():
     out = bench("bench/turn_profile.py", "--turns", "3")
     assert "| checkpoint writes | 1.0 |" in out
