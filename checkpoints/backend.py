@@ -34,13 +34,13 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
 from keel.checkpoints.migrate import migration_engine, upgrade
 from keel.checkpoints.newest import NewestKept
+from keel.checkpoints.postgres_saver import PoolPostgresSaver
 from keel.checkpoints.process_locks import (
     AdvisoryLocks,
     FileLocks,
@@ -67,8 +67,8 @@ class KeelSqliteSaver(NewestKept, LoopSqliteSaver):
     """keel's SQLite saver: statements on the event loop, a turn's newest checkpoint kept."""
 
 
-class KeelPostgresSaver(NewestKept, AsyncPostgresSaver):
-    """LangGraph's PostgreSQL saver, a turn's newest checkpoint kept."""
+class KeelPostgresSaver(NewestKept, PoolPostgresSaver):
+    """LangGraph's PostgreSQL saver on the pool, a turn's newest checkpoint kept."""
 
 
 @dataclass

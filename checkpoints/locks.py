@@ -133,7 +133,7 @@ class TurnLocks:
                     held = True
                     yield found
                 finally:
-                    await asyncio.shield(self.process_locks.release(key))
+                    await asyncio.shield(self.process_locks.let_go(key))
         except ConversationLocked:
             if user is not None and not held:
                 await self._check(conversation_id, user, None)

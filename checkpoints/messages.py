@@ -31,6 +31,36 @@ INSERT = (
 )
 """A row whose key is written already, or a turn's opening message whose slot on its branch is
 taken (a fork: ``MessageLog.append`` moves the turn), is skipped."""
+NAMES = [c.strip() for c in COLUMNS.split(",")]
+TYPED = {"tool_calls": "json", "turn": "integer"}
+"""PostgreSQL columns whose type a row of parameters cannot tell when they are all null."""
+GUARD = (
+    "NOT EXISTS (SELECT 1 FROM keel_messages WHERE conversation_id = :g_c AND user_id <> :g_u "
+    "AND message_key IN ({keys})) AND NOT EXISTS (SELECT 1 FROM keel_messages "
+    "WHERE conversation_id = :g_c AND branch = :g_b AND turn = :g_t AND opens_turn "
+    "AND message_key <> :g_k)"
+)
+"""A batch goes in only when none of its keys is another user's and, when it opens a turn, the
+turn's slot on its branch is free or its own: else nothing of it is written here."""
+
+
+def batch_insert(dialect: str, count: int) -> str:
+    """One statement writing ``count`` rows (parameters ``r{n}_{column}``) when ``GUARD`` holds.
+
+    A row whose key is written already is skipped; the rest go in together, or none of them.
+    """
+
+    def value(n: int, name: str) -> str:
+        if n == 0 and dialect == "postgresql" and name in TYPED:
+            return f"CAST(:r0_{name} AS {TYPED[name]})"
+        return f":r{n}_{name}"
+
+    rows = ", ".join(f"({', '.join(value(n, c) for c in NAMES)})" for n in range(count))
+    keys = ", ".join(f":r{n}_message_key" for n in range(count))
+    return (
+        f"INSERT INTO keel_messages ({COLUMNS}) SELECT * FROM (VALUES {rows}) AS batch "
+        f"WHERE {GUARD.format(keys=keys)} ON CONFLICT DO NOTHING"
+    )
 
 
 class LogKeyTaken(RuntimeError):
@@ -123,6 +153,8 @@ class MessageLog:
             }
             for row in rows
         ]
+        if await self._insert_batch(full, place) == len(full):  # one statement, most times
+            return branch
         async with self.db.transaction() as tx:
             if await tx.executemany(INSERT, full) == len(full):
                 return branch
@@ -132,6 +164,20 @@ class MessageLog:
             if place is None or opening is None:
                 return branch
             return await self._settle(tx, place, full, opening)
+
+    async def _insert_batch(self, full: list[dict[str, Any]], place: TurnPlace | None) -> int:
+        """Write the rows in one statement unless ``GUARD`` stops them; how many went in."""
+        opening = next((r for r in full if r["opens_turn"]), None)
+        params: dict[str, Any] = {
+            "g_c": full[0]["conversation_id"],
+            "g_u": full[0]["user_id"],
+            "g_b": place.branch if place else MAIN,
+            "g_t": place.turn if place and opening is not None else None,
+            "g_k": opening["message_key"] if opening is not None else None,
+        }
+        for n, row in enumerate(full):
+            params.update({f"r{n}_{name}": row[name] for name in NAMES})
+        return await self.db.execute(batch_insert(self.db.dialect, len(full)), params)
 
     async def _settle(
         self, tx: Session, place: TurnPlace, rows: list[dict[str, Any]], opening: dict[str, Any]

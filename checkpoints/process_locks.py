@@ -70,6 +70,12 @@ class ProcessLocks(Protocol):
         """Give ``key`` back."""
         ...
 
+    async def let_go(self, key: int) -> None:
+        """Give ``key`` back, returning as soon as nothing in this process can be the worse for
+        waiting (a turn's answer does not wait for the database to hear of it).
+        """  # noqa: D205
+        ...
+
     async def held(self, key: int) -> bool:
         """Another process holds ``key`` (a look that takes nothing)."""
         ...
@@ -91,6 +97,9 @@ class NoProcessLocks:
         return True, None
 
     async def release(self, key: int) -> None:  # noqa: D102
+        return None
+
+    async def let_go(self, key: int) -> None:  # noqa: D102
         return None
 
     async def held(self, key: int) -> bool:  # noqa: D102
@@ -133,6 +142,9 @@ class FileLocks:
 
     async def release(self, key: int) -> None:  # noqa: D102
         fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, self._offset(key))
+
+    async def let_go(self, key: int) -> None:  # noqa: D102
+        await self.release(key)  # at once: a process's byte-range locks do not stack
 
     async def held(self, key: int) -> bool:  # noqa: D102
         probe = struct.pack(FLOCK, fcntl.F_WRLCK, os.SEEK_SET, self._offset(key), 1, 0)
@@ -226,9 +238,12 @@ class AdvisoryLocks:
     def _give_back(self, attempt: asyncio.Future[tuple[Any, ...] | None], key: int) -> None:
         row = None if attempt.cancelled() or attempt.exception() else attempt.result()
         if row and row[0]:
-            release = asyncio.ensure_future(self.release(key))
-            self._orphans.add(release)  # a reference until it is done, then none
-            release.add_done_callback(self._orphans.discard)
+            self._release_soon(key)
+
+    def _release_soon(self, key: int) -> None:
+        release = asyncio.ensure_future(self.release(key))
+        self._orphans.add(release)  # a reference until it is done, then none
+        release.add_done_callback(self._orphans.discard)
 
     async def release(self, key: int) -> None:  # noqa: D102
         try:
@@ -236,10 +251,20 @@ class AdvisoryLocks:
         except psycopg.OperationalError:
             pass  # the session is gone, and the lock with it
 
+    async def let_go(self, key: int) -> None:
+        """Queue the unlock on the lock session and return.
+
+        Statements on the session run in order, and a session's advisory locks stack: a turn of
+        this process that takes the key again before the unlock ran holds it all the same.
+        """
+        self._release_soon(key)
+
     async def held(self, key: int) -> bool:  # noqa: D102
         return await self._scalar(HELD, key, retry=True)
 
     async def close(self) -> None:  # noqa: D102
+        if self._orphans:
+            await asyncio.wait(self._orphans, timeout=CONNECT_TIMEOUT_SECONDS)
         if self.conn is not None:
             await self.conn.close()
 

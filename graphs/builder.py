@@ -79,7 +79,8 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
         context = await prepared(runtime.context)
         if context is not runtime.context:
             runtime = runtime.override(context=context)
-        await context.resources.conversations.claim(conversation_id(runtime), context.user_id)
+        if context.note is None:  # keel's runner took the turn lock, the owner checked with it
+            await context.resources.conversations.claim(conversation_id(runtime), context.user_id)
         source = current_state(state)
         if enters is not None:
             validate_transition(source, enters)  # staying (a resumed wait) is no transition

@@ -165,7 +165,7 @@ async def recover(
     graph_input: dict[str, Any] | None = None
     if (noted := start.in_flight) is not None:
         graph_input = {"content": noted.content, "request_key": noted.request_key}
-        context = context.noting(TurnNote(noted, replay=dict(noted.rounds)))
+        context = context.noting(TurnNote(noted, replay=dict(noted.rounds), again=True))
     try:
         return await stream_turn(graph, graph_input, conversation_id, context)
     except Exception as exc:

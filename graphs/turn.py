@@ -169,6 +169,10 @@ async def run_turn(
         ),
         newest.holding(conversation_id, known),  # the turn's checkpoints are read back from memory
     ):
+        if found is None:  # the caller did not take the turn lock through ``Turns`` (a test, an
+            # evaluation): the conversation is the user's (made theirs if nobody's), as the
+            # graph's own claim makes it for a LangGraph client
+            await context.resources.conversations.claim(conversation_id, context.user_id)
         start, recovered = await _settle(graph, conversation_id, context, start, requests, found)
         if key is not None and requests is not None:
             noted = await requests.get(conversation_id, key)

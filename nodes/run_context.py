@@ -196,6 +196,13 @@ class TurnNote:
 
     in_flight: InFlight
     replay: dict[str, dict[str, Any]] = field(default_factory=dict)
+    again: bool = False
+    """The run finishes a cut-off run of the turn: its tool calls may have run already."""
+
+    @property
+    def first_run(self) -> bool:
+        """The turn's first run: none of its tool calls can have run before."""
+        return not self.again
 
 
 class KeelContext(Tunables):

@@ -17,6 +17,7 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
+from keel.checkpoints.database import is_duplicate
 from keel.checkpoints.trouble import trouble_of
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
@@ -88,14 +89,18 @@ async def run_tool_call(
     tools: Sequence[BaseTool],
     pause_at: str | None = None,
     key: str | None = None,
+    first_run: bool = False,
 ) -> ToolMessage:
     """Run one tool call for ``user_id`` and return its ToolMessage (status error on failure).
 
     A mutating call with a ``key`` (else its id) runs at most once: its result is recorded under
     the key in the transaction that changes the task, and a call with a recorded key returns that
-    result again. ``tools`` are the tools it may run (the run's); ``pause_at`` is for crash
-    tests (``keel.tools.crash_points``). A tool that fails in a way of its own (not the database)
-    answers an error, its transaction rolled back, and is not recorded: a retry runs it again.
+    result again. ``first_run``: the call cannot have run before (the first run of a turn keel's
+    runner runs), so the ledger is not asked first; a record that is there after all still fails
+    the transaction and answers what it holds. ``tools`` are the tools it may run (the run's);
+    ``pause_at`` is for crash tests (``keel.tools.crash_points``). A tool that fails in a way of
+    its own (not the database) answers an error, its transaction rolled back, and is not
+    recorded: a retry runs it again.
     """
     name, call_id = call["name"], call.get("id") or ""
     tool_ = next((t for t in tools if t.name == name), None)
@@ -103,7 +108,13 @@ async def run_tool_call(
         content = f"Error: unknown tool {name!r}."
         return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
     try:
-        return await _run(tool_, call, user_id, store, pause_at, key or call_id)
+        try:
+            return await _run(tool_, call, user_id, store, pause_at, key or call_id, first_run)
+        except Exception as exc:
+            if not (first_run and is_duplicate(exc)):
+                raise
+            # recorded after all: nothing of this run was kept, and the record is the answer
+            return await _run(tool_, call, user_id, store, pause_at, key or call_id, False)
     except Exception as exc:
         if trouble_of(exc):  # the database cannot serve now: the caller retries or answers 503
             raise
@@ -119,12 +130,13 @@ async def _run(
     store: TaskStore,
     pause_at: str | None,
     key: str,
+    first_run: bool,
 ) -> ToolMessage:
     name, call_id = call["name"], call.get("id") or ""
     if not spec_of(tool_).mutates or not key:
         return await _invoke(tool_, call, user_id, store)
     async with store.db.transaction() as tx:
-        if recorded := await recall(tx, user_id, key):
+        if not first_run and (recorded := await recall(tx, user_id, key)):
             return ToolMessage(
                 recorded.content, tool_call_id=call_id, name=name, status=recorded.status
             )

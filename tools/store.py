@@ -97,6 +97,16 @@ NEXT_NUMBER = (
     "RETURNING last_number"
 )
 """The user's next task number; the counter row's lock makes concurrent creates take turns."""
+CREATE = (
+    "INSERT INTO keel_tasks (user_id, number, title, completed, created_at, updated_at) "
+    f"VALUES (:user, :number, :title, :false, :now, :now) {RETURNING}"
+)
+CREATE_NUMBERED = (
+    f"WITH next AS ({NEXT_NUMBER}) "
+    "INSERT INTO keel_tasks (user_id, number, title, completed, created_at, updated_at) "
+    f"SELECT :user, last_number, :title, :false, :now, :now FROM next {RETURNING}"
+)
+"""Both in one statement (PostgreSQL, whose CTEs may write)."""
 
 
 class TaskStore:
@@ -116,23 +126,19 @@ class TaskStore:
         return TaskStore(self.db, self.clock, tx)
 
     async def create(self, user_id: str, title: str) -> dict[str, Any]:
-        """Create a task (numbered after the user's last one) and return it."""
+        """Create a task (numbered after the user's last one) and return it.
+
+        On PostgreSQL the number is taken and the task written in one statement.
+        """
         title = _clean_title(title)
-        now = self._now()
+        params = {"user": user_id, "title": title, "false": False, "now": self._now()}
         async with self._tx() as tx:
-            counter = await tx.fetchone(NEXT_NUMBER, {"user": user_id})
-            assert counter is not None
-            row = await tx.fetchone(
-                "INSERT INTO keel_tasks (user_id, number, title, completed, created_at, "
-                f"updated_at) VALUES (:user, :number, :title, :false, :now, :now) {RETURNING}",
-                {
-                    "user": user_id,
-                    "number": counter["last_number"],
-                    "title": title,
-                    "false": False,
-                    "now": now,
-                },
-            )
+            if self.db.dialect == "postgresql":
+                row = await tx.fetchone(CREATE_NUMBERED, params)
+            else:
+                counter = await tx.fetchone(NEXT_NUMBER, {"user": user_id})
+                assert counter is not None
+                row = await tx.fetchone(CREATE, {**params, "number": counter["last_number"]})
         assert row is not None
         return _row(row)
 

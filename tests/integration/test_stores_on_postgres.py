@@ -65,3 +65,30 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
         assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn
         assert (await snapshot(graph, cid))["stats"]["turns"] == 8
+
+
+async def test_keels_postgres_saver_writes_what_langgraphs_own_reads(postgres_server):
+    """keel's saver skips LangGraph's lock and thread hand-over; what it stores is the same."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from keel.checkpoints.backend import open_backend
+    from keel.checkpoints.postgres_saver import PoolPostgresSaver
+
+    url = new_postgres_database(postgres_server)
+    cid = str(uuid.uuid4())
+    async with open_backend(url) as backend:
+        saver = backend.saver
+        assert isinstance(saver, PoolPostgresSaver)
+        graph = build_graph(saver)
+        context = open_resources(backend.db, saver, tools=TODO_TOOLS).context()
+        for text in ("Add buy milk", "Add eggs", "Show all"):
+            await run_turn(graph, cid, text, context)
+        config = {"configurable": {"thread_id": cid}}
+        ours = [found async for found in saver.alist(config)]
+        plain = AsyncPostgresSaver(saver.conn)
+        theirs = [found async for found in plain.alist(config)]
+        assert len(ours) == 3 and ours == theirs
+        newest = await plain.aget_tuple(config)
+        assert newest is not None
+        values = newest.checkpoint["channel_values"]
+        assert values["stats"]["turns"] == 3 and "eggs" in values["window"][-1].text

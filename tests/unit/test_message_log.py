@@ -56,7 +56,7 @@ async def test_running_a_turn_again_with_its_noted_calls_writes_nothing_twice(ke
     before = [(m.key, m.content) for m in await keel.messages.history(cid)]
     noted = InFlight.read((await context.resources.conversations.read_found(cid)).in_flight)
     assert noted is not None and noted.content == "Add eggs" and len(noted.rounds) == 1
-    again = context.noting(TurnNote(noted, replay=dict(noted.rounds)))
+    again = context.noting(TurnNote(noted, replay=dict(noted.rounds), again=True))
     await keel.graph.ainvoke({"content": "Add eggs"}, started_from.config, context=again)
     assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "eggs"]

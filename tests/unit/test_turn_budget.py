@@ -48,11 +48,11 @@ BUDGET_PER_TURN = {
     # cut off by another process is seen (1; on PostgreSQL they are read in the lock's own
     # statement); the run's checkpoint written, BEGIN/INSERT/COMMIT (3); the recent messages for
     # the context (1); the turn noted in flight with the model's tool call (1); the ledger
-    # transaction: BEGIN, the recorded result looked up, the user's task counter, the task, the
-    # result, COMMIT (6); the turn's three logged messages (the user's, the tool result, the one
-    # reply; the tool-call round stays in the checkpoints) appended in one transaction (5).
-    # Every tenth turn, a prune of four statements (0.4).
-    "SQL statements": 17.4,
+    # transaction: BEGIN, the user's task counter, the task, the result, COMMIT (5; a turn's
+    # first run does not look its call up first); the turn's three logged messages (the user's,
+    # the tool result, the one reply; the tool-call round stays in the checkpoints) in one
+    # statement (1). Every tenth turn, a prune of four statements (0.4).
+    "SQL statements": 12.4,
 }
 
 

@@ -1,0 +1,86 @@
+"""LangGraph's PostgreSQL saver as keel runs it: on the process's pool, no call waiting for another.
+
+``AsyncPostgresSaver`` takes one asyncio lock around every read and write (it is written for one
+shared connection as much as for a pool), so on a pool the checkpoints of all the process's turns
+queue behind one another; and it serialises each checkpoint in a worker thread, a hand-over that
+costs more than the serialising. ``PoolPostgresSaver`` is the same saver - the same tables, SQL and
+serialisation - whose calls each take a pooled connection of their own without that lock, and which
+serialises a checkpoint in the loop's thread. Written against langgraph-checkpoint-postgres 3.2.0
+(``_cursor`` and ``aput``); ``tests/unit/test_saver_internals.py`` checks the parts it relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+
+class PoolPostgresSaver(AsyncPostgresSaver):
+    """``AsyncPostgresSaver`` on a pool without its process-wide lock, serialising inline."""
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+        """A cursor on a pooled connection of the call's own (the saver's way without a pool)."""
+        if not isinstance(self.conn, AsyncConnectionPool) or self.pipe is not None:
+            async with super()._cursor(pipeline=pipeline) as cur:
+                yield cur
+            return
+        async with self.conn.connection() as conn:
+            if pipeline and self.supports_pipeline:
+                async with conn.pipeline(), conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+            else:
+                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Write ``checkpoint`` as ``AsyncPostgresSaver.aput`` does, its blobs dumped inline."""
+        configurable = config["configurable"].copy()
+        thread_id = configurable.pop("thread_id")
+        checkpoint_ns = configurable.pop("checkpoint_ns")
+        parent_id = configurable.pop("checkpoint_id", None)
+        copy = checkpoint.copy()
+        copy["channel_values"] = copy["channel_values"].copy()
+        blob_values = {}
+        for key, value in checkpoint["channel_values"].items():
+            if isinstance(value, _DeltaSnapshot):
+                blob_values[key] = copy["channel_values"].pop(key)
+                copy["channel_values"][key] = True
+            elif value is not None and not isinstance(value, str | int | float | bool):
+                blob_values[key] = copy["channel_values"].pop(key)
+        versions = {k: v for k, v in new_versions.items() if k in blob_values}
+        row = (
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            parent_id,
+            Jsonb(copy),
+            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+        )
+        async with self._cursor(pipeline=True) as cur:
+            if versions:
+                blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, versions)
+                await cur.executemany(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs)
+            await cur.execute(self.UPSERT_CHECKPOINTS_SQL, row)
+        ids = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        return {"configurable": {**ids, "checkpoint_id": checkpoint["id"]}}
