@@ -26,7 +26,6 @@ from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
 import psycopg
-from psycopg import AsyncPipeline
 from psycopg.types.json import Json
 from psycopg_pool import AsyncConnectionPool
 from typing_extensions import override
@@ -81,13 +80,6 @@ class Session(ABC):
     async def execute(self, sql: str, params: Params = None) -> int:
         """Run ``sql``; return how many rows it changed."""
         return await self._run(sql, params)
-
-    async def send(self, sql: str, params: Params = None) -> None:
-        """Run ``sql`` whose answer nobody reads: in a PostgreSQL transaction it goes out with the
-        next statement that waits for an answer, or with the COMMIT, and an error it meets is
-        raised there.
-        """  # noqa: D205
-        await self._run(sql, params)
 
     @abstractmethod
     async def _run(self, sql: str, params: Params) -> int:
@@ -243,38 +235,23 @@ class SqliteDatabase(Database):
 
 
 class _PostgresSession(Session):
-    """Statements on one connection; in a transaction, in pipeline mode (``pipe``): a statement
-    is sent without waiting, and the round trip is paid once its answer is needed.
-    """  # noqa: D205
-
-    def __init__(self, conn: Any, pipe: AsyncPipeline | None = None) -> None:
-        self.conn, self.pipe = conn, pipe
-
-    async def _answered(self) -> None:
-        if self.pipe is not None:
-            await self.pipe.sync()
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
 
     @override
     async def fetch(self, sql: str, params: Params = None) -> list[Row]:
         cur = await self.conn.execute(_pyformat(sql), params)
-        await self._answered()
         return list(await cur.fetchall()) if cur.description else []
 
     @override
     async def _run(self, sql: str, params: Params) -> int:
         cur = await self.conn.execute(_pyformat(sql), params)
-        await self._answered()
         return int(cur.rowcount)
-
-    @override
-    async def send(self, sql: str, params: Params = None) -> None:
-        await self.conn.execute(_pyformat(sql), params)
 
     @override
     async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
         async with self.conn.cursor() as cur:
             await cur.executemany(_pyformat(sql), list(rows))
-            await self._answered()
             return cur.rowcount
 
 
@@ -300,11 +277,8 @@ class PostgresDatabase(Database):
     @override
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Session]:
-        """A transaction in pipeline mode: BEGIN goes out with its first statement, and what is
-        ``send``-ed goes out with the COMMIT.
-        """  # noqa: D205
-        async with self.pool.connection() as conn, conn.pipeline() as pipe, conn.transaction():
-            yield _PostgresSession(conn, pipe)
+        async with self.pool.connection() as conn, conn.transaction():
+            yield _PostgresSession(conn)
 
     @override
     def time(self, value: datetime) -> datetime:

@@ -2,15 +2,18 @@
 
 ``AsyncPostgresSaver`` takes one asyncio lock around every read and write (it is written for one
 shared connection as much as for a pool), so on a pool the checkpoints of all the process's turns
-queue behind one another; and it serialises each checkpoint in a worker thread, a hand-over that
-costs more than the serialising. ``PoolPostgresSaver`` is the same saver - the same tables, SQL and
-serialisation - whose calls each take a pooled connection of their own without that lock, and which
-serialises a checkpoint in the loop's thread. Written against langgraph-checkpoint-postgres 3.2.0
-(``_cursor`` and ``aput``); ``tests/unit/test_saver_internals.py`` checks the parts it relies on.
+queue behind one another; it serialises each checkpoint in a worker thread, a hand-over that costs
+more than the serialising; and it writes a checkpoint's blobs and its row as statements of their
+own. ``PoolPostgresSaver`` is the same saver - the same tables, rows and serialisation - whose
+calls each take a pooled connection of their own without that lock, and which serialises a
+checkpoint in the loop's thread and writes it in one statement. Written against
+langgraph-checkpoint-postgres 3.2.0 (``_cursor`` and ``aput``);
+``tests/integration/test_stores_on_postgres.py`` reads what it writes with LangGraph's own saver.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,10 +26,28 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.postgres.base import UPSERT_CHECKPOINTS_SQL
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
+
+BLOB_ROW = "(%s, %s, %s, %s, %s, %s)"
+PUT_BLOBS = (
+    "WITH blobs AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, "
+    "type, blob) VALUES {rows} ON CONFLICT (thread_id, checkpoint_ns, channel, version) "
+    "DO NOTHING) "
+)
+"""The changed channels' blobs, written by the statement that writes their checkpoint."""
+
+
+@functools.lru_cache(maxsize=64)
+def _put_sql(blobs: int) -> str:
+    """One statement writing ``blobs`` blob rows and the checkpoint row (LangGraph's own SQL)."""
+    put = UPSERT_CHECKPOINTS_SQL.strip().rstrip(";")
+    if not blobs:
+        return put
+    return PUT_BLOBS.format(rows=", ".join([BLOB_ROW] * blobs)) + put
 
 
 class PoolPostgresSaver(AsyncPostgresSaver):
@@ -77,10 +98,8 @@ class PoolPostgresSaver(AsyncPostgresSaver):
             Jsonb(copy),
             Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
         )
-        async with self._cursor(pipeline=True) as cur:
-            if versions:
-                blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, versions)
-                await cur.executemany(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs)
-            await cur.execute(self.UPSERT_CHECKPOINTS_SQL, row)
+        blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, versions)
+        async with self._cursor() as cur:  # one statement: blobs and checkpoint together
+            await cur.execute(_put_sql(len(blobs)), [v for blob in blobs for v in blob] + list(row))
         ids = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         return {"configurable": {**ids, "checkpoint_id": checkpoint["id"]}}

@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from keel.nodes.assistant import model_input
 from keel.nodes.events import audit_entry, resumed
 from keel.nodes.models.markers import RESUME_KWARG, SYNTHETIC
-from keel.nodes.models.tokens import count_tokens
+from keel.nodes.models.tokens import count_tokens, fits
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.schema import KeelState, bump, open_items, unstreamed
 from keel.nodes.support.message_log import flush
@@ -48,8 +48,8 @@ def context_exhausted(state: KeelState, ctx: KeelContext) -> bool:
     window = state.get("window", [])
     if window and {RESUME_KWARG, CARRIED} & window[-1].additional_kwargs.keys():
         return False  # a window this fresh cannot be made smaller; let the model try
-    tokens = count_tokens(model_input(state, ctx.resources.prompt), ctx.resources.token_model)
-    return tokens > ctx.context_token_budget
+    messages = model_input(state, ctx.resources.prompt)
+    return not fits(messages, ctx.context_token_budget, ctx.resources.token_model)
 
 
 def continuation_step(state: KeelState) -> tuple[int, str]:

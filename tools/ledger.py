@@ -2,8 +2,7 @@
 
 A tool call id is recorded in ``keel_tool_results`` in the same transaction as the task change it
 made, so after a crash a replayed call (same id) returns the recorded result and changes nothing.
-The record goes out with the transaction's COMMIT (``Session.send``); a call recorded already
-makes it fail as a duplicate, and the whole transaction with it.
+A call recorded already makes the record fail as a duplicate, and the whole transaction with it.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ async def record(
 
     ``clock`` stamps the row: the task store's, so that one clock stamps the call and its change.
     """
-    await tx.send(
+    await tx.execute(
         "INSERT INTO keel_tool_results (user_id, tool_call_id, tool_name, status, content, "
         "created_at) VALUES (:user, :id, :name, :status, :content, :at)",
         {

@@ -56,6 +56,19 @@ def load_encoding(model_name: str | None) -> None:
         _encoding(model_name)
 
 
+def fits(messages: Sequence[BaseMessage], budget: int, model_name: str | None = None) -> bool:
+    """``messages`` take at most ``budget`` tokens.
+
+    A bound from their length settles it without counting while they are far below: no token is
+    shorter than a byte (tiktoken) or than a quarter of a character (the estimate), and the bound
+    allows each message twice its length and framing.
+    """
+    length = sum(len(_text(m).encode("utf-8", "surrogatepass")) for m in messages)
+    if 2 * (length + FRAMING_TOKENS * len(messages)) <= budget:
+        return True
+    return count_tokens(messages, model_name) <= budget
+
+
 def count_tokens(messages: Sequence[BaseMessage], model_name: str | None = None) -> int:
     """Tokens of ``messages`` for ``model_name`` (tiktoken), or the estimate without a model."""
     encoding = _encoding(model_name) if model_name else None
