@@ -2,8 +2,12 @@
 
 import re
 import signal
+import subprocess
+import tempfile
 import threading
+import time
 
+import httpx
 import pytest
 
 from keel.checkpoints.messages import MessageLog
@@ -13,7 +17,8 @@ from keel.graphs.runner import snapshot
 from keel.tools.store import TaskStore
 from tests.conftest import new_postgres_database
 from tests.helpers import open_database
-from tests.keel_process import run_keel, start_keel
+from tests.integration.server import free_port, keel_server, say, wait_until_ready
+from tests.keel_process import KEEL, ROOT, keel_env, run_keel, start_keel
 
 PAUSE_POINTS = ["before:response", "after_tool_commit"]
 
@@ -125,3 +130,99 @@ async def test_a_kill_after_the_model_asked_for_a_tool_finishes_that_turn_once(d
         state = await snapshot(build_graph(saver), cid)
     assert state["mission"] == "Show all"  # the new message got a mission of its own
     assert all(i["status"] == "done" for i in state["todolist"]["items"])
+
+
+def kill_chat_at(url: str, pause: str, cid: str, lines: list[str]) -> None:
+    """Continue ``cid`` in `keel chat`, type ``lines``, SIGKILL it at the pause point."""
+    child = start_keel(url, ["chat", "--conversation", cid], KEEL_PAUSE_AT=pause)
+    try:
+        child.stdin.write("".join(f"{line}\n" for line in lines))
+        child.stdin.flush()
+        for line in child.stderr:
+            if line.startswith(f"KEEL_PAUSED {pause}"):
+                break
+        else:
+            raise AssertionError("keel chat ended without pausing")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+
+
+async def test_a_kill_after_a_confirmed_delete_finishes_it_and_asks_nothing_again(durable_url):
+    """The message that answered the question is noted before the delete runs: the next message
+    finishes that turn (the delete once, its reply), and is not taken as another answer."""
+    started = run_keel(durable_url, ["chat"], "Add buy milk\nAdd eggs\nDelete task 1\n")
+    match = re.search(r"Conversation: ([0-9a-f-]{36})", started.stdout)
+    assert match and "Are you sure you want to delete task 1?" in started.stdout, started.stdout
+    cid = match.group(1)
+    kill_chat_at(durable_url, "after_tool_commit", cid, ["yes"])
+    tasks, _, _ = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["eggs"]  # the delete committed before the kill
+
+    after = run_keel(durable_url, ["chat", "--conversation", cid], "Show all\n/quit\n")
+    assert after.returncode == 0, after.stderr
+    assert "Finished the turn that was cut off last time:" in after.stdout
+    assert "Deleted task 1: buy milk" in after.stdout
+    assert "Please answer yes or no" not in after.stdout
+    assert "1. [ ] eggs" in after.stdout or "2. [ ] eggs" in after.stdout
+    tasks, log, _ = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["eggs"]
+    said = [(m.role, m.content) for m in log if m.role != "tool"]
+    assert said.count(("user", "yes")) == 1
+    assert said.count(("assistant", "Deleted task 1: buy milk")) == 1
+
+
+async def test_a_turn_another_process_lost_is_finished_by_a_process_that_knew_the_conversation(
+    durable_url,
+):
+    """The serving process remembers where its last turn left the conversation; a turn another
+    process ran since and lost before its checkpoint still shows, read with the turn lock."""
+    with keel_server(durable_url) as first:
+        cid = httpx.post(f"{first.url}/v1/conversations", json={}).json()["conversation_id"]
+        assert say(first, cid, "Add buy milk").json()["reply"] == "Created task: buy milk"
+        killed_at_tool_commit(durable_url, cid, "Add eggs")
+        answer = say(first, cid, "Show all", status=200).json()
+        assert answer["recovered_reply"] == "Created task: eggs"
+        assert answer["reply"] == "Your tasks:\n  1. [ ] buy milk\n  2. [ ] eggs"
+    tasks, log, ledger = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["buy milk", "eggs"] and ledger == 2
+    users = [m.content for m in log if m.role == "user"]
+    assert users == ["Add buy milk", "Add eggs", "Show all"]
+
+
+def killed_at_tool_commit(url: str, cid: str, content: str) -> None:
+    """A second `keel serve` on the same database runs ``content`` and is SIGKILLed once its
+    tool call committed."""
+    port, output = free_port(), tempfile.TemporaryFile(mode="w+")
+    server = subprocess.Popen(
+        [*KEEL, "serve", "--port", str(port)],
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=keel_env(url, KEEL_PAUSE_AT="after_tool_commit"),
+        cwd=ROOT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(server, f"{base}/readyz", output, "keel serve")
+        threading.Thread(target=_quietly, args=(base, cid, content), daemon=True).start()
+        deadline = time.monotonic() + 60
+        while "KEEL_PAUSED after_tool_commit" not in _read(output):
+            assert time.monotonic() < deadline, _read(output)[-3000:]
+            time.sleep(0.05)
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(30)
+        output.close()
+
+
+def _read(output) -> str:
+    output.seek(0)
+    return output.read()
+
+
+def _quietly(url: str, cid: str, content: str) -> None:
+    try:
+        say(url, cid, content)
+    except httpx.HTTPError:
+        pass  # the server was killed under the request
