@@ -94,6 +94,11 @@ class Database(Session):
     """keel's tables on SQLite or PostgreSQL."""
 
     dialect: Literal["sqlite", "postgresql"]
+    unflushed: str = ""
+    """A relation to join into a write whose commit need not wait for the disk: one that a later
+    commit of the same turn makes durable with it (PostgreSQL writes its log in order, and a
+    commit's flush carries everything logged before it). Empty where a commit never waits for
+    the disk (SQLite in WAL mode with ``synchronous=NORMAL``)."""
 
     @abstractmethod
     def transaction(self) -> Any:
@@ -259,6 +264,7 @@ class PostgresDatabase(Database):
     """keel's tables in PostgreSQL, on the checkpointer's connection pool."""
 
     dialect: Literal["sqlite", "postgresql"] = "postgresql"
+    unflushed = "(SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
 
     def __init__(self, pool: AsyncConnectionPool) -> None:
         """Borrow connections from ``pool`` (autocommit, dict rows) one statement at a time."""

@@ -80,8 +80,13 @@ class InFlight:
 
 
 async def note(db: Database, conversation_id: str, in_flight: InFlight) -> None:
-    """Note ``in_flight`` on its conversation (one statement, committed before it returns)."""
+    """Note ``in_flight`` on its conversation (one statement, committed before it returns).
+
+    Its commit does not wait for the disk (``Database.unflushed``): whatever the turn does after
+    it - a tool's change, the checkpoint - commits after it and makes it durable first.
+    """
+    unflushed = f" FROM {db.unflushed}" if db.unflushed else ""
     await db.execute(
-        "UPDATE keel_conversations SET turn_in_flight = :note WHERE id = :id",
+        f"UPDATE keel_conversations SET turn_in_flight = :note{unflushed} WHERE id = :id",
         {"id": conversation_id, "note": db.json(in_flight.as_json())},
     )

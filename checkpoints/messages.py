@@ -44,22 +44,25 @@ GUARD = (
 turn's slot on its branch is free or its own: else nothing of it is written here."""
 
 
-def batch_insert(dialect: str, count: int) -> str:
+def batch_insert(db: Database, count: int) -> str:
     """One statement writing ``count`` rows (parameters ``r{n}_{column}``) when ``GUARD`` holds.
 
-    A row whose key is written already is skipped; the rest go in together, or none of them.
+    A row whose key is written already is skipped; the rest go in together, or none of them. The
+    commit does not wait for the disk (``Database.unflushed``): the turn's checkpoint, written
+    after it, makes it durable first.
     """
 
     def value(n: int, name: str) -> str:
-        if n == 0 and dialect == "postgresql" and name in TYPED:
+        if n == 0 and db.dialect == "postgresql" and name in TYPED:
             return f"CAST(:r0_{name} AS {TYPED[name]})"
         return f":r{n}_{name}"
 
     rows = ", ".join(f"({', '.join(value(n, c) for c in NAMES)})" for n in range(count))
     keys = ", ".join(f":r{n}_message_key" for n in range(count))
+    unflushed = f" CROSS JOIN {db.unflushed}" if db.unflushed else ""
     return (
-        f"INSERT INTO keel_messages ({COLUMNS}) SELECT * FROM (VALUES {rows}) AS batch "
-        f"WHERE {GUARD.format(keys=keys)} ON CONFLICT DO NOTHING"
+        f"INSERT INTO keel_messages ({COLUMNS}) SELECT batch.* FROM (VALUES {rows}) AS batch"
+        f"{unflushed} WHERE {GUARD.format(keys=keys)} ON CONFLICT DO NOTHING"
     )
 
 
@@ -177,7 +180,7 @@ class MessageLog:
         }
         for n, row in enumerate(full):
             params.update({f"r{n}_{name}": row[name] for name in NAMES})
-        return await self.db.execute(batch_insert(self.db.dialect, len(full)), params)
+        return await self.db.execute(batch_insert(self.db, len(full)), params)
 
     async def _settle(
         self, tx: Session, place: TurnPlace, rows: list[dict[str, Any]], opening: dict[str, Any]

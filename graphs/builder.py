@@ -2,7 +2,7 @@
 
 ``build_graph(checkpointer=None, store=None)`` returns the compiled graph of one turn::
 
-    START -> user_input -> topic_detect -> [reset] -> plan -> [resume] -> assistant
+    START -> user_input -> topic_detect -> [reset] -> [plan] -> [resume] -> assistant
     user_input -> tool_execution  (the message answers a waiting confirmation)
     user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
     assistant -> tool_execution | response
@@ -147,6 +147,21 @@ async def route_reset(state: ResetWorkView) -> Literal["reset", "plan"]:
     return "reset" if has_reset_work(cast(KeelState, state)) else "plan"
 
 
+class PlanView(ModelInputView, total=False):
+    """What tells whether the plan node has something to do, and what comes after it."""
+
+    mission: str | None
+
+
+async def route_plan(state: PlanView) -> Literal["plan", "resume", AgentState.ASSISTANT]:
+    """After reset: plan when the mission or its todolist is gone (a plan ended), else go on
+    with the one in place (a question was answered) as after plan.
+    """  # noqa: D205
+    if state.get("mission") is None or state.get("todolist") is None:
+        return "plan"
+    return await route_context(state)
+
+
 InputRoute = Literal[
     "reset_conversation", "reopen_topic", "topic_detect", AgentState.TOOL_EXECUTION
 ]
@@ -238,8 +253,8 @@ def build_graph(
     g.add_edge("reset_conversation", END)
     g.add_edge("reopen_topic", END)
     g.add_conditional_edges("topic_detect", route_reset, {"reset": "reset", "plan": "plan"})
-    g.add_edge("reset", "plan")
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}
+    g.add_conditional_edges("reset", route_plan, {"plan": "plan", **routes})
     g.add_conditional_edges("plan", route_context, routes)
     g.add_edge("resume", "assistant")
     g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))

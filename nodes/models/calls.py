@@ -97,6 +97,8 @@ async def bounded_call(
     stop = ctx.stop_event
     if stop is not None and stop.is_set():
         raise Stopped
+    if isinstance(model, RuleBasedChatModel):  # answers at once: nothing to bound or cancel
+        return await ask(model, messages, message_id=message_id, done_marker=ctx.done_marker)
     call = asyncio.ensure_future(
         ask(
             model,

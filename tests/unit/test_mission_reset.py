@@ -222,3 +222,28 @@ async def test_user_reset_forgets_the_answers(memory_keel):
     await memory_keel.graph.aupdate_state(config, {"answers": {"q?": "a"}}, as_node="response")
     await reset(memory_keel, cid)
     assert (await memory_keel.graph.aget_state(config)).values["answers"] == {}
+
+
+async def nodes_run(keel, cid: str, text: str) -> list[str]:
+    """The nodes one turn of ``text`` enters, in order."""
+    context = keel.context()
+    entered = []
+    async for update in keel.graph.astream(
+        {"content": text}, thread_config(cid), context=context, stream_mode="updates"
+    ):
+        entered.extend(update)
+    return entered
+
+
+async def test_a_node_with_nothing_to_do_is_not_entered(memory_keel):
+    cid = str(uuid.uuid4())
+    first = await nodes_run(memory_keel, cid, "Add buy milk")
+    assert first[:3] == ["user_input", "topic_detect", "plan"]  # no plan yet: nothing to reset
+    assert "resume" not in first  # the window is far from its budget
+    second = await nodes_run(memory_keel, cid, "Add eggs")
+    assert second[:4] == ["user_input", "topic_detect", "reset", "plan"]  # the plan was done
+    await memory_keel.graph.aupdate_state(
+        thread_config(cid), {"pending_question": "Which list?"}, as_node="response"
+    )
+    answered = await nodes_run(memory_keel, cid, "the work list")
+    assert answered[:4] == ["user_input", "topic_detect", "reset", "assistant"]  # plan kept
