@@ -55,6 +55,7 @@ from keel.nodes.state.schema import (
     TurnOutput,
     bounded_window,
 )
+from keel.nodes.support.in_flight import noted
 from keel.nodes.tool_execution import tool_execution, waits_for_answer
 from keel.nodes.topic import topic_detect
 from keel.nodes.user_input import answers_confirmation, user_input
@@ -84,6 +85,8 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
         source = current_state(state)
         if enters is not None:
             validate_transition(source, enters)  # staying (a resumed wait) is no transition
+            if enters is AgentState.TOOL_EXECUTION:  # no tool acts before the turn is noted
+                await noted(runtime)
             pause_point(f"before:{enters}", context.resources.pause_at)
         args = (state, runtime) if wants_runtime else (state,)
         update = fn(*args)

@@ -107,6 +107,8 @@ async def stream_turn(
             message, _ = chunk  # only the assistant's text, its DONE line already out
             if isinstance(message, AIMessageChunk) and message.text:
                 await sink(token(message.text))
+    if context.note is not None:
+        await context.note.written()  # entering the tools waited for it: this is at most a no-op
     return turn_result(conversation_id, values, interrupts, events)
 
 

@@ -124,7 +124,7 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
         call["args"] = storable(call["args"])  # a model may name any number
     reply, question = asked(reply)
     if reply.tool_calls:  # noted before any tool acts: a cut-off turn is finished from here
-        await note_round(runtime, reply_id, reply)
+        note_round(runtime, reply_id, reply)
     update = {**answered.update, "window": [reply]}
     return {**update, "pending_question": question} if question else update
 

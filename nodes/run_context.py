@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,11 +199,29 @@ class TurnNote:
     replay: dict[str, dict[str, Any]] = field(default_factory=dict)
     again: bool = False
     """The run finishes a cut-off run of the turn: its tool calls may have run already."""
+    writing: asyncio.Task[None] | None = field(default=None, repr=False)
+    """The note's write under way: it goes on while the graph moves to the tools' step."""
 
     @property
     def first_run(self) -> bool:
         """The turn's first run: none of its tool calls can have run before."""
         return not self.again
+
+    def write(self, work: Coroutine[Any, Any, None]) -> None:
+        """Start writing the note (after any write before it)."""
+        before = self.writing
+
+        async def in_order() -> None:
+            if before is not None:
+                await before
+            await work
+
+        self.writing = asyncio.ensure_future(in_order())
+
+    async def written(self) -> None:
+        """Wait until the note is written (a failed write raises here)."""
+        if self.writing is not None:
+            await self.writing
 
 
 class KeelContext(Tunables):

@@ -52,7 +52,7 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
     if state.get("awaiting"):
         log.info("confirmation_answered", message_preview=preview(content))
-        await note_answer(runtime)  # a yes lets tools act: noted first
+        note_answer(runtime)  # a yes lets tools act: noted first
         return {"answer": content, "stop_requested": False, "turn_deadline": deadline}
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
