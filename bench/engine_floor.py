@@ -1,12 +1,12 @@
 """What LangGraph itself takes for a turn of keel's shape: keel's graph with nodes that do nothing.
 
 The same state schema, the same nodes, edges and routers, the same stream modes and durability
-as a keel turn of one tool call ("Add item k": user_input, topic_detect, reset, plan, assistant,
-tool_execution, response, assistant, response), but every node only writes the messages a turn
-writes. Run with the stop before tool execution (two graph runs, as keel) and without it (one),
-on the in-memory saver and on SQLite (LangGraph's ``AsyncSqliteSaver``, and keel's saver). What a
-keel turn takes beyond these figures is keel's own work; below them no change to keel's nodes
-can go without changing the graph.
+as a keel turn of one tool call ("Add item k", the last mission complete: user_input,
+topic_detect, reset, plan, assistant, tool_execution, response, assistant, response, in one graph
+run), but every node only writes the messages a turn writes. On the in-memory saver and on
+SQLite (LangGraph's ``AsyncSqliteSaver``, and keel's saver). What a keel turn takes beyond these
+figures is keel's own work; below them no change to keel's nodes can go without changing the
+graph.
 
     python bench/engine_floor.py --turns 300
 """
@@ -89,8 +89,8 @@ def build(saver: BaseCheckpointSaver) -> Any:
 
     g.add_edge(START, "user_input")
     g.add_conditional_edges("user_input", to("topic_detect"), ["topic_detect", "tool_execution"])
-    g.add_edge("topic_detect", "reset")
-    g.add_edge("reset", "plan")
+    g.add_conditional_edges("topic_detect", to("reset"), ["reset", "plan"])
+    g.add_conditional_edges("reset", to("plan"), ["plan", "resume", "assistant"])
     g.add_conditional_edges("plan", to("assistant"), ["assistant", "resume"])
     g.add_edge("resume", "assistant")
     g.add_conditional_edges("assistant", after_assistant, ["tool_execution", "response"])
@@ -99,23 +99,16 @@ def build(saver: BaseCheckpointSaver) -> Any:
     return g.compile(checkpointer=saver)
 
 
-async def turn(graph: Any, config: dict[str, Any], k: int, stop_before_tools: bool) -> None:
-    graph_input: Any = {"content": f"Add item {k}"}
-    while True:
-        values: dict[str, Any] = {}
-        async for mode, chunk in graph.astream(
-            graph_input,
-            config,
-            stream_mode=STREAM_MODES,
-            durability="exit",
-            interrupt_before=["tool_execution"] if stop_before_tools else None,
-            output_keys=RESULT_KEYS,
-        ):
-            if mode == "values":
-                values = chunk
-        if values.get("agent_state") == "response":
-            return
-        graph_input = None
+async def turn(graph: Any, config: dict[str, Any], k: int) -> None:
+    """One turn: one graph run, its checkpoint written as it ends."""
+    async for _mode, _chunk in graph.astream(
+        {"content": f"Add item {k}"},
+        config,
+        stream_mode=STREAM_MODES,
+        durability="exit",
+        output_keys=RESULT_KEYS,
+    ):
+        pass
 
 
 @asynccontextmanager
@@ -132,19 +125,19 @@ async def saver_of(kind: str, workdir: Path) -> AsyncIterator[BaseCheckpointSave
             yield backend.saver
 
 
-async def measure(kind: str, stop_before_tools: bool, turns: int, workdir: Path) -> float:
+async def measure(kind: str, turns: int, workdir: Path) -> float:
     """Milliseconds per turn (the median of five slices of the run)."""
     opened: AbstractAsyncContextManager[BaseCheckpointSaver] = saver_of(kind, workdir)
     async with opened as saver:
         graph = build(saver)
-        config = {"configurable": {"thread_id": f"{kind}-{stop_before_tools}"}}
+        config = {"configurable": {"thread_id": kind}}
         for k in range(20):
-            await turn(graph, config, k, stop_before_tools)
+            await turn(graph, config, k)
         slices = []
         for _ in range(5):
             start = time.perf_counter()
             for k in range(turns // 5):
-                await turn(graph, config, k, stop_before_tools)
+                await turn(graph, config, k)
             slices.append((time.perf_counter() - start) * 1000 / (turns // 5))
         return statistics.median(slices)
 
@@ -154,13 +147,11 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=300)
     args = parser.parse_args()
     kinds = ["memory", "sqlite (LangGraph's AsyncSqliteSaver)", "sqlite (keel's saver)"]
-    print("| saver | two runs (keel) ms/turn | one run ms/turn |")
-    print("|---|---|---|")
+    print("| saver | ms/turn |")
+    print("|---|---|")
     with tempfile.TemporaryDirectory(prefix="keel-floor-") as tmp:
         for kind in kinds:
-            two = await measure(kind, True, args.turns, Path(tmp))
-            one = await measure(kind, False, args.turns, Path(tmp))
-            print(f"| {kind} | {two:.2f} | {one:.2f} |")
+            print(f"| {kind} | {await measure(kind, args.turns, Path(tmp)):.2f} |")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,10 @@
 """A conversation's newest checkpoint, kept by the process that wrote it, for the reads that follow.
 
-A turn reads its conversation's newest checkpoint twice (each of its two graph runs starts from
-it), and both times the checkpoint is one this process has just written: the turn before left
-it, or the turn's own stop before tool execution. ``NewestKept`` is mixed into keel's savers: every
-checkpoint a turn writes is kept (serialised, so a read gets fresh objects, as from the database)
-with the pending writes that follow it, and a read of the newest checkpoint is answered from it
-while ``holding`` says that it is the newest.
+A turn's graph run starts from its conversation's newest checkpoint, and most times the
+checkpoint is one this process has just written: the turn before left it. ``NewestKept`` is mixed
+into keel's savers: every checkpoint a turn writes is kept (serialised, so a read gets fresh
+objects, as from the database) with the pending writes that follow it, and a read of the newest
+checkpoint is answered from it while ``holding`` says that it is the newest.
 
 ``holding(thread_id, newest)`` is what the turn runner opens around a turn, while the turn lock
 keeps every other process off the thread: ``newest`` is the checkpoint id the service found newest

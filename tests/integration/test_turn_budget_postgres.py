@@ -1,0 +1,73 @@
+"""The statements a turn sends to PostgreSQL, counted: on PostgreSQL each one is a round trip.
+
+The same ten turns as the work budget on SQLite (``tests/unit/test_turn_budget.py``: "Add item
+k", one tool call each, through the API's turn path after a warm-up) on a real PostgreSQL, with
+every statement psycopg sends counted (BEGIN and COMMIT included). More fails the test, and so
+does less, so that the budget follows every saving down; raising it is allowed, on purpose, with
+the reason beside the number.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from keel.api.service import open_service
+from keel.graphs.settings import Settings
+from keel.tools.todo import TODO_TOOLS
+
+TURNS = 10
+
+BUDGET_PER_TURN = {
+    # the turn lock taken, with the owner, the turn noted in flight and the newest checkpoint read
+    # in the same statement (keel_take_turn), on the lock's own connection (1); the recent messages
+    # for the context (1); the turn noted in flight (1, written while the graph moves on); the
+    # ledger transaction: BEGIN, the task numbered and written, its result recorded, COMMIT (4);
+    # the turn's log rows (1); the checkpoint, blobs and row in one statement (1); the lock let go
+    # (1, not waited for). Every tenth turn, the prune's look at how many checkpoints there are,
+    # in a transaction of its own (0.3: none to drop yet).
+    "statements": 10.3,
+}
+
+
+def counting(counts: Counter[str], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a coroutine method sending statements) counting its calls."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        counts["statements"] += 1
+        return await fn(*args, **kwargs)
+
+    return wrapper
+
+
+async def test_a_tool_turn_sends_no_more_statements_than_its_budget(database_url, monkeypatch):
+    counts: Counter[str] = Counter()
+    settings = Settings(database_url=database_url)
+    async with open_service(settings, TODO_TOOLS) as service:
+        cid = (await service.conversations.create("bench"))["conversation_id"]
+        for k in range(5):  # warm-up
+            await service.turns.take(cid, "bench", f"Add item {k}")
+        await service.retention.aclose()
+        for cls, name in (
+            (psycopg.AsyncCursor, "execute"),  # a connection's execute comes here too
+            (psycopg.AsyncCursor, "executemany"),
+            (psycopg.AsyncTransaction, "__aenter__"),  # BEGIN
+            (psycopg.AsyncTransaction, "__aexit__"),  # COMMIT (or ROLLBACK)
+        ):
+            monkeypatch.setattr(cls, name, counting(counts, getattr(cls, name)))
+        for k in range(5, 5 + TURNS):
+            result = await service.turns.take(cid, "bench", f"Add item {k}")
+            assert result.reply == f"Created task: item {k}"
+        await service.retention.aclose()  # the tenth turn's prune runs in the background
+        await service.turns.locks.close()  # the last let-go lands
+        monkeypatch.undo()
+
+    per_turn = {key: counts[key] / TURNS for key in BUDGET_PER_TURN}
+    over = {k: (v, BUDGET_PER_TURN[k]) for k, v in per_turn.items() if v > BUDGET_PER_TURN[k]}
+    assert not over, f"a turn sends more than its budget (sent, budget): {over}"
+    assert per_turn == BUDGET_PER_TURN, "a turn sends less than its budget: lower the budget"
