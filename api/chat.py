@@ -29,7 +29,7 @@ from keel.graphs.resources import open_resources
 from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
-from keel.graphs.turn import Turns
+from keel.graphs.turns import Turns
 from keel.nodes.events import Event
 from keel.tools.todo import TODO_TOOLS
 

@@ -2,7 +2,7 @@
 
 ``open_service(settings)`` opens them in the app's lifespan; routers reach them through
 ``keel.api.deps``. Every turn, and everything that must not run beside one (a delete), goes
-through ``service.turns`` (``keel.graphs.turn``): the routers only translate HTTP and WebSocket to
+through ``service.turns`` (``keel.graphs.turns``): the routers only translate HTTP and WebSocket to
 it. ``turn_context`` builds a turn's run context for a user on the service's resources.
 """
 
@@ -27,7 +27,7 @@ from keel.graphs.builder import KeelGraph, build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
 from keel.graphs.settings import Settings
-from keel.graphs.turn import Turns
+from keel.graphs.turns import Turns
 from keel.nodes.run_context import KeelContext, Resources
 
 

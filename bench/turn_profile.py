@@ -90,6 +90,7 @@ def instrument(service: Any) -> None:
     import keel.checkpoints.messages as messages
     import keel.checkpoints.topics as topics
     import keel.graphs.turn as turn
+    import keel.graphs.turns as turns
     import keel.tools.calls as calls
     import keel.tools.store as store
 
@@ -110,8 +111,8 @@ def instrument(service: Any) -> None:
 
     retention.prune_thread = _timed("retention (prune, in the background)", retention.prune_thread)
     turn.prune_thread = retention.prune_thread
-    turn.latest_checkpoint_id = _timed(
-        "newest checkpoint id (is the cached state current?)", turn.latest_checkpoint_id
+    turns.latest_checkpoint_id = _timed(
+        "newest checkpoint id (is the cached state current?)", turns.latest_checkpoint_id
     )
     lock = type(service.turns.locks)
     lock.hold = _timed_cm("turn lock (take + release)", lock.hold)

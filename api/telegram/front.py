@@ -28,7 +28,7 @@ from keel.checkpoints.telegram_chats import ChatMember, TelegramChats
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import TurnResult, snapshot_of
 from keel.graphs.runner import thread_config
-from keel.graphs.turn import Turns
+from keel.graphs.turns import Turns
 from keel.nodes.state.schema import TurnCommand
 
 log = structlog.get_logger(__name__)

@@ -31,7 +31,7 @@ from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.settings import Settings
-from keel.graphs.turn import Turns
+from keel.graphs.turns import Turns
 from keel.tools.todo import TODO_TOOLS
 
 log = structlog.get_logger(__name__)

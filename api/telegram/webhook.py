@@ -24,7 +24,7 @@ from keel.api.errors import error_body
 from keel.api.telegram import WEBHOOK_PATH
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.settings import Settings
-from keel.graphs.turn import Turns
+from keel.graphs.turns import Turns
 
 if TYPE_CHECKING:
     from keel.api.telegram.front import TelegramFront

@@ -113,7 +113,7 @@ def test_a_retry_after_another_message_finished_the_cut_off_turn_is_replayed(dur
     with the key is answered from that turn, not run again, however often it comes."""
     key = str(uuid.uuid4())
     cid = killed_mid_turn(durable_url, pause, "Add buy milk", key)
-    reached_a_checkpoint = pause != "before:assistant"  # the first stop is before tool execution
+    reached_a_checkpoint = pause != "before:assistant"  # the turn is noted before its tools
     cut_off = reached_a_checkpoint and pause != "before_request_recorded"
     with keel_server(durable_url) as server:
         first = post(server.url, cid, "What's on my list?", str(uuid.uuid4()))
