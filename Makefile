@@ -6,18 +6,22 @@ BIN := $(VENV)/bin
 LINT_VIEW := build/lint
 PACKAGES := api checkpoints graphs nodes tools
 
+# keel's five folders are mapped into one package, so setuptools installs it editable through an
+# import finder and says so in a notice on every install; nothing in it needs acting on.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e
+
 .PHONY: run chat studio notebooks test lint typecheck venv dev clean lint-view system screenshot docs
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(EDITABLE) .
 	@touch $@
 
 $(VENV)/.dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(EDITABLE) '.[dev]'
 	@touch $@
 
 venv: $(BIN)/keel

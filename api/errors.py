@@ -21,7 +21,7 @@ from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
-from keel.graphs.turn import KeyReused
+from keel.graphs.turn import CheckpointNotKept, KeyReused
 
 log = structlog.get_logger(__name__)
 
@@ -111,6 +111,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ConversationNotFound)
     async def not_found(_: Request, exc: ConversationNotFound) -> JSONResponse:
+        return _json(404, exc.code, str(exc))
+
+    @app.exception_handler(CheckpointNotKept)
+    async def checkpoint_not_kept(_: Request, exc: CheckpointNotKept) -> JSONResponse:
         return _json(404, exc.code, str(exc))
 
     @app.exception_handler(KeyReused)

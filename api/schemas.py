@@ -75,6 +75,18 @@ class NewMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(description="What the user says.", examples=["Add buy milk"])
+    checkpoint_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="Run the message from this checkpoint instead of the conversation's newest: "
+        "a message's own `checkpoint_id` edits it (the new text starts a branch of its own, and "
+        "the earlier branch stays in the log, listed by `/messages/{id}/branches`), a branch tip "
+        "continues that branch, any id of `/checkpoints` travels back in time. Tasks that tools "
+        "created, renamed, completed or deleted since stay as they are: only the conversation "
+        "goes back. A checkpoint no longer kept gets 404 `checkpoint_not_found`.",
+        examples=[None],
+    )
 
     @field_validator("content")
     @classmethod
@@ -119,6 +131,45 @@ class LoggedMessageOut(BaseModel):
         "tool_call event gave (null: nothing to tell, as when the user said no to it).",
         default=None,
         examples=["Created task 1: buy milk"],
+    )
+    checkpoint_id: str | None = Field(
+        default=None,
+        description="For a message that opened a turn: the checkpoint its turn started from "
+        "(`beginning` before the conversation's first), where an edit of it runs from (send it "
+        "as the new message's `checkpoint_id`); null on other rows and on turns not run by the "
+        "service.",
+        examples=["1f0c…"],
+    )
+    branch_count: int | None = Field(
+        default=None,
+        description="For a message that opened a turn: how many messages were sent from the same "
+        "checkpoint (its edits, and the one it edited); above 1, `/messages/{id}/branches` lists "
+        "them.",
+        examples=[2],
+    )
+    branch_index: int | None = Field(
+        default=None,
+        description="This message's place among them, from 1, oldest first.",
+        examples=[2],
+    )
+
+
+class BranchOut(BaseModel):
+    """One of the messages sent from the same checkpoint: a branch of the conversation."""
+
+    message_id: int = Field(description="The message's id in the log.", examples=[7])
+    content: str = Field(description="Its text.", examples=["Add buy oat milk"])
+    created_at: str = Field(description="When it was sent (ISO-8601, UTC).")
+    checkpoint_id: str | None = Field(
+        description="The newest kept checkpoint of its branch: view it with "
+        "`GET /messages?checkpoint_id=`, continue it by sending a message with it. Null when "
+        "none of that branch's checkpoints is kept any more (its messages stay in the log).",
+        examples=["1f0c…"],
+    )
+    viewed: bool = Field(
+        description="The branch the conversation is on (its newest checkpoint), or the one "
+        "`checkpoint_id` named in the request.",
+        examples=[True],
     )
 
 

@@ -39,7 +39,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
 from keel.checkpoints.migrate import migration_engine, upgrade
-from keel.checkpoints.newest import NewestKept
+from keel.checkpoints.newest import NewestKept, Rooted
 from keel.checkpoints.postgres_saver import PoolPostgresSaver
 from keel.checkpoints.process_locks import (
     AdvisoryLocks,
@@ -69,6 +69,10 @@ class KeelSqliteSaver(NewestKept, LoopSqliteSaver):
 
 class KeelPostgresSaver(NewestKept, PoolPostgresSaver):
     """LangGraph's PostgreSQL saver on the pool, a turn's newest checkpoint kept."""
+
+
+class KeelMemorySaver(Rooted, InMemorySaver):
+    """LangGraph's in-memory saver, an edited first message's checkpoint written ``rooted``."""
 
 
 @dataclass
@@ -103,7 +107,7 @@ async def _memory(db: DatabaseURL, offload: bool) -> AsyncIterator[Backend]:
     try:
         await upgrade(migration_engine(db, lambda: sqlite3.connect(uri, uri=True)))
         tables = SqliteDatabase(conn, asyncio.Lock(), offload)
-        yield Backend(db, InMemorySaver(), tables, NoProcessLocks())
+        yield Backend(db, KeelMemorySaver(), tables, NoProcessLocks())
     finally:
         conn.close()
 

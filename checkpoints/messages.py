@@ -22,12 +22,12 @@ from keel.checkpoints.database import Database, Row, Session, read_json, read_ti
 
 COLUMNS = (
     "conversation_id, message_key, user_id, role, content, topic_id, created_at, tool_name, "
-    "tool_call_id, tool_calls, branch, turn, opens_turn"
+    "tool_call_id, tool_calls, branch, turn, opens_turn, from_checkpoint"
 )
 INSERT = (
     f"INSERT INTO keel_messages ({COLUMNS}) VALUES (:conversation_id, :message_key, :user_id, "
     ":role, :content, :topic_id, :created_at, :tool_name, :tool_call_id, :tool_calls, :branch, "
-    ":turn, :opens_turn) ON CONFLICT DO NOTHING"
+    ":turn, :opens_turn, :from_checkpoint) ON CONFLICT DO NOTHING"
 )
 """A row whose key is written already, or a turn's opening message whose slot on its branch is
 taken (a fork: ``MessageLog.append`` moves the turn), is skipped."""
@@ -87,6 +87,12 @@ class LoggedMessage:
     tool_name: str | None = None
     tool_call_id: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
+    branch: str = MAIN
+    turn: int | None = None
+    from_checkpoint: str | None = None
+    """For a turn's own message: the checkpoint the turn started from (None: not recorded)."""
+    opens_turn: bool = False
+    """The message a turn started with (a user's message)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The row as JSON-ready data."""
@@ -98,6 +104,7 @@ class LoggedMessage:
             "created_at": self.created_at.isoformat(),
             "tool_name": self.tool_name,
             "tool_calls": self.tool_calls,
+            "checkpoint_id": self.from_checkpoint,
         }
 
 
@@ -112,7 +119,22 @@ def _from_row(row: Row) -> LoggedMessage:
         tool_name=row["tool_name"],
         tool_call_id=row["tool_call_id"],
         tool_calls=read_json(row["tool_calls"]),
+        branch=row["branch"],
+        turn=row["turn"],
+        from_checkpoint=row["from_checkpoint"],
+        opens_turn=bool(row["opens_turn"]),
     )
+
+
+@dataclass(frozen=True)
+class Sibling:
+    """A message sent from the same checkpoint as another: one branch of the conversation."""
+
+    id: int
+    content: str
+    created_at: datetime
+    branch: str
+    turn: int | None
 
 
 class MessageLog:
@@ -149,6 +171,7 @@ class MessageLog:
                 "tool_name": None,
                 "tool_call_id": None,
                 "opens_turn": False,
+                "from_checkpoint": None,
                 **row,
                 "tool_calls": self.db.json(row.get("tool_calls")),
                 "branch": branch,
@@ -298,6 +321,38 @@ class MessageLog:
             {**params, "limit": limit},
         )
         return [_from_row(r) for r in rows]
+
+    async def get(self, conversation_id: str, message_id: int) -> LoggedMessage | None:
+        """One row of the conversation's log, by id."""
+        row = await self.db.fetchone(
+            "SELECT * FROM keel_messages WHERE conversation_id = :c AND id = :id",
+            {"c": conversation_id, "id": message_id},
+        )
+        return _from_row(row) if row else None
+
+    async def siblings(
+        self, conversation_id: str, checkpoints: list[str]
+    ) -> dict[str, list[Sibling]]:
+        """The turns' own messages sent from each of ``checkpoints``, oldest first."""
+        if not checkpoints:
+            return {}
+        params: dict[str, Any] = {"c": conversation_id}
+        names = []
+        for n, checkpoint in enumerate(dict.fromkeys(checkpoints)):
+            params[f"k{n}"] = checkpoint
+            names.append(f":k{n}")
+        rows = await self.db.fetch(
+            "SELECT id, content, created_at, branch, turn, from_checkpoint FROM keel_messages "
+            f"WHERE conversation_id = :c AND from_checkpoint IN ({', '.join(names)}) "
+            "AND opens_turn ORDER BY id",
+            params,
+        )
+        found: dict[str, list[Sibling]] = {}
+        for r in rows:
+            found.setdefault(r["from_checkpoint"], []).append(
+                Sibling(r["id"], r["content"], read_time(r["created_at"]), r["branch"], r["turn"])
+            )
+        return found
 
     @staticmethod
     def _where(

@@ -34,6 +34,8 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 
+from keel.checkpoints.in_flight import BEGINNING
+
 KEPT_BYTES = 64 * 1024 * 1024
 """The serialised checkpoints a process keeps, at most, the most recently written first."""
 
@@ -74,6 +76,34 @@ def _thread(config: RunnableConfig) -> tuple[str, str, str | None]:
         str(configurable.get("checkpoint_ns") or ""),
         configurable.get("checkpoint_id"),
     )
+
+
+def rooted(config: RunnableConfig) -> RunnableConfig:
+    """The config a checkpoint is written under, a run from ``BEGINNING`` given no parent.
+
+    A turn run from before a conversation's first checkpoint (its first message edited) names
+    ``BEGINNING``, which no checkpoint has: LangGraph starts it from an empty state, and would
+    write the name as its checkpoint's parent.
+    """
+    configurable = config.get("configurable") or {}
+    if configurable.get("checkpoint_id") != BEGINNING:
+        return config
+    ids = {k: v for k, v in configurable.items() if k != "checkpoint_id"}
+    return {**config, "configurable": ids}
+
+
+class Rooted(BaseCheckpointSaver):
+    """Mixed into a saver that keeps nothing: ``rooted`` checkpoints (the in-memory backend's)."""
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Write ``checkpoint``, with no parent when its run started from ``BEGINNING``."""
+        return await super().aput(rooted(config), checkpoint, metadata, new_versions)
 
 
 class NewestKept(BaseCheckpointSaver):
@@ -117,7 +147,8 @@ class NewestKept(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Write ``checkpoint``; keep it when a turn holds its thread."""
+        """Write ``checkpoint`` (``rooted``); keep it when a turn holds its thread."""
+        config = rooted(config)
         saved = await super().aput(config, checkpoint, metadata, new_versions)
         thread, ns, parent = _thread(config)
         if ns:  # a subgraph's checkpoint: the thread's newest root checkpoint is unchanged

@@ -88,6 +88,7 @@ messages = sa.Table(
     sa.Column("branch", sa.String(64), nullable=False, server_default="main"),
     sa.Column("turn", sa.Integer, nullable=True),
     sa.Column("opens_turn", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("from_checkpoint", sa.String(64), nullable=True),
     sa.UniqueConstraint("conversation_id", "message_key", name="ux_keel_messages_key"),
     sa.Index("ix_keel_messages_topic", "conversation_id", "topic_id", "id"),
     sa.Index("ix_keel_messages_conversation", "conversation_id", "id"),
@@ -100,10 +101,13 @@ messages = sa.Table(
         sqlite_where=sa.text("opens_turn"),
         postgresql_where=sa.text("opens_turn"),
     ),
+    sa.Index("ix_keel_messages_from_checkpoint", "conversation_id", "from_checkpoint"),
     sqlite_autoincrement=True,
 )
 """A row's ``branch`` and ``turn`` say which line of turns wrote it (``keel.checkpoints.branches``);
-a turn's own message ``opens_turn``, and holds the turn's one slot on its branch."""
+a turn's own message ``opens_turn``, and holds the turn's one slot on its branch, and names the
+checkpoint its turn started from (``from_checkpoint``): messages sent from the same checkpoint are
+the branches a client switches between."""
 
 tool_results = sa.Table(
     "keel_tool_results",

@@ -48,9 +48,11 @@ TOKENS: StreamMode = "messages"
 INTERRUPT = "__interrupt__"  # the key of a question's interrupts in a "values" chunk
 
 
-def thread_config(conversation_id: str) -> RunnableConfig:
-    """The LangGraph config that addresses a conversation's thread."""
-    return {"configurable": {"thread_id": conversation_id}}
+def thread_config(conversation_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    """The LangGraph config that addresses a conversation's thread (at one of its checkpoints)."""
+    if checkpoint_id is None:
+        return {"configurable": {"thread_id": conversation_id}}
+    return {"configurable": {"thread_id": conversation_id, "checkpoint_id": checkpoint_id}}
 
 
 def ended_turn(note: str | None = None) -> dict[str, Any]:
@@ -72,13 +74,16 @@ async def stream_turn(
     context: KeelContext,
     sink: EventSink | None = None,
     stop: asyncio.Event | None = None,
+    checkpoint_id: str | None = None,
 ) -> TurnResult:
     """Run the turn to its end in one graph run, its checkpoint written as it ends.
 
     When ``stop`` is set, the turn ends at its next tool execution (the pending tool calls do not
     run); a model call in flight when it is set is cancelled, and the turn ends at once.
+    ``checkpoint_id``: the turn runs from that checkpoint instead of the newest (a fork: LangGraph
+    writes the turn's checkpoint after it, and it becomes the newest).
     """
-    config = thread_config(conversation_id)
+    config = thread_config(conversation_id, checkpoint_id)
     deadline = time.time() + context.turn_seconds  # from now: a recovered turn gets its own
     context = context.stopping_on(stop, deadline)  # a stop cancels a model call in flight too
     events: list[Event] = []
@@ -158,18 +163,21 @@ async def recover(
 ) -> TurnResult:
     """Finish a cut-off turn; if it fails for good, abandon it with a note instead.
 
-    A turn noted as under way runs its message again from the checkpoint it started from, the
-    model's noted tool calls taken as they were; steps left in the checkpoint are resumed. A turn
+    A turn noted as under way runs its message again from the checkpoint it started from (an
+    earlier one than the newest, for an edited message), the model's noted tool calls taken as
+    they were; steps left in the checkpoint are resumed. A turn
     that fails the same way every time it is retried (bad data in a step) would otherwise fail
     every later message of the conversation too.
     """
     log.warning("recovering_cut_off_turn", noted=start.in_flight is not None)
     graph_input: dict[str, Any] | None = None
+    fork: str | None = None
     if (noted := start.in_flight) is not None:
         graph_input = {"content": noted.content, "request_key": noted.request_key}
         context = context.noting(TurnNote(noted, replay=dict(noted.rounds), again=True))
+        fork = noted.start if noted.forked else None
     try:
-        return await stream_turn(graph, graph_input, conversation_id, context)
+        return await stream_turn(graph, graph_input, conversation_id, context, checkpoint_id=fork)
     except Exception as exc:
         if trouble_of(exc):
             raise
@@ -185,8 +193,14 @@ async def recover(
 
 
 async def snapshot(
-    graph: KeelGraph, conversation_id: str, topics: Sequence[TopicRow] | None = None
+    graph: KeelGraph,
+    conversation_id: str,
+    topics: Sequence[TopicRow] | None = None,
+    checkpoint_id: str | None = None,
 ) -> Snapshot:
-    """The conversation's current state: agent_state, mission, todolist, topic, confirmation."""
-    snap = await graph.aget_state(thread_config(conversation_id))
+    """The conversation's state: agent_state, mission, todolist, topic, confirmation.
+
+    Its current state, or the one at ``checkpoint_id`` (a branch being viewed).
+    """
+    snap = await graph.aget_state(thread_config(conversation_id, checkpoint_id))
     return snapshot_of(conversation_id, snap, topics)

@@ -22,12 +22,13 @@ the evaluation commands and tests call directly). In order:
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints import newest
-from keel.checkpoints.in_flight import InFlight
+from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept, InFlight
 from keel.checkpoints.process_locks import Found
 from keel.checkpoints.requests import RequestStore, digest
 from keel.checkpoints.retention import Retention, prune_thread
@@ -54,6 +55,25 @@ class KeyReused(ValueError):
             "this Idempotency-Key was used for a different message; send a new key for a new "
             "message, or the same message to retry it"
         )
+
+
+async def kept_checkpoint(
+    graph: KeelGraph, conversation_id: str, checkpoint_id: str, run: bool = False
+) -> None:
+    """Raise ``CheckpointNotKept`` unless the conversation holds ``checkpoint_id``.
+
+    A turn may ``run`` from ``BEGINNING`` (before the conversation's first checkpoint), which has
+    nothing to view.
+    """
+    if checkpoint_id == BEGINNING and run:
+        return
+    saver = graph.checkpointer
+    if checkpoint_id == BEGINNING or not checkpoint_id:
+        raise CheckpointNotKept(checkpoint_id)
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise CheckpointNotKept(checkpoint_id)
+    if await saver.aget_tuple(thread_config(conversation_id, checkpoint_id)) is None:
+        raise CheckpointNotKept(checkpoint_id)
 
 
 async def settle(
@@ -94,6 +114,15 @@ async def _newest(graph: KeelGraph, conversation_id: str) -> str | None:
     return None if newest is None else newest.config["configurable"]["checkpoint_id"]
 
 
+def _fork(from_checkpoint: str | None, start: TurnStart) -> str | None:
+    """The checkpoint a turn runs from when it is not the newest (None: the newest)."""
+    if not from_checkpoint or from_checkpoint == start.checkpoint_id:
+        return None
+    if from_checkpoint == BEGINNING and start.checkpoint_id is None:
+        return None  # nothing was written yet: the beginning is where it stands
+    return from_checkpoint
+
+
 async def run_turn(
     graph: KeelGraph,
     conversation_id: str,
@@ -108,6 +137,7 @@ async def run_turn(
     requests: RequestStore | None = None,
     command: TurnCommand | None = None,
     found: Found | None = None,
+    from_checkpoint: str | None = None,
 ) -> TurnResult:
     """Steps 2 to 6 of a turn for ``content``; the caller holds the conversation's turn lock.
 
@@ -119,7 +149,9 @@ async def run_turn(
     message run at most once. ``command`` (``{"command": "reset"}``, ``{"command": "reopen",
     "topic_id": ...}``) goes in with the input instead of a message: the graph carries it out.
     Old checkpoints are pruned by ``retention`` (in the background every few turns), else right
-    after the turn.
+    after the turn. ``from_checkpoint`` (one the conversation keeps, or ``BEGINNING``): the turn
+    runs from it instead of the newest, the start of a new branch (an edited message) or the next
+    turn of an earlier one; what tools changed since stays changed.
     """
     known = start.checkpoint_id if start is not None else None
     with (
@@ -133,10 +165,12 @@ async def run_turn(
             # graph's own claim makes it for a LangGraph client
             await context.resources.conversations.claim(conversation_id, context.user_id)
         start, recovered = await settle(graph, conversation_id, context, start, requests, found)
+        fork = _fork(from_checkpoint, start)
+        asked = content if fork is None else f"{content}\0{fork}"  # a key names both
         if key is not None and requests is not None:
             noted = await requests.get(conversation_id, key)
             if noted is not None:
-                if noted.content_sha256 != digest(content):
+                if noted.content_sha256 != digest(asked):
                     raise KeyReused
                 if noted.result is not None:
                     replayed = TurnResult.model_validate_json(noted.result)
@@ -144,11 +178,15 @@ async def run_turn(
                     return replayed
                 # noted, yet never reached a checkpoint (step 3 settled any that did): it runs
             else:
-                await requests.start(conversation_id, key, content)
+                await requests.start(conversation_id, key, asked)
         log.info("turn_received", message_preview=preview(content))
-        turn_input = {"content": content, "request_key": key, **(command or {})}
-        context = context.noting(TurnNote(InFlight(start.checkpoint_id, content, key)))
-        result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop)
+        note = InFlight(start.checkpoint_id, content, key)
+        if fork is not None:  # a new turn even when the same text was sent from there before
+            turn_key = key if key is not None else f"fork-{uuid.uuid4()}"
+            note = InFlight(fork, content, turn_key, newest=start.checkpoint_id)
+        turn_input = {"content": content, "request_key": note.request_key, **(command or {})}
+        context = context.noting(TurnNote(note))
+        result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop, fork)
         if recovered is not None:
             result.recovered_reply = recovered.reply
         if key is not None and requests is not None:

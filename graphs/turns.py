@@ -40,7 +40,7 @@ from keel.checkpoints.retention import Retention, latest_checkpoint_id
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import TurnResult
 from keel.graphs.runner import EventSink, TurnStart
-from keel.graphs.turn import run_turn, settle
+from keel.graphs.turn import kept_checkpoint, run_turn, settle
 from keel.nodes.run_context import Resources
 from keel.nodes.state.schema import TurnCommand
 
@@ -126,10 +126,22 @@ class Turns:
         sink: EventSink | None = None,
         key: str | None = None,
         command: TurnCommand | None = None,
+        from_checkpoint: str | None = None,
     ) -> asyncio.Task[TurnResult]:
-        """Take the conversation, then run the turn in a task of its own (outliving the caller)."""
+        """Take the conversation, then run the turn in a task of its own (outliving the caller).
+
+        ``from_checkpoint``: run it from that checkpoint (``CheckpointNotKept`` when the
+        conversation does not keep it), not the newest: see ``run_turn``.
+        """
         stack = AsyncExitStack()
         found = await stack.enter_async_context(self.holding(conversation_id, user))
+        if from_checkpoint is not None:
+            try:
+                if not await self._answered(conversation_id, key):  # else its answer is given
+                    await kept_checkpoint(self.graph, conversation_id, from_checkpoint, run=True)
+            except BaseException:
+                await stack.aclose()
+                raise
         stop = self.stops[conversation_id] = asyncio.Event()
 
         async def turn() -> TurnResult:
@@ -149,6 +161,7 @@ class Turns:
                         requests=self.requests,
                         command=command,
                         found=found,
+                        from_checkpoint=from_checkpoint,
                     )
                 finally:
                     self.stops.pop(conversation_id, None)
@@ -165,9 +178,17 @@ class Turns:
         content: str,
         key: str | None = None,
         command: TurnCommand | None = None,
+        from_checkpoint: str | None = None,
     ) -> TurnResult:
         """Run one turn to its end and return its result (it goes on if the caller leaves)."""
-        task = await self.start(conversation_id, user, content, key=key, command=command)
+        task = await self.start(
+            conversation_id,
+            user,
+            content,
+            key=key,
+            command=command,
+            from_checkpoint=from_checkpoint,
+        )
         return await asyncio.shield(task)
 
     async def open(self, conversation_id: str, user: str) -> TurnResult | None:
@@ -212,6 +233,13 @@ class Turns:
         if isinstance(saver, NewestKept):
             saver.forget(conversation_id)
         self.known.pop(conversation_id, None)
+
+    async def _answered(self, conversation_id: str, key: str | None) -> bool:
+        """A message sent with ``key`` ran to its end already."""
+        if key is None:
+            return False
+        noted = await self.requests.get(conversation_id, key)
+        return noted is not None and noted.result is not None
 
     async def _start_of(self, conversation_id: str, found: Found) -> TurnStart | None:
         """Where the conversation stands, if nothing changed it since this process's last turn.

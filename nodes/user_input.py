@@ -24,6 +24,7 @@ from langchain_core.messages import HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
+from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.commands import turn_command
 from keel.nodes.state.lineage import next_turn_key, starting
@@ -54,6 +55,10 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
         log.info("confirmation_answered", message_preview=preview(content))
         note_answer(runtime)  # a yes lets tools act: noted first
         return {"answer": content, "stop_requested": False, "turn_deadline": deadline}
+    if (note := runtime.context.note) is not None and not state.get("stats"):
+        noted = note.in_flight
+        if noted.forked and noted.start not in (None, BEGINNING):  # pruned since it was checked:
+            raise CheckpointNotKept(noted.start)  # LangGraph ran it from an empty state
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     key = next_turn_key(state, stats["turns"], content, state.get("request_key"))

@@ -16,11 +16,12 @@ from langchain_core.tools import BaseTool
 from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
-from keel.api.errors import TURN_FAILED, check_size, error_body
+from keel.api.errors import TURN_FAILED, APIError, check_size, error_body
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import (
     KEY_PATTERN,
     STREAM_FRAME,
+    BranchOut,
     CancelAnswer,
     CheckpointOut,
     Conversation,
@@ -33,13 +34,15 @@ from keel.api.schemas import (
     ReopenAnswer,
 )
 from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.messages import Sibling
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
 from keel.graphs.runner import snapshot, thread_config
 from keel.graphs.topic_result import topic_segment
-from keel.graphs.viewed_branch import viewed_branch
+from keel.graphs.turn import CheckpointNotKept, kept_checkpoint
+from keel.graphs.viewed_branch import branch_tips, holds, viewed_branch
 from keel.nodes.events import StreamEvent
 from keel.nodes.state.schema import TurnCommand
 from keel.tools.spec import tool_sentence
@@ -148,6 +151,9 @@ async def _sse(
         yield {"event": kind, "data": json.dumps(event)}
     try:
         result = await asyncio.shield(task)
+    except CheckpointNotKept as exc:  # pruned between the check and the run
+        yield {"event": "error", "data": json.dumps(error_body(exc.code, str(exc)))}
+        return
     except Exception as exc:
         trouble = trouble_of(exc)
         code, message = (
@@ -177,19 +183,37 @@ async def post_message(
     first answer (``replayed: true``), even when the first attempt was cut off.
     """
     check_size(service.settings.max_message_chars, message.content)
-    turns = service.turns
+    turns, start = service.turns, message.checkpoint_id
     if "text/event-stream" not in request.headers.get("accept", ""):
-        return await turns.take(cid, user, message.content, idempotency_key)
+        return await turns.take(cid, user, message.content, idempotency_key, from_checkpoint=start)
     queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
-    task = await turns.start(cid, user, message.content, queue.put, idempotency_key)
+    task = await turns.start(
+        cid, user, message.content, queue.put, idempotency_key, from_checkpoint=start
+    )
     task.add_done_callback(lambda _: queue.put_nowait(None))
     return EventSourceResponse(_sse(task, queue))
 
 
+CheckpointQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=64,
+        description="Read the branch this checkpoint is on (a message's branch tip, from "
+        "`/messages/{id}/branches`), not the one the conversation is on.",
+    ),
+]
+
+
 @router.get("/{conversation_id}", response_model=Snapshot, responses=ERRORS)
-async def get_conversation(cid: ConversationDep, service: ServiceDep) -> Snapshot:
+async def get_conversation(
+    cid: ConversationDep, service: ServiceDep, checkpoint_id: CheckpointQuery = None
+) -> Snapshot:
     """The conversation's state: agent_state, mission, todolist, topics, confirmation, stats."""
-    result = await snapshot(service.graph, cid, await service.topics.list(cid))
+    if checkpoint_id is not None:
+        await kept_checkpoint(service.graph, cid, checkpoint_id)
+    topics = await service.topics.list(cid)
+    result = await snapshot(service.graph, cid, topics, checkpoint_id)
     result["turn_running"] = await service.turns.running(cid)
     return result
 
@@ -230,14 +254,16 @@ async def get_messages(
         int | None,
         Query(ge=0, le=2**63 - 1, description="Start after this message id (the next cursor)."),
     ] = None,
+    checkpoint_id: CheckpointQuery = None,
 ) -> list[dict[str, Any]]:
     """The immutable message log, a page at a time: ``Link: <...>; rel="next"`` when there is more.
 
     The next page starts after the last message of this one (``cursor`` = its id), in the same
     order; ``X-Next-Cursor`` carries that id alone. A conversation forked from an earlier
-    checkpoint shows the branch its newest checkpoint is on.
+    checkpoint (a message edited) shows the branch its newest checkpoint is on, or the branch of
+    ``checkpoint_id``; a message with ``branch_count`` above 1 has edits to switch between.
     """
-    viewed = await viewed_branch(service.graph, cid)
+    viewed = await viewed_branch(service.graph, cid, checkpoint_id)
     topic_id = None
     if topic == "active":
         active = viewed.topic_id or getattr(await service.topics.active(cid), "id", None)
@@ -256,7 +282,56 @@ async def get_messages(
         page = page[:limit]
         link_next_page(request, response, cursor=page[-1].id)
         response.headers["X-Next-Cursor"] = str(page[-1].id)
-    return [_shown(m.as_dict(), service.resources.tools) for m in page]
+    starts = [m.from_checkpoint for m in page if m.from_checkpoint is not None]
+    siblings = await service.messages.siblings(cid, starts)
+    shown = []
+    for m in page:
+        row = _shown(m.as_dict(), service.resources.tools)
+        sent = siblings.get(m.from_checkpoint) if m.from_checkpoint is not None else None
+        if sent and m.id in (ids := [s.id for s in sent]):
+            row["branch_count"], row["branch_index"] = len(ids), ids.index(m.id) + 1
+        shown.append(row)
+    return shown
+
+
+@router.get(
+    "/{conversation_id}/messages/{message_id}/branches",
+    response_model=list[BranchOut],
+    responses=ERRORS,
+)
+async def get_branches(
+    cid: ConversationDep,
+    service: ServiceDep,
+    message_id: Annotated[int, Path(ge=1, le=2**63 - 1, description="A message's id.")],
+    checkpoint_id: CheckpointQuery = None,
+) -> list[dict[str, Any]]:
+    """The messages sent from the checkpoint this message was sent from: its branches.
+
+    Each comes with the newest kept checkpoint of its branch, to view it (`GET /messages` and
+    `GET /` with `checkpoint_id`) or continue it (a message sent with that `checkpoint_id`).
+    """
+    row = await service.messages.get(cid, message_id)
+    if row is None or not row.opens_turn:  # only a message that opened a turn has branches
+        raise APIError(
+            404,
+            "message_not_found",
+            f"conversation {cid} has no message {message_id} that opened a turn",
+        )
+    viewed = await viewed_branch(service.graph, cid, checkpoint_id)
+    sent = [Sibling(row.id, row.content, row.created_at, row.branch, row.turn)]
+    if row.from_checkpoint is not None:
+        sent = (await service.messages.siblings(cid, [row.from_checkpoint]))[row.from_checkpoint]
+    tips = await branch_tips(service.graph, cid, sent)
+    return [
+        {
+            "message_id": s.id,
+            "content": s.content,
+            "created_at": s.created_at.isoformat(),
+            "checkpoint_id": tip,
+            "viewed": holds(viewed.lineage, s),
+        }
+        for s, tip in zip(sent, tips, strict=True)
+    ]
 
 
 def _shown(message: dict[str, Any], tools: Sequence[BaseTool]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """WS /v1/conversations/{id}/ws: the chat over a WebSocket.
 
-In: ``{"content": "...", "idempotency_key": "..."}`` (the key optional: with it, the message runs
-at most once) or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset" | "event" |
+In: ``{"content": "...", "idempotency_key": "...", "checkpoint_id": "..."}`` (the key optional:
+with it, the message runs at most once; the checkpoint optional: the message runs from it, as
+over HTTP) or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset" | "event" |
 "error", "data": {...}}``. Authenticate with ``Authorization: Bearer <key>`` or, for browsers that
 cannot set headers, ``?token=<key>``. A conversation deleted while its socket is open answers the
 next frame with ``conversation_not_found`` and closes the socket.
@@ -29,6 +30,7 @@ from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import reset_answer
+from keel.graphs.turn import CheckpointNotKept
 from keel.nodes.events import StreamEvent
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
@@ -95,8 +97,9 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
             ws, "error", {"code": "EMPTY_MESSAGE", "message": "Message content cannot be empty"}
         )
         return
+    start = message.get("checkpoint_id")
     try:
-        NewMessage(content=content)
+        NewMessage(content=content, checkpoint_id=start)
     except ValidationError as exc:
         await _send(ws, "error", {"code": "invalid_request", "message": _first_error(exc)})
         return
@@ -109,7 +112,11 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
     async def sink(event: StreamEvent) -> None:
         await _send_if_open(ws, "event", event)
 
-    task = await service.turns.start(cid, user, content, sink, key)  # runs if the client leaves
+    try:  # the turn runs on if the client leaves
+        task = await service.turns.start(cid, user, content, sink, key, from_checkpoint=start)
+    except CheckpointNotKept as exc:
+        await _send(ws, "error", {"code": exc.code, "message": str(exc)})
+        return
     await _send_if_open(ws, "status", {"status": "thinking"})
     result = await asyncio.shield(task)
     await _send_if_open(ws, "chat", result.model_dump(mode="json"))

@@ -73,6 +73,8 @@ export async function call(method, path, body) {
 
 const HISTORY = 500;
 const conv = (id) => `/v1/conversations/${encodeURIComponent(id)}`;
+const at = (checkpoint, join) =>
+  checkpoint ? `${join}checkpoint_id=${encodeURIComponent(checkpoint)}` : "";
 
 export const api = {
   // The newest conversations, or those holding `words` (their name or messages).
@@ -81,10 +83,22 @@ export const api = {
   renameConversation: (id, name) => call("PATCH", conv(id), { name }),
   createConversation: () => call("POST", "/v1/conversations", {}),
   deleteConversation: (id) => call("DELETE", conv(id)),
-  snapshot: (id) => call("GET", conv(id)),
-  // The newest HISTORY messages, shown oldest first (the log is read a page at a time).
-  messages: async (id) =>
-    (await call("GET", `${conv(id)}/messages?topic=all&order=newest&limit=${HISTORY}`)).reverse(),
+  // The conversation's state, or the state at a checkpoint (the branch being viewed).
+  snapshot: (id, checkpoint = null) => call("GET", `${conv(id)}${at(checkpoint, "?")}`),
+  // The newest HISTORY messages, shown oldest first (the log is read a page at a time), of the
+  // branch the conversation is on, or of the one `checkpoint` is on.
+  messages: async (id, checkpoint = null) =>
+    (
+      await call(
+        "GET",
+        `${conv(id)}/messages?topic=all&order=newest&limit=${HISTORY}${at(checkpoint, "&")}`,
+      )
+    ).reverse(),
+  // The last few messages of the branch the conversation is on, newest first.
+  latest: (id) => call("GET", `${conv(id)}/messages?topic=all&order=newest&limit=10`),
+  // The messages sent from the same point as this one, each with its branch's newest checkpoint.
+  branches: (id, messageId, checkpoint = null) =>
+    call("GET", `${conv(id)}/messages/${messageId}/branches${at(checkpoint, "?")}`),
   reset: (id) => call("POST", `${conv(id)}/reset`),
   cancel: (id) => call("POST", `${conv(id)}/cancel`),
   reopenTopic: (id, topicId) =>
@@ -107,9 +121,9 @@ export class StreamBroken extends Error {
  * Calls `onFrame(event, data)` for each frame; rejects with an ApiError if the turn
  * could not start (409, 413, 422, 503, 404 ...), with a TypeError if the request did not reach
  * keel, and with a StreamBroken once the stream had begun. `signal` stops reading (the turn
- * goes on).
+ * goes on). `from`: the checkpoint the message runs from (an edit, a branch continued).
  */
-export async function streamMessage(id, content, idempotencyKey, signal, onFrame) {
+export async function streamMessage(id, content, idempotencyKey, signal, onFrame, from = null) {
   const response = await authorizedFetch(`${conv(id)}/messages`, {
     method: "POST",
     signal,
@@ -118,7 +132,7 @@ export async function streamMessage(id, content, idempotencyKey, signal, onFrame
       "Content-Type": "application/json",
       "Idempotency-Key": idempotencyKey,
     },
-    body: JSON.stringify({ content }),
+    body: JSON.stringify(from ? { content, checkpoint_id: from } : { content }),
   });
   if (!response.ok) throw await errorOf(response);
   try {

@@ -13,6 +13,7 @@ const state = {
   cid: null, // the conversation shown
   snapshot: null, // its last GET snapshot
   viewTopic: null, // an earlier topic being viewed, or null for the whole conversation
+  viewCheckpoint: null, // the branch being viewed (its newest checkpoint), or null: the newest
   turn: null, // {cid, controller} while a message is being answered
   polling: null, // {cid} while waiting for a turn started elsewhere (or before a reload) to end
   stopNotice: null, // the conversation whose "Stopping…" (or "could not stop") notice shows
@@ -20,6 +21,8 @@ const state = {
   conversations: [], // the list as last shown
   search: "", // the words the list is filtered by
 };
+
+const edits = { onEdit: editMessage, onSwitch: switchBranch };
 
 const conversationActions = {
   onSelect: selectConversation,
@@ -50,6 +53,8 @@ async function boot() {
 async function openConversation(cid, address = "keep") {
   const load = ++state.loads;
   stopReadingTurn();
+  if (cid !== state.cid) state.viewCheckpoint = null;
+  const checkpoint = state.viewCheckpoint;
   state.viewTopic = null;
   view.showTopicBanner(null);
   state.stopNotice = null;
@@ -57,9 +62,13 @@ async function openConversation(cid, address = "keep") {
   let snapshot;
   let messages;
   try {
-    [snapshot, messages] = await Promise.all([api.snapshot(cid), api.messages(cid)]);
+    [snapshot, messages] = await Promise.all([
+      api.snapshot(cid, checkpoint),
+      api.messages(cid, checkpoint),
+    ]);
   } catch (error) {
     if (load !== state.loads) return;
+    if (error.code === "checkpoint_not_found") return leaveBranch(cid, error);
     if (error.status === 404 || error.status === 422) return showNotFound();
     const again = retry(() => openConversation(cid, address));
     return view.setStatus(errorText(error), { tone: "error", action: again });
@@ -70,7 +79,7 @@ async function openConversation(cid, address = "keep") {
   showSnapshot(snapshot);
   const emptyText = "Say hello: try “Add buy milk”.";
   const pendingPrompt = snapshot.pending_confirmation && snapshot.pending_confirmation.prompt;
-  view.renderHistory(messages, snapshot.topics || [], { emptyText, pendingPrompt });
+  view.renderHistory(messages, snapshot.topics || [], { emptyText, pendingPrompt, edits });
   refreshTasks();
   refreshConversations();
   if (snapshot.turn_running) waitForRunningTurn();
@@ -129,7 +138,7 @@ async function refreshSnapshot() {
   const cid = state.cid;
   if (!cid) return;
   try {
-    const snapshot = await api.snapshot(cid);
+    const snapshot = await api.snapshot(cid, state.viewCheckpoint);
     if (cid === state.cid) showSnapshot(snapshot);
   } catch (error) {
     view.setStatus(errorText(error), { tone: "error" });
@@ -222,7 +231,7 @@ async function showHistory() {
   const topic = state.viewTopic;
   let messages;
   try {
-    messages = await api.messages(cid);
+    messages = await api.messages(cid, state.viewCheckpoint);
   } catch (error) {
     return view.setStatus(errorText(error), { tone: "error" });
   }
@@ -233,6 +242,7 @@ async function showHistory() {
   view.renderHistory(shown, (state.snapshot && state.snapshot.topics) || [], {
     emptyText: topic ? "This topic has no messages." : "No messages yet.",
     pendingPrompt: pending ? pending.prompt : null,
+    edits: topic ? null : edits,
   });
   if (state.snapshot) showSnapshot(state.snapshot);
 }
@@ -243,6 +253,7 @@ async function reopenTopic() {
   if (isBusy()) return view.setStatus("Still answering the previous message.");
   try {
     const answer = await api.reopenTopic(state.cid, topic.id);
+    state.viewCheckpoint = null; // the topic is reopened where the conversation is
     await openConversation(state.cid);
     view.appendNotice(answer.message || `Back to the topic: ${topic.title}`, "notice");
     $("message").focus();
@@ -279,40 +290,50 @@ async function send(text) {
  * One turn: the user's bubble, then events and tokens as they stream, then the result.
  * Once keel has answered 200 and the stream began, the turn is keel's: whatever goes wrong
  * after that (the connection drops, an error frame), the page waits for it to end and shows
- * what was saved, and never sends the message again.
+ * what was saved, and never sends the message again. The message runs from the branch being
+ * viewed, or from `from` (the checkpoint before an edited message, whose bubble and what came
+ * after it, `replacing`, give way to the new text).
  */
-async function runTurn(content, idempotencyKey) {
+async function runTurn(content, idempotencyKey, { from = state.viewCheckpoint, replacing } = {}) {
   const cid = state.cid;
   const controller = new AbortController();
   state.turn = { cid, controller };
   showBusy();
   // The message goes to the active topic: show the whole conversation, where it will appear.
   if (state.viewTopic) await showWholeConversation({ focus: false });
+  const viewed = state.viewCheckpoint;
+  state.viewCheckpoint = null; // the turn's checkpoint will be the newest
   view.setStatus("");
   view.showConfirmation(null);
+  if (replacing) view.dropFrom(replacing);
   view.appendUser(content);
   const userBubble = $("messages").lastElementChild;
   const reply = view.startReply();
   let result = null;
   let refused = null; // the turn did not start: keel refused it or was not reached
   let turnError = null; // an error frame: the turn started and failed
+  const onFrame = (event, data) => {
+    if (event === "token") reply.append(data.data.text || "");
+    else if (event === "event" && data.type === "round_started") reply.restart();
+    else if (event === "event") view.appendEvent(data.type, data.data, reply.node, userBubble);
+    else if (event === "result") result = data;
+    else if (event === "error") turnError = data.error || {};
+  };
   try {
-    await streamMessage(cid, content, idempotencyKey, controller.signal, (event, data) => {
-      if (event === "token") reply.append(data.data.text || "");
-      else if (event === "event" && data.type === "round_started") reply.restart();
-      else if (event === "event") view.appendEvent(data.type, data.data, reply.node, userBubble);
-      else if (event === "result") result = data;
-      else if (event === "error") turnError = data.error || {};
-    });
+    await streamMessage(cid, content, idempotencyKey, controller.signal, onFrame, from);
   } catch (error) {
     if (!(error instanceof StreamBroken)) refused = error;
   }
   if (controller.signal.aborted) return; // another conversation was opened meanwhile
   state.turn = null;
   showBusy();
-  if (result) return finishTurn(result, reply, userBubble);
+  if (result) return finishTurn(result, reply, userBubble, content);
   reply.remove();
-  if (refused) return turnFailed(refused, content, idempotencyKey, userBubble);
+  if (refused) {
+    state.viewCheckpoint = viewed; // nothing ran: the page stays where it was
+    if (replacing) return editFailed(refused, content, idempotencyKey, from);
+    return turnFailed(refused, content, idempotencyKey, userBubble, from);
+  }
   // keel took the message: wait for its turn to end and show what was saved. An error frame
   // (the turn failed) is told once the log is back; nothing is offered to send again, since
   // what the turn did before failing is in the log for the user to judge.
@@ -320,7 +341,7 @@ async function runTurn(content, idempotencyKey) {
   if (reloaded && turnError) view.setStatus(errorText(turnError), { tone: "error" });
 }
 
-function finishTurn(result, reply, userBubble) {
+function finishTurn(result, reply, userBubble, content) {
   clearStopNotice(); // the turn ended, stopped (a turn_stopped event) or not
   // A question waiting for yes or no is asked by the card alone.
   if (result.awaiting_confirmation) reply.remove();
@@ -331,16 +352,30 @@ function finishTurn(result, reply, userBubble) {
   }
   view.showConfirmation(result.awaiting_confirmation);
   view.renderPlan(result.mission, result.todolist);
+  offerEdit(result.conversation_id, userBubble, content);
   refreshSnapshot();
   refreshTasks();
   refreshConversations();
 }
 
+/** The message just answered, as the log has it: its bubble gets Edit (and its branches). */
+async function offerEdit(cid, userBubble, content) {
+  let latest;
+  try {
+    latest = await api.latest(cid);
+  } catch {
+    return; // Edit shows at the next load
+  }
+  const m = latest.find((row) => row.role === "user");
+  if (m && m.content === content && cid === state.cid) view.attachEdit(userBubble, m, edits);
+}
+
 /** The turn did not start (no answer came, or keel refused it): the message is not kept. */
-function turnFailed(error, content, idempotencyKey, userBubble) {
+function turnFailed(error, content, idempotencyKey, userBubble, from) {
   clearStopNotice();
   userBubble.remove();
   if (!$("message").value) $("message").value = content;
+  if (error.code === "checkpoint_not_found") return leaveBranch(state.cid, error);
   if (error.status === 404) return showNotFound();
   if (error.code === "conversation_busy" || error.status === 409) {
     return waitForRunningTurn(errorText(error));
@@ -349,16 +384,91 @@ function turnFailed(error, content, idempotencyKey, userBubble) {
   const canRetry = error.status === 503 || error instanceof TypeError;
   view.setStatus(errorText(error), {
     tone: "error",
-    action: canRetry ? retry(() => retryTurn(content, idempotencyKey, userBubble)) : null,
+    action: canRetry ? retry(() => retryTurn(content, idempotencyKey, userBubble, from)) : null,
   });
 }
 
-/** Send the same message again, with the same Idempotency-Key. */
-function retryTurn(content, idempotencyKey, userBubble) {
+/** Send the same message again, with the same Idempotency-Key, from the same point. */
+function retryTurn(content, idempotencyKey, userBubble, from) {
   if (isBusy()) return;
   userBubble.remove();
   if ($("message").value.trim() === content) $("message").value = "";
-  runTurn(content, idempotencyKey);
+  runTurn(content, idempotencyKey, { from });
+}
+
+// ---- Edits and branches --------------------------------------------------------------------
+
+/**
+ * Send an edited message: from the checkpoint before the original, as a new branch. False (the
+ * edit box stays open) while another answer is on its way.
+ */
+function editMessage(m, item, text) {
+  if (isBusy()) {
+    view.setStatus("Still answering the previous message.");
+    return false;
+  }
+  runTurn(text, crypto.randomUUID(), { from: m.checkpoint_id, replacing: item });
+  return true;
+}
+
+/** An edit keel did not take: the log as it was, and the edit offered again where it can be. */
+async function editFailed(error, content, idempotencyKey, from) {
+  clearStopNotice();
+  if (error.code === "checkpoint_not_found") return leaveBranch(state.cid, error);
+  await openConversation(state.cid);
+  if (error.code === "conversation_busy" || error.status === 409) {
+    return waitForRunningTurn(errorText(error));
+  }
+  const canRetry = error.status === 503 || error instanceof TypeError;
+  const again = () => !isBusy() && runTurn(content, idempotencyKey, { from });
+  view.setStatus(`${errorText(error)} Your edit was not sent.`, {
+    tone: "error",
+    action: canRetry ? retry(again) : null,
+  });
+}
+
+/** Show the branch before (-1) or after (+1) the one viewed, among a message's branches. */
+async function switchBranch(m, step) {
+  const cid = state.cid;
+  if (isBusy()) return view.setStatus("Still answering the previous message.");
+  let branches;
+  try {
+    branches = await api.branches(cid, m.id, state.viewCheckpoint);
+  } catch (error) {
+    return view.setStatus(errorText(error), { tone: "error" });
+  }
+  if (cid !== state.cid) return;
+  let index = branches.findIndex((b) => b.viewed);
+  if (index < 0) index = (m.branch_index || 1) - 1;
+  const target = branches[index + step];
+  if (!target) return;
+  if (!target.checkpoint_id) {
+    const gone = "That branch is no longer kept (only recent checkpoints are); its messages stay.";
+    return view.setStatus(gone, { tone: "error" });
+  }
+  // The branch the conversation is on is followed as it grows (elsewhere too), not pinned.
+  let active = false;
+  try {
+    active = state.viewCheckpoint
+      ? (await api.branches(cid, m.id)).some((b) => b.viewed && b.message_id === target.message_id)
+      : false;
+  } catch {
+    active = false;
+  }
+  if (cid !== state.cid) return;
+  state.viewCheckpoint = active ? null : target.checkpoint_id;
+  const shown = await openConversation(cid);
+  if (shown === undefined || state.viewCheckpoint !== (active ? null : target.checkpoint_id)) return;
+  const place = `Branch ${index + step + 1} of ${branches.length}`;
+  const where = active ? "the one the conversation is on" : "what you send now continues it";
+  view.setStatus(`${place}: ${where}.`, { quiet: true });
+}
+
+/** The branch viewed is no longer kept: say so and show where the conversation is. */
+async function leaveBranch(cid, error) {
+  state.viewCheckpoint = null;
+  await openConversation(cid);
+  view.setStatus(errorText(error), { tone: "error" });
 }
 
 function retry(run) {
@@ -439,6 +549,10 @@ async function resetConversation() {
   if (isBusy()) return view.setStatus("Still answering the previous message.");
   try {
     const answer = await api.reset(state.cid);
+    if (state.viewCheckpoint) {
+      state.viewCheckpoint = null; // the reset is where the conversation is: show it there
+      await openConversation(state.cid);
+    }
     if (state.viewTopic) await showWholeConversation();
     view.appendNotice(answer.message || "The conversation was reset.", "notice");
     view.showConfirmation(null);

@@ -261,7 +261,7 @@ function eventLine(text, kind = "") {
  * folded), topic dividers ("New topic", or "Back to the topic" for one seen earlier). The
  * question of a confirmation still waiting is left to the card (`pendingPrompt`).
  */
-export function renderHistory(messages, topics, { emptyText, pendingPrompt } = {}) {
+export function renderHistory(messages, topics, { emptyText, pendingPrompt, edits } = {}) {
   const titles = new Map(topics.map((t) => [t.id, t.title]));
   const list = log();
   list.replaceChildren();
@@ -283,12 +283,112 @@ export function renderHistory(messages, topics, { emptyText, pendingPrompt } = {
     if (index === last && pendingPrompt && m.role === "assistant" && m.content === pendingPrompt) {
       return; // the card asks it
     }
-    if (m.content && m.content.trim()) list.append(bubble(m.role, m.content));
+    if (!m.content || !m.content.trim()) return;
+    const item = bubble(m.role, m.content);
+    if (edits && m.role === "user" && m.checkpoint_id) item.append(messageTools(m, item, edits));
+    list.append(item);
   });
   if (!list.children.length) {
     list.append(el("li", { cls: "empty", text: emptyText || "No messages yet." }));
   }
   scrollToBottom();
+}
+
+/**
+ * Under a message of the user's: Edit, and "‹ 2/3 ›" when other messages were sent from the same
+ * point (its branches). `edits` has onEdit(message, item, text) and onSwitch(message, step).
+ */
+function messageTools(m, item, edits) {
+  const tools = el("div", { cls: "msg-tools" });
+  const count = m.branch_count || 1;
+  if (count > 1) {
+    const index = m.branch_index || count;
+    const earlier = iconButton("‹", "Show the earlier branch", "branch-step");
+    const later = iconButton("›", "Show the later branch", "branch-step");
+    earlier.disabled = index <= 1;
+    later.disabled = index >= count;
+    earlier.addEventListener("click", () => edits.onSwitch(m, -1));
+    later.addEventListener("click", () => edits.onSwitch(m, 1));
+    const place = el("span", {
+      cls: "branch-place",
+      text: `${index}/${count}`,
+      attrs: { "aria-label": `Branch ${index} of ${count}` },
+    });
+    tools.append(el("span", { cls: "branches" }, [earlier, place, later]));
+  }
+  const edit = el("button", {
+    cls: "link-button edit",
+    text: "Edit",
+    attrs: { type: "button", "aria-label": "Edit this message and send it again" },
+  });
+  edit.addEventListener("click", () => startEdit(m, item, edits.onEdit));
+  tools.append(edit);
+  return tools;
+}
+
+const EDIT_NOTE =
+  "Sending starts a new branch from before this message; the earlier one stays a click away. " +
+  "Tasks changed since are not undone.";
+
+/** Swap the message for an edit box: Send runs the new text from before it, Cancel gives up. */
+function startEdit(m, item, onEdit, text = m.content) {
+  const box = el("textarea", {
+    cls: "edit-box",
+    attrs: { rows: "2", maxlength: "8000", "aria-label": "Edited message" },
+  });
+  box.value = text;
+  const send = el("button", { cls: "button primary", text: "Send", attrs: { type: "submit" } });
+  const cancel = el("button", { cls: "button subtle", text: "Cancel", attrs: { type: "button" } });
+  const note = el("p", { cls: "edit-note", text: EDIT_NOTE });
+  const form = el("form", { cls: "edit-form" }, [
+    box,
+    note,
+    el("div", { cls: "edit-actions" }, [cancel, send]),
+  ]);
+  const shown = [...item.children];
+  item.classList.add("editing");
+  item.replaceChildren(form);
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
+  const changed = () => box.value.trim() && box.value.trim() !== m.content.trim();
+  send.disabled = !changed();
+  box.addEventListener("input", () => (send.disabled = !changed()));
+  const close = () => {
+    item.classList.remove("editing");
+    item.replaceChildren(...shown);
+  };
+  cancel.addEventListener("click", close);
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.stopPropagation();
+      close();
+    } else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      if (changed()) form.requestSubmit();
+    }
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!changed()) return;
+    const text = box.value.trim();
+    close();
+    if (onEdit(m, item, text) === false) startEdit(m, item, onEdit, text); // not sent: kept
+  });
+}
+
+/** Give a bubble drawn live its Edit (and branch switcher), once the log has its message. */
+export function attachEdit(item, m, edits) {
+  if (!item.parentElement || !m.checkpoint_id || item.querySelector(".msg-tools")) return;
+  item.append(messageTools(m, item, edits));
+}
+
+/** Take the message `item` and everything after it off the log (an edit replaces them). */
+export function dropFrom(item) {
+  while (item && item.parentElement) {
+    const next = item.nextElementSibling;
+    item.remove();
+    item = next;
+  }
 }
 
 /** What a tool did, in a sentence; its call and result folded below for whoever wants them. */

@@ -69,11 +69,15 @@ async def flush(
     window = state.get("window", [])
     final = final_answer(window) if ending else None
     opening = user_message_id(runtime, state)
+    started = ctx.note.in_flight.started if ctx.note is not None else None
     rows = [
         {**log_row(m, topic_id), "opens_turn": m.id == opening}
         for m in window
         if m.id and not m.additional_kwargs.get(SYNTHETIC) and not isinstance(m, AIMessage)
     ]
+    for row in rows:
+        if row["opens_turn"]:
+            row["from_checkpoint"] = started  # where an edit of the message runs from
     if final is not None and final.id:  # the reply comes last, after what the turn's tools did
         text = "\n".join(p for p in (final.text.strip(), note) if p)
         rows.append({**log_row(final, topic_id), "content": text})

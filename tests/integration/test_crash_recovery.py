@@ -190,9 +190,32 @@ async def test_a_turn_another_process_lost_is_finished_by_a_process_that_knew_th
     assert users == ["Add buy milk", "Add eggs", "Show all"]
 
 
-def killed_at_tool_commit(url: str, cid: str, content: str) -> None:
-    """A second `keel serve` on the same database runs ``content`` and is SIGKILLed once its
-    tool call committed."""
+async def test_an_edit_cut_off_is_finished_on_its_own_branch(durable_url):
+    """A message edited (run from the checkpoint before the original) whose process died after
+    its tool committed is finished by the next turn, from that checkpoint, once."""
+    with keel_server(durable_url) as first:
+        cid = httpx.post(f"{first.url}/v1/conversations", json={}).json()["conversation_id"]
+        say(first, cid, "Add apples")
+        say(first, cid, "Add pears")
+        log_url = f"{first.url}/v1/conversations/{cid}/messages"
+        pears = [m for m in httpx.get(log_url).json() if m["content"] == "Add pears"][0]
+        killed_at_tool_commit(durable_url, cid, "Add plums", pears["checkpoint_id"])
+        answer = say(first, cid, "Show all", status=200).json()
+        assert answer["recovered_reply"] == "Created task: plums"
+        assert answer["reply"] == "Your tasks:\n  1. [ ] apples\n  2. [ ] pears\n  3. [ ] plums"
+        shown = [m["content"] for m in httpx.get(log_url).json() if m["role"] == "user"]
+        assert shown == ["Add apples", "Add plums", "Show all"]
+        edited = [m for m in httpx.get(log_url).json() if m["content"] == "Add plums"][0]
+        assert (edited["branch_count"], edited["branch_index"]) == (2, 2)
+    tasks, log, ledger = await tasks_and_log(durable_url, cid)
+    assert [t["title"] for t in tasks] == ["apples", "pears", "plums"] and ledger == 3
+    users = [m.content for m in log if m.role == "user"]
+    assert users.count("Add plums") == 1 and users.count("Add pears") == 1
+
+
+def killed_at_tool_commit(url: str, cid: str, content: str, checkpoint: str | None = None) -> None:
+    """A second `keel serve` on the same database runs ``content`` (from ``checkpoint``) and is
+    SIGKILLed once its tool call committed."""
     port, output = free_port(), tempfile.TemporaryFile(mode="w+")
     server = subprocess.Popen(
         [*KEEL, "serve", "--port", str(port)],
@@ -205,7 +228,8 @@ def killed_at_tool_commit(url: str, cid: str, content: str) -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(server, f"{base}/readyz", output, "keel serve")
-        threading.Thread(target=_quietly, args=(base, cid, content), daemon=True).start()
+        args = (base, cid, content, checkpoint)
+        threading.Thread(target=_quietly, args=args, daemon=True).start()
         deadline = time.monotonic() + 60
         while "KEEL_PAUSED after_tool_commit" not in _read(output):
             assert time.monotonic() < deadline, _read(output)[-3000:]
@@ -221,8 +245,9 @@ def _read(output) -> str:
     return output.read()
 
 
-def _quietly(url: str, cid: str, content: str) -> None:
+def _quietly(url: str, cid: str, content: str, checkpoint: str | None) -> None:
     try:
-        say(url, cid, content)
+        body = {"content": content, "checkpoint_id": checkpoint}
+        httpx.post(f"{url}/v1/conversations/{cid}/messages", json=body, timeout=120)
     except httpx.HTTPError:
         pass  # the server was killed under the request

@@ -6,7 +6,11 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from keel.checkpoints.branches import MAIN, Lineage, Segment, TurnPlace
+from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept
+from keel.checkpoints.requests import RequestStore
 from keel.graphs.runner import thread_config
+from keel.graphs.turn import KeyReused, run_turn
+from keel.graphs.viewed_branch import branch_tips
 from keel.nodes.state.lineage import lineage
 from tests.unit.scripted import ScriptedModel
 
@@ -213,3 +217,83 @@ async def test_a_fork_from_a_checkpoint_that_knows_no_branch_starts_after_its_tu
     shown = "\n".join(str(m.content) for m in model.seen[0])
     assert "apples" in shown and "pears" not in shown
     assert users(await active(keel, cid)) == ["Add apples", "Add plums"]
+
+
+# ---- A message edited: run from the checkpoint its turn started from --------------------------
+
+
+async def opening(keel, cid, content):
+    rows = await keel.messages.history(cid)
+    return next(m for m in rows if m.role == "user" and m.content == content)
+
+
+async def turns_of(keel, cid, *texts, **kw):
+    for text in texts:
+        await run_turn(keel.graph, cid, text, keel.context(), **kw)
+
+
+async def test_an_edit_sent_again_without_a_key_is_a_branch_of_its_own_not_a_replay(keel):
+    cid = str(uuid.uuid4())
+    await turns_of(keel, cid, "Add apples", "Add pears", "Add figs")
+    pears = await opening(keel, cid, "Add pears")
+    for text in ("Add plums", "Add pears"):  # the original's text, sent again from its point
+        await run_turn(keel.graph, cid, text, keel.context(), from_checkpoint=pears.from_checkpoint)
+
+    sent = (await keel.messages.siblings(cid, [pears.from_checkpoint]))[pears.from_checkpoint]
+    assert [s.content for s in sent] == ["Add pears", "Add plums", "Add pears"]
+    tips = await branch_tips(keel.graph, cid, sent)
+    assert len(set(tips)) == 3 and None not in tips  # each branch still has its own end
+    original = await keel.graph.aget_state(thread_config(cid, tips[0]))
+    assert users(await lined(keel, cid, original.values)) == ["Add apples", "Add pears", "Add figs"]
+    titles = [t["title"] for t in await keel.store.list("local")]
+    assert titles == ["apples", "pears", "figs", "plums", "pears"]  # each message ran its tool
+
+
+async def test_the_first_message_edited_starts_with_nothing_and_names_no_parent(keel):
+    cid = str(uuid.uuid4())
+    await turns_of(keel, cid, "Add apples", "Add pears")
+    first = await opening(keel, cid, "Add apples")
+    assert first.from_checkpoint == BEGINNING
+    await run_turn(keel.graph, cid, "Add lemons", keel.context(), from_checkpoint=BEGINNING)
+
+    state = await keel.graph.aget_state(thread_config(cid))
+    assert state.values["stats"]["turns"] == 1
+    assert users(await active(keel, cid)) == ["Add lemons"]
+    parents = [s.parent_config async for s in keel.graph.aget_state_history(thread_config(cid))]
+    assert all(p is None or p["configurable"]["checkpoint_id"] != BEGINNING for p in parents)
+    assert sum(p is None for p in parents) == 2  # the conversation's first, and the edit's
+
+
+async def test_a_checkpoint_gone_by_the_time_the_turn_runs_changes_nothing(keel):
+    cid = str(uuid.uuid4())
+    await turns_of(keel, cid, "Add apples", "Add pears")
+    before = [(m.key, m.content) for m in await keel.messages.history(cid)]
+    gone = "1f0c0000-0000-6000-8000-000000000000"
+    with pytest.raises(CheckpointNotKept):  # the check passed (a prune came after it)
+        await run_turn(keel.graph, cid, "Add plums", keel.context(), from_checkpoint=gone)
+
+    assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
+    assert [t["title"] for t in await keel.store.list("local")] == ["apples", "pears"]
+    answer = await run_turn(keel.graph, cid, "Show all", keel.context())
+    assert "apples" in answer.reply and "pears" in answer.reply
+
+
+async def test_an_idempotency_key_names_the_checkpoint_as_well_as_the_text(keel):
+    cid = str(uuid.uuid4())
+    requests = RequestStore(keel.db)
+    await turns_of(keel, cid, "Add apples", "Add pears")
+    pears = await opening(keel, cid, "Add pears")
+    sent = {"key": "k-1", "requests": requests, "from_checkpoint": pears.from_checkpoint}
+    first = await run_turn(keel.graph, cid, "Add plums", keel.context(), **sent)
+    again = await run_turn(keel.graph, cid, "Add plums", keel.context(), **sent)
+    assert again.replayed and again.reply == first.reply
+    with pytest.raises(KeyReused):
+        await run_turn(
+            keel.graph, cid, "Add plums", keel.context(), **{**sent, "from_checkpoint": BEGINNING}
+        )
+    assert [t["title"] for t in await keel.store.list("local")] == ["apples", "pears", "plums"]
+
+
+async def lined(keel, cid, values):
+    rows = await keel.messages.history(cid, lineage=lineage(values))
+    return [(m.role, m.content) for m in rows]
