@@ -69,6 +69,7 @@ docs: dev
 screenshot: dev system
 	$(BIN)/python -m tests.e2e.screenshot docs/web-page.png
 	$(BIN)/python -m tests.e2e.screenshot docs/web-page-phone.png --phone
+	$(BIN)/python -m tests.e2e.screenshot docs/web-page-edit.png --edit
 
 clean:
 	rm -rf $(VENV) build .keel .langgraph_api .pytest_cache .mypy_cache .ruff_cache
