@@ -379,7 +379,9 @@ function startEdit(m, item, onEdit, text = m.content) {
 /** Give a bubble drawn live its Edit (and branch switcher), once the log has its message. */
 export function attachEdit(item, m, edits) {
   if (!item.parentElement || !m.checkpoint_id || item.querySelector(".msg-tools")) return;
+  const atBottom = pinned;
   item.append(messageTools(m, item, edits));
+  if (atBottom) scrollToBottom(); // the line it adds does not push the last reply out of view
 }
 
 /** Take the message `item` and everything after it off the log (an edit replaces them). */
