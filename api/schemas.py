@@ -159,7 +159,9 @@ class BranchOut(BaseModel):
 
     message_id: int = Field(description="The message's id in the log.", examples=[7])
     content: str = Field(description="Its text.", examples=["Add buy oat milk"])
-    created_at: str = Field(description="When it was sent (ISO-8601, UTC).")
+    created_at: str = Field(
+        description="When it was sent (ISO-8601, UTC).", examples=["2026-11-22T10:00:00+00:00"]
+    )
     checkpoint_id: str | None = Field(
         description="The newest kept checkpoint of its branch: view it with "
         "`GET /messages?checkpoint_id=`, continue it by sending a message with it. Null when "

@@ -165,7 +165,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     # The question is asked once, by the card, not again in a bubble.
     expect(page.locator(".msg.assistant", has_text="Are you sure")).to_have_count(0)
     page.locator("#confirm-yes").click()
-    expect(page.locator(".msg.user").last).to_have_text("You: yes")
+    expect(page.locator(".msg.user .text").last).to_have_text("yes")
     expect(page.locator(".msg.assistant").last).to_have_text("keel: Deleted task 1: buy milk")
     expect(page.locator("#confirm")).to_be_hidden()
     expect(task(page, "buy milk")).to_have_count(0)
@@ -178,7 +178,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     say(page, f"Delete task {number}")
     expect(page.locator("#confirm")).to_be_visible()
     page.locator("#confirm-no").click()
-    expect(page.locator(".msg.user").last).to_have_text("You: no")
+    expect(page.locator(".msg.user .text").last).to_have_text("no")
     expect(page.locator("#confirm")).to_be_hidden()
     expect(page.locator("#send")).to_be_enabled()
     expect(plumber).to_have_count(1)
@@ -187,7 +187,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(deleted).to_have_count(0)
     expect(page.locator(".msg.assistant").last).to_contain_text("was not deleted")
     page.reload()
-    expect(page.locator(".msg.user").last).to_have_text("You: no")
+    expect(page.locator(".msg.user .text").last).to_have_text("no")
     expect(page.locator(".event.tool", has_text="Created task 1: buy milk")).to_have_count(1)
     expect(deleted).to_have_count(0)
     expect(page.locator(".event.tool", has_text="Deleted task 1: buy milk")).to_have_count(1)
@@ -213,7 +213,8 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(topic(page, "Add buy milk")).to_have_attribute("aria-current", "true")
     expect(topic(page, "Add buy milk")).to_be_focused()
     expect(page.locator("#confirm")).to_be_hidden()
-    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(".msg.user .text").first).to_have_text("Add buy milk")
+    expect(page.locator(".msg.user .visually-hidden").first).to_have_text("You: ")  # read aloud
     expect(page.locator(".msg.user", has_text="garden")).to_have_count(0)
     with page.expect_response(lambda r: r.url.endswith("/reopen")) as reopened:
         page.locator("#reopen-topic").click()
@@ -234,8 +235,8 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     page.locator("#message").fill("What's on my list?")
     page.locator("#message").press("Enter")
     expect(page.locator("#topic-banner")).to_be_hidden()
-    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
-    expect(page.locator(".msg.user").last).to_have_text("You: What's on my list?")
+    expect(page.locator(".msg.user .text").first).to_have_text("Add buy milk")
+    expect(page.locator(".msg.user .text").last).to_have_text("What's on my list?")
     expect(page.locator(".msg.assistant").last).to_contain_text("call the plumber")
     expect(page.locator("#send")).to_be_enabled()
     expect(topic(page, "Add buy milk")).to_have_class(re.compile(r"\bactive\b"))
@@ -251,7 +252,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     # A reload opens the same conversation with its history.
     page.reload()
     expect(page).to_have_url(re.compile(rf"\?c={first}$"))
-    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(".msg.user .text").first).to_have_text("Add buy milk")
     expect(page.locator(".msg.assistant", has_text="Deleted task 1: buy milk")).to_have_count(1)
     expect(page.locator("#topics .topic")).to_have_count(3)
     # ... and draws the topic lines as they were: the return to a topic is a return again.
@@ -279,7 +280,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(named).to_have_count(1)
     focus_and_enter(entry)
     expect(page).to_have_url(re.compile(rf"\?c={first}$"))
-    expect(page.locator(".msg.user").first).to_have_text("You: Add buy milk")
+    expect(page.locator(".msg.user .text").first).to_have_text("Add buy milk")
     expect(entry).to_have_attribute("aria-current", "true")
     expect(entry).to_be_focused()
 
@@ -307,7 +308,7 @@ def test_api_keys_are_asked_for_and_conversations_stay_private(browser: Browser,
 
         # The key lasts for the tab: a reload does not ask again.
         ann.reload()
-        expect(ann.locator(".msg.user")).to_have_text(["You: Add ann's secret plan"])
+        expect(ann.locator(".msg.user .text")).to_have_text(["Add ann's secret plan"])
         expect(ann.locator("#api-key")).to_be_hidden()
 
         bob = browser.new_context().new_page()
@@ -450,7 +451,7 @@ def test_a_message_is_offered_again_only_when_keel_did_not_take_it(
     expect(page.locator("#status")).to_have_text(re.compile(r"^The answer failed"))
     expect(page.locator("#status-action")).to_be_hidden()
     expect(page.locator("#message")).to_have_value("")
-    expect(page.locator(".msg.user")).to_have_text(["You: Add buy milk"])  # the saved log
+    expect(page.locator(".msg.user .text")).to_have_text(["Add buy milk"])  # the saved log
     expect(page.locator("#send")).to_be_enabled()
 
 
@@ -574,7 +575,7 @@ def test_a_connection_dropped_mid_turn_waits_for_the_turn_and_never_sends_twice(
     expect(page.locator("#status-action")).to_be_hidden()
     expect(page.locator("#send")).to_be_disabled()
     expect(page.locator("#message")).to_have_value("")
-    expect(page.locator(".msg.user")).to_have_text(["You: Sweep the porch"])
+    expect(page.locator(".msg.user .text")).to_have_text(["Sweep the porch"])
     # Once it ends, what was saved is shown.
     expect(page.locator(".msg.assistant")).to_have_text(["keel: The porch is on the list."])
     expect(page.locator("#status")).to_have_text("")
@@ -599,7 +600,7 @@ def test_a_reload_during_a_turn_waits_for_its_answer(browser: Browser, model_ser
     page.reload()
     expect(page.locator("#status")).to_have_text("Still answering…")
     expect(page.locator("#send")).to_be_disabled()
-    expect(page.locator(".msg.user")).to_have_text(["You: Remember the milk"])
+    expect(page.locator(".msg.user .text")).to_have_text(["Remember the milk"])
     expect(page.locator(".msg.assistant")).to_have_text(["keel: Milk is on the list."])
     expect(page.locator("#status")).to_have_text("")
     expect(page.locator("#send")).to_be_enabled()
