@@ -26,7 +26,7 @@ from keel.api.logs import configure_logging
 from keel.api.mcp import NoStream, build_mcp
 from keel.api.metrics import retire_dead_workers
 from keel.api.request_guard import RequestGuard
-from keel.api.routers import conversations, health, metrics, tasks, web, ws
+from keel.api.routers import conversations, health, history, metrics, tasks, web, ws
 from keel.api.schemas import STREAM_PARTS
 from keel.api.security_headers import SecurityHeaders
 from keel.api.service import open_service
@@ -77,7 +77,7 @@ def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TOD
         redoc_url=REFERENCE_PAGES[1],
     )
     install_error_handlers(app)
-    routers = (conversations, tasks, ws, health, metrics, web, telegram_webhook)
+    routers = (conversations, history, tasks, ws, health, metrics, web, telegram_webhook)
     for router in (r.router for r in routers):
         app.include_router(router)
     app.openapi = lambda: with_stream_parts(app)  # type: ignore[method-assign]

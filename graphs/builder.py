@@ -44,10 +44,10 @@ from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import BadCommand
+from keel.nodes.state.confirmation import ConfirmationRequest
 from keel.nodes.state.machine import WAIT, AgentState, Target, path_map, validate_transition
 from keel.nodes.state.schema import (
     CommandName,
-    ConfirmationRequest,
     HistoryEntry,
     KeelState,
     Todolist,

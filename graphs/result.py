@@ -24,8 +24,9 @@ from typing_extensions import TypedDict
 from keel.checkpoints.topics import TopicRow
 from keel.graphs.topic_result import TopicSegment, topic_ref, topic_segment
 from keel.nodes.events import Event, ToolCallData
+from keel.nodes.state.confirmation import Confirmation
 from keel.nodes.state.machine import AgentState
-from keel.nodes.state.schema import Confirmation, Todolist, TopicRef
+from keel.nodes.state.schema import Todolist, TopicRef
 
 CONVERSATION_ID = "6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"
 

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 
-from keel.checkpoints.in_flight import InFlight
+from keel.checkpoints.in_flight import CheckpointNotKept, InFlight
 from keel.checkpoints.topics import TopicRow
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import KeelGraph
@@ -192,6 +192,19 @@ async def recover(
     )
 
 
+async def state_at(
+    graph: KeelGraph, conversation_id: str, checkpoint_id: str | None = None
+) -> StateSnapshot:
+    """The conversation's state, or its state at ``checkpoint_id``: one read.
+
+    A checkpoint the conversation does not keep (or never had) raises ``CheckpointNotKept``.
+    """
+    snap = await graph.aget_state(thread_config(conversation_id, checkpoint_id))
+    if checkpoint_id is not None and snap.created_at is None:  # LangGraph's empty state
+        raise CheckpointNotKept(checkpoint_id)
+    return snap
+
+
 async def snapshot(
     graph: KeelGraph,
     conversation_id: str,
@@ -202,5 +215,5 @@ async def snapshot(
 
     Its current state, or the one at ``checkpoint_id`` (a branch being viewed).
     """
-    snap = await graph.aget_state(thread_config(conversation_id, checkpoint_id))
+    snap = await state_at(graph, conversation_id, checkpoint_id)
     return snapshot_of(conversation_id, snap, topics)

@@ -57,19 +57,13 @@ class KeyReused(ValueError):
         )
 
 
-async def kept_checkpoint(
-    graph: KeelGraph, conversation_id: str, checkpoint_id: str, run: bool = False
-) -> None:
-    """Raise ``CheckpointNotKept`` unless the conversation holds ``checkpoint_id``.
-
-    A turn may ``run`` from ``BEGINNING`` (before the conversation's first checkpoint), which has
-    nothing to view.
-    """
-    if checkpoint_id == BEGINNING and run:
+async def kept_checkpoint(graph: KeelGraph, conversation_id: str, checkpoint_id: str) -> None:
+    """Raise ``CheckpointNotKept`` unless a turn can run from ``checkpoint_id``: one the
+    conversation holds, or ``BEGINNING`` (before its first checkpoint). Reads no state.
+    """  # noqa: D205
+    if checkpoint_id == BEGINNING:
         return
     saver = graph.checkpointer
-    if checkpoint_id == BEGINNING or not checkpoint_id:
-        raise CheckpointNotKept(checkpoint_id)
     if not isinstance(saver, BaseCheckpointSaver):
         raise CheckpointNotKept(checkpoint_id)
     if await saver.aget_tuple(thread_config(conversation_id, checkpoint_id)) is None:

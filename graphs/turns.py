@@ -138,7 +138,7 @@ class Turns:
         if from_checkpoint is not None:
             try:
                 if not await self._answered(conversation_id, key):  # else its answer is given
-                    await kept_checkpoint(self.graph, conversation_id, from_checkpoint, run=True)
+                    await kept_checkpoint(self.graph, conversation_id, from_checkpoint)
             except BaseException:
                 await stack.aclose()
                 raise

@@ -18,8 +18,7 @@ from typing import cast
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import Sibling
 from keel.graphs.builder import KeelGraph
-from keel.graphs.runner import thread_config
-from keel.graphs.turn import kept_checkpoint
+from keel.graphs.runner import state_at, thread_config
 from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
 
@@ -39,10 +38,7 @@ async def viewed_branch(
 
     A checkpoint the conversation does not keep raises ``CheckpointNotKept``.
     """
-    if checkpoint_id is not None:
-        await kept_checkpoint(graph, conversation_id, checkpoint_id)
-    config = thread_config(conversation_id, checkpoint_id)
-    values = cast(KeelState, (await graph.aget_state(config)).values)
+    values = cast(KeelState, (await state_at(graph, conversation_id, checkpoint_id)).values)
     topic = values.get("topic")
     return ViewedBranch(lineage(values), topic["id"] if topic else None)
 

@@ -17,11 +17,8 @@ from typing import Literal
 
 from playwright.sync_api import expect, sync_playwright
 
-from tests.e2e.test_web_page import launch, say
+from tests.e2e.test_web_page import DESKTOP, PHONE, launch, say
 from tests.integration.server import keel_server
-
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
 
 
 def session(

@@ -11,21 +11,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.test_web_page import conversation_id, launch, say
+from tests.e2e.test_web_page import DESKTOP, PHONE, conversation_id, say
 from tests.integration.server import Server, keel_server
-
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

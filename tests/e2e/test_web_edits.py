@@ -8,24 +8,11 @@ message sent there continues that branch. The edit box says that tasks are not u
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.test_web_page import launch, say
+from tests.e2e.test_web_page import DESKTOP, PHONE, say
 from tests.integration.server import keel_server
-
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 def users(page: Page) -> list[str]:

@@ -25,7 +25,6 @@ from playwright.sync_api import (
     Request,
     Route,
     expect,
-    sync_playwright,
 )
 
 from tests.integration.server import Server, keel_server, keel_server_with_model
@@ -41,6 +40,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 NOT_FOUND = "That conversation was not found"
 
 
@@ -49,14 +50,6 @@ def launch(playwright) -> Browser:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: install it with `apt-get install -y chromium`")
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
