@@ -1,6 +1,11 @@
-"""``keel nlu eval``: run labelled messages through keel's turn and score what it understood.
+"""``keel nlu eval`` and ``keel nlu train``: how well keel reads people, and making its model.
 
-Reads JSON lines ``{"id", "category", "tasks": [...], "message", "answer"?, "expect": {...}}``:
+``keel nlu train`` makes the learned understanding anew (``keel.tools.nlu.training``).
+``keel nlu eval`` with no file, or with labelled utterances (``{"text", "intent", "title"?,
+"ref"?}``), reads them with the offline understanding and prints, per data set and category, how
+many were understood, how many created titles are clean and how many non-requests left the tasks
+untouched (``keel.tools.nlu.scoring``). With turn cases it runs each through the graph: it reads
+JSON lines ``{"id", "category", "tasks": [...], "message", "answer"?, "expect": {...}}``:
 the user's tasks before (a string is an open task, ``{"title", "completed"}`` any task; ids 1, 2,
 ... in order), the message, the answer to a confirmation if one is asked (default "yes"), and what
 must follow: ``tasks`` (the list after the turn; absent, it must be unchanged), ``confirm`` (the
@@ -27,13 +32,17 @@ from keel.graphs.runner import thread_config
 from keel.graphs.settings import Settings
 from keel.graphs.turn import run_turn
 from keel.nodes.models.decisions import REPLY_KIND
+from keel.tools.nlu import SHIPPED
+from keel.tools.nlu.data import labelled
+from keel.tools.nlu.scoring import Tally, tallies
+from keel.tools.nlu.training import train
 from keel.tools.todo import TODO_TOOLS
 
 nlu_app = typer.Typer(help="Language understanding: how keel reads what people write.")
 
 KINDS = {
     "smalltalk": {"greeting", "thanks", "goodbye", "wellbeing"},
-    "did_you_mean": {"unknown"},
+    "did_you_mean": {"unknown", "unsure"},
 }
 """A labelled kind and the offline model's kinds that count as it."""
 
@@ -126,12 +135,25 @@ async def evaluate(cases: list[dict[str, Any]], failures: bool) -> dict[str, lis
 
 @nlu_app.command("eval")
 def eval_command(
-    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSON lines file.")],
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            exists=True,
+            dir_okay=False,
+            help="JSON lines: turn cases, or labelled utterances (default: keel's held-back sets).",
+        ),
+    ] = None,
     failures: Annotated[bool, typer.Option(help="List the cases that failed.")] = False,
 ) -> None:
-    """Run each labelled message through a turn; print accuracy per category and overall."""
+    """Score keel's understanding: labelled utterances per data set and category (understood,
+    clean titles, untouched tasks), or turn cases run through the graph per category.
+    """  # noqa: D205
     configure_logging("WARNING")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = path.read_text(encoding="utf-8").splitlines() if path else []
+    first = json.loads(lines[0]) if lines and lines[0].strip().startswith("{") else {}
+    if path is None or "intent" in first:
+        _score(path, failures)
+        return
     cases = [_case(line, n) for n, line in enumerate(lines, start=1) if line.strip()]
     tally = asyncio.run(evaluate(cases, failures))
     for category, (passed, total) in sorted(tally.items()):
@@ -139,3 +161,45 @@ def eval_command(
     passed = sum(p for p, _ in tally.values())
     total = sum(t for _, t in tally.values())
     typer.echo(f"{'all':16} {passed:4}/{total:<4} {100 * passed / max(1, total):6.1f} %")
+
+
+@nlu_app.command("train")
+def train_command(
+    out: Annotated[
+        Path | None, typer.Option(help="Folder to write the model to (default: the shipped one).")
+    ] = None,
+) -> None:
+    """Make the learned understanding anew from its data and the todo tools' examples."""
+    configure_logging("INFO")
+    folder = train(TODO_TOOLS, out or SHIPPED)
+    typer.echo(f"wrote {folder}")
+
+
+def _score(path: Path | None, failures: bool) -> None:
+    """Read labelled utterances (the held-back lines of keel's data sets when ``path`` is None)
+    with the offline understanding; print per data set and category.
+    """  # noqa: D205
+    samples = [s for s in labelled(TODO_TOOLS, [path] if path else None) if path or s.heldout]
+    overall: dict[str, Tally] = {}
+    for (dataset, category), tally in sorted(tallies(samples, TODO_TOOLS).items()):
+        overall.setdefault(dataset, Tally()).add(tally)
+        typer.echo(f"{dataset:10} {category:18} {_figures(tally)}")
+        if failures:
+            for failure in tally.failures:
+                typer.echo(f"    {failure}")
+    for dataset, tally in sorted(overall.items()):
+        typer.echo(f"{dataset:10} {'all':18} {_figures(tally)}")
+    typer.echo(f"{'all':10} {'all':18} {_figures(Tally().add_all(overall.values()))}")
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part:5}/{whole:<5} {100 * part / max(1, whole):5.1f} %"
+
+
+def _figures(tally: Tally) -> str:
+    text = _share(tally.understood, tally.total)
+    if tally.titled:
+        text += f"  titles clean {_share(tally.clean, tally.titled)}"
+    if tally.talk:
+        text += f"  untouched {_share(tally.untouched, tally.talk)}"
+    return text

@@ -1,11 +1,12 @@
 """What the offline understanding costs a message, with a user who has 1,000 tasks.
 
-For every message of a labelled set (``bench/data/nlu_dev.jsonl`` by default), uncached: the
-message understood (``keel.tools.understanding``) and each task it names by what it is ranked
-against the user's titles (``keel.tools.matching.rank``, as ``find_todo_tasks`` does over one
-read of them). Then the offline model's whole decision (``decide``) after 10 and after 1,000
-earlier messages, to show that it does not grow with the conversation. Prints milliseconds per
-message: median, 90th and 99th percentile.
+First the resident memory the learned model adds once loaded. Then for every message of a
+labelled set (``bench/data/nlu_dev.jsonl`` by default), uncached: the message understood
+(``keel.tools.understanding``: the decision table and the learned model), alone, and with each
+task it names by what it is ranked against the user's titles (``keel.tools.matching.rank``, as
+``find_todo_tasks`` does over one read of them). Then the offline model's whole decision
+(``decide``) after 10 and after 1,000 earlier messages, to show that it does not grow with the
+conversation. Prints milliseconds per message: median, 90th and 99th percentile.
 
     python bench/nlu_cost.py --tasks 1000
 """
@@ -26,6 +27,7 @@ from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 
 from keel.nodes.models.decisions import decide  # noqa: E402
 from keel.tools import matching, understanding  # noqa: E402
+from keel.tools.nlu import reader_for  # noqa: E402
 from keel.tools.todo import TODO_TOOLS  # noqa: E402
 
 WORDS = (
@@ -42,11 +44,18 @@ def titles(count: int, seed: int = 7) -> list[dict[str, object]]:
 
 def understand_and_rank(message: str, tasks: list[dict[str, object]], cold: bool) -> None:
     understanding._understand.cache_clear()
+    understanding._settled.cache_clear()
     if cold:  # the titles' words not seen before (a process's first turn for this user)
         matching._title_words.cache_clear()
     for intent in understanding.understand(message, TODO_TOOLS).intents:
         if intent.needs_lookup and intent.select is None:
             matching.rank(intent.ref or "", tasks)
+
+
+def resident_mb() -> float:
+    """This process's resident memory (Linux)."""
+    status = Path("/proc/self/status").read_text()
+    return int(next(x for x in status.splitlines() if x.startswith("VmRSS:")).split()[1]) / 1024
 
 
 def timed(fn, rounds: int) -> list[float]:  # type: ignore[no-untyped-def]
@@ -68,9 +77,14 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--data", default="bench/data/nlu_dev.jsonl")
     args = parser.parse_args()
+    before = resident_mb()
+    reader_for(TODO_TOOLS).read("add buy milk")  # the learned model loaded
+    print(f"resident memory added by the learned model: {resident_mb() - before:.1f} MB")
     cases = [json.loads(x) for x in Path(args.data).read_text().splitlines() if x.strip()]
     messages = [c["message"] for c in cases]
     tasks = titles(args.tasks)
+    alone = [t for m in messages for t in timed(lambda m=m: understand_and_rank(m, [], False), 3)]
+    print(line("understand (the table and the learned model)", alone))
     for cold in (True, False):
         each = [
             t
@@ -86,6 +100,7 @@ def main() -> None:
 
         def one(m: str, history=history) -> None:  # type: ignore[no-untyped-def]
             understanding._understand.cache_clear()
+            understanding._settled.cache_clear()
             decide([*history, HumanMessage(m)], TODO_TOOLS)
 
         spent = [t for m in messages for t in timed(lambda m=m: one(m), 3)]

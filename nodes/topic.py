@@ -174,7 +174,8 @@ async def _shift(
     recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
     chosen = _just_chosen(state, history)
     embedder = None if chosen else resources.embedder
-    shift = assess(message, recent, shift, embedder, resources.tools, resources.shift_threshold)
+    offline = resources.tools if resources.title_model is None else None  # no language model
+    shift = assess(message, recent, shift, embedder, offline, resources.shift_threshold)
     if shift is None or not (shift.reason == "semantic" or says_return(shift)):
         return shift, history
     ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)

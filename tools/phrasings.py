@@ -73,6 +73,8 @@ class Intent:
     """A list request for the page after the one shown last ("show more tasks")."""
     asked: str | None = None
     """A question about the result rather than the result itself (``count``: how many)."""
+    reported: bool = False
+    """Read from a report of a deed ("I called mom"), not from a phrasing the tool declares."""
 
     @property
     def task_id(self) -> int | None:

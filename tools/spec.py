@@ -59,6 +59,10 @@ def group_name(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
+PLACES = {"task": "{task}", "title": "{title}", "list": r"(?:[\w'-]+(?: [\w'-]+)?)"}
+"""What a placeholder of an example matches; ``{list}`` names a list ("grocery"), no argument."""
+
+
 def example_pattern(example: str) -> str:
     """An example utterance as a phrasing: its words literal (an apostrophe or a colon optional),
     a colon with any spaces around it, "my" and "the" either way, its placeholders as groups
@@ -67,7 +71,7 @@ def example_pattern(example: str) -> str:
     parts: list[str] = []
     for i, piece in enumerate(_PLACEHOLDER.split(example.strip().lower())):
         if i % 2:
-            parts.append({"task": "{task}", "title": "{title}"}.get(piece, f"(?P<{piece}>.+?)"))
+            parts.append(PLACES.get(piece, f"(?P<{piece}>.+?)"))
             continue
         literal = re.escape(piece).replace("'", "'?").replace(r"\ ", " ")
         literal = literal.replace(":", r"\s*(?::|\s[-\u2013\u2014])").replace(": ", r":\s*")
@@ -171,6 +175,9 @@ class ToolSpec:
     """Someone saying they did a task ("I called mom") asks for this tool on it."""
     said: str | Reply | None = None
     """What it did, as one short sentence over its result ("Created task {id}: {title}")."""
+    intent: str | None = None
+    """The intent public training data names for it ("create"): the learned understanding
+    (``keel.tools.nlu``) learns the tool from those utterances as well as from its examples."""
 
     def sentence(self, name: str, result: Any) -> str | None:
         """What the call did in a short sentence for people; None when it did nothing to tell
@@ -217,6 +224,7 @@ def keel_tool(
     told_done: bool = False,
     description: str | None = None,
     said: str | Reply | None = None,
+    intent: str | None = None,
 ) -> Callable[[Callable[..., Any]], BaseTool]:
     """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
     ``store`` (injected, hidden from the model) and the model's arguments.
@@ -238,6 +246,7 @@ def keel_tool(
             tuple(examples),
             told_done,
             said,
+            intent,
         )
         made.metadata = {**(made.metadata or {}), KEEL: spec}
         return made

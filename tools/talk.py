@@ -93,6 +93,10 @@ REPLIES = {
     "thanks": "You're welcome!",
     "goodbye": "Bye! Your tasks are saved for next time.",
     "wellbeing": "All good here, thanks. What can I do for your list?",
+    "lists": (
+        "I keep one list of your tasks; I can add to it, show it, and complete, rename or delete "
+        'what is on it. Say "help" to see how.'
+    ),
     "offtopic": (
         "Offline I can only help with your todo list; with a language model configured "
         '(OPENAI_API_KEY) I can do more. Say "help" to see what I can do.'
@@ -167,6 +171,11 @@ def say(kind: str, detail: str | None, examples: dict[str, str], help_text: str)
         )
     if kind in REPLIES:
         return REPLIES[kind]
+    if kind == "unsure" and detail:
+        return f"Did you mean to {detail}?"
+    if kind == "missing" and detail in examples:
+        doing, _, said = examples[detail].partition(" (")
+        return f"I can {doing}; say which, for example {said.rstrip(')')}."
     if detail and detail.startswith("add:"):
         return f'Sorry, I didn\'t get that. Did you mean "add {detail[4:]}"? Say "help" for more.'
     if detail and detail in examples:

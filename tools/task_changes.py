@@ -92,6 +92,7 @@ from keel.tools.spec import Confirm, keel_tool
         "plus {title}",
         "add on {title}",
     ],
+    intent="create",
     reply="Created task: {title}",
     said="Created task {id}: {title}",
     example='add a task ("Add buy milk")',
@@ -104,6 +105,15 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
 @keel_tool(
     mutates=True,
     confirm=Confirm("rename", "renamed", to="title"),
+    intent="rename",
+    examples=[
+        "rename task {task} to {title}",
+        "rename {task} to {title}",
+        "change {task} to {title}",
+        "change {task} on my {list} list to {title}",
+        "update {task} to say {title}",
+        "replace {task} with {title}",
+    ],
     phrasings=[
         r"^(?:rename|retitle|reword|relabel) {task} (?:to|as|into) {title}$",
         r"^(?:rename|retitle|reword|relabel) {task}(?::| -{1,3}| \u2013) {title}$",
@@ -144,6 +154,16 @@ async def update_todo_task(
         r"^(?:set|mark|flag) {task} (?:to|as) (?:done|complete|completed|finished)$",
     ],
     told_done=True,
+    intent="complete",
+    examples=[
+        "finish {task}",
+        "done with {task}",
+        "complete {task}",
+        "mark {task} as done",
+        "cross {task} off my {list} list",
+        "check off {task}",
+        "{task} is done",
+    ],
     reply="Completed task: {title}",
     said="Completed task {id}: {title}",
     example='complete one ("Complete 2")',
@@ -156,6 +176,15 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
 @keel_tool(
     mutates=True,
     confirm=Confirm("delete", "deleted"),
+    intent="delete",
+    examples=[
+        "delete {task}",
+        "remove task {task}",
+        "remove {task} from my {list} list",
+        "take {task} off the {list} list",
+        "get rid of {task}",
+        "i don't need {task} anymore",
+    ],
     phrasings=[
         r"^(?:get rid of|forget about|delete off|wipe out|throw out|throw away|clear out|clean out"
         r"|delete|del|remove|drop|erase|trash|bin|nuke|ditch|dump|scrap|scratch|wipe|clear"

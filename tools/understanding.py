@@ -25,6 +25,8 @@ from langchain_core.tools import BaseTool
 
 from keel.tools.answers import confirms as confirms_in
 from keel.tools.answers import is_confirmation
+from keel.tools.nlu import Declared, declared, reader_for
+from keel.tools.nlu.settle import SURE, settle
 from keel.tools.phrasings import Intent, Table, match, specs_of, table_of
 from keel.tools.spec import ToolSpec
 from keel.tools.words import IRREGULAR, stem, strip_politeness
@@ -85,7 +87,19 @@ class Understanding:
 
 def understand(message: str, tools: Sequence[BaseTool | Any]) -> Understanding:
     """What ``message`` asks of ``tools`` (see the module docstring)."""
-    return _understand(message, specs_of(tools))
+    return _settled(message, declared(tools))
+
+
+@functools.lru_cache(maxsize=256)
+def _settled(message: str, tools: tuple[Declared, ...]) -> Understanding:
+    """The decision table's reading settled with the learned model's (``keel.tools.nlu.settle``)."""
+    table = _understand(message, specs_of(tools))
+    if table.kind in ("too_many", "too_long"):
+        return table
+    intents, kind, detail = settle(
+        normalize(message), table.intents, table.kind, table.detail, tools
+    )
+    return Understanding(intents, kind, detail)
 
 
 @functools.lru_cache(maxsize=256)
@@ -118,6 +132,16 @@ def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Unders
 
     kind, detail = kind_of(normalize(message), table)
     return Understanding(kind=kind, detail=detail)
+
+
+def sure_request(message: str, tools: Sequence[BaseTool | Any]) -> bool:
+    """``message`` makes a request of ``tools`` and the learned model is sure of it (a topic stays
+    with a sure request: "Add buy milk"; "what other things do you like to do?" may move on).
+    """  # noqa: D205
+    if not understand(message, tools).intents:
+        return False
+    reading = reader_for(tools).read(normalize(message))
+    return reading.label in {t.name for t in tools} and reading.confidence >= SURE
 
 
 def parse_intents(message: str, tools: Sequence[BaseTool | Any]) -> list[Intent]:
@@ -301,4 +325,6 @@ def _told_done(text: str, table: Table) -> Intent | None:
         return None
     if " " not in rest:
         return None  # a bare "finished" names no task
-    return Intent(tool=table.told_done, text=text, ref=rest)
+    if IRREGULAR.get(verb) == verb and rest == text:
+        return None  # "set an alarm", "read my list": a past only after "I" ("I set up the tent")
+    return Intent(tool=table.told_done, text=text, ref=rest, reported=True)

@@ -159,18 +159,30 @@ def correct(text: str, vocabulary: frozenset[str], fixed: dict[str, str]) -> Cor
     return Corrected("".join(out), tuple(origin))
 
 
-@functools.lru_cache(maxsize=4096)
-def _by_length(vocabulary: frozenset[str]) -> dict[int, tuple[str, ...]]:
-    table: dict[int, list[str]] = {}
+def _deletes(word: str) -> set[str]:
+    """``word`` and ``word`` with each one of its letters left out."""
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
+
+
+@functools.lru_cache(maxsize=64)
+def _by_deletes(vocabulary: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """Each vocabulary word under itself and each one-letter-shorter form of it: a word one slip
+    away shares one of these forms with it (a letter added, left out, changed or swapped).
+    """  # noqa: D205
+    table: dict[str, set[str]] = {}
     for w in vocabulary:
-        table.setdefault(len(w), []).append(w)
-    return {n: tuple(sorted(ws)) for n, ws in table.items()}
+        for form in _deletes(w):
+            table.setdefault(form, set()).add(w)
+    return {form: tuple(sorted(ws)) for form, ws in table.items()}
 
 
 def _candidates(word: str, vocabulary: frozenset[str]) -> Iterable[str]:
-    table = _by_length(vocabulary)
-    for n in (len(word), len(word) - 1, len(word) + 1):
-        yield from table.get(n, ())
+    """The vocabulary words that may be one slip from ``word``, in a stable order."""
+    table = _by_deletes(vocabulary)
+    found: set[str] = set()
+    for form in _deletes(word):
+        found.update(table.get(form, ()))
+    return sorted(found, key=lambda w: (abs(len(w) - len(word)), len(w) != len(word) - 1, w))
 
 
 _LEADING = re.compile(

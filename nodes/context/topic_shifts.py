@@ -9,9 +9,9 @@ One place for every signal, strongest first:
 2. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
    active topic's recent messages, with a small logistic model over features of their sentence
    embeddings (``keel.nodes.context.embeddings``) and of their words; a score at or above the
-   ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting is a shift. A request the tools understand ("Add buy
-   milk") or a message of fewer than two content words ("ok, thanks") never is: a todo session
-   stays one topic.
+   ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting is a shift. Without a language model, a request the
+   offline understanding is sure of ("Add buy milk") never is, so a todo session stays one
+   topic; neither is a message of fewer than two content words ("ok, thanks").
 3. A return (``returned``): when a message drifts, or says "back to" or "we were talking about",
    ``returned_to`` compares it with the summaries of the conversation's closed topics; one more
    similar than ``KEEL_TOPIC_RETURN_THRESHOLD`` (less with such a phrase) and than the active
@@ -35,7 +35,7 @@ from langchain_core.tools import BaseTool
 
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.events import TopicReason
-from keel.tools.understanding import parse_intents
+from keel.tools.understanding import sure_request
 
 SWITCH_PHRASES = (
     "new topic",
@@ -223,13 +223,17 @@ def assess(
     recent: Sequence[str],
     explicit: Shift | None,
     embedder: Embedder | None,
-    tools: Sequence[BaseTool],
+    tools: Sequence[BaseTool] | None,
     threshold: float,
 ) -> Shift | None:
-    """Whether ``message`` shifts away from the topic of ``recent``: explicitly, or by drift."""
+    """Whether ``message`` shifts away from the topic of ``recent``: explicitly, or by drift.
+
+    ``tools``: the offline model's tools, whose requests ("Add buy milk") stay in the topic when
+    its understanding is sure of them; None when a language model reads the messages.
+    """
     if explicit is not None:
         return explicit
-    if embedder is None or threshold >= 1 or parse_intents(message, tools):
+    if embedder is None or threshold >= 1 or (tools and sure_request(message, tools)):
         return None
     score = drift(message, recent, embedder)
     return Shift("semantic", score=round(score, 3)) if score and score >= threshold else None

@@ -1,0 +1,106 @@
+"""Turn public intent corpora into the labelled lines keel's understanding learns from.
+
+Reads CLINC150's ``data_full.json`` (github.com/clinc/oos-eval, CC BY 3.0) and SLURP's
+``devel.jsonl`` (github.com/pswietojanski/slurp, text CC BY 4.0), their training and validation
+splits only (a test split is never opened), and writes ``clinc150.jsonl`` and ``slurp.jsonl``
+in ``tools/nlu/corpora/``. Utterances of the corpora's todo, shopping-list, reminder and list
+intents are labelled by hand for keel (``--labels``: one JSON line each with ``text``, ``source``,
+``intent`` and the exact words of ``title`` / ``ref``; by default those the files already
+carry); every other intent is talk keel does not
+act on (``offtopic``), except greetings, goodbyes, thanks and "what can I ask you" (their own
+kinds), and yes / no / cancel / repeat, left out (keel reads those by rule). CLINC150's validation
+split and half of SLURP's (by a hash of the text) are marked ``heldout``: kept back from training,
+to measure on.
+
+    python bench/nlu_corpus.py --clinc data_full.json --slurp devel.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import zlib
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "tools" / "nlu" / "corpora"
+TALK = {
+    "greeting": "greeting",
+    "goodbye": "goodbye",
+    "thank_you": "thanks",
+    "what_can_i_ask_you": "help",
+    "general_greet": "greeting",
+}
+LEFT_OUT = {"yes", "no", "maybe", "cancel", "repeat"}
+KEPT = ("intent", "title", "ref", "select")
+
+
+RELABELLED = {
+    "todo_list", "todo_list_update", "reminder", "reminder_update", "shopping_list",
+    "shopping_list_update", "calendar", "calendar_update", "lists_createoradd", "lists_query",
+    "lists_remove", "calendar_set",
+}  # fmt: skip
+"""The corpora's intents whose utterances are labelled by hand for keel."""
+
+
+def _hand(labels: Path | None) -> dict[tuple[str, str], dict[str, object]]:
+    """The hand labels: from ``labels``, or those the shipped files already carry."""
+    paths = [labels] if labels else [DATA / "clinc150.jsonl", DATA / "slurp.jsonl"]
+    rows = [json.loads(x) for p in paths for x in p.read_text(encoding="utf-8").splitlines()]
+    return {
+        (r["source"], r["text"]): r
+        for r in rows
+        if labels or r["source"].rsplit(":", 1)[-1] in RELABELLED
+    }
+
+
+def _line(
+    text: str, intent: str, source: str, hand: dict[str, object] | None, heldout: bool
+) -> str:
+    row: dict[str, object] = {"text": text, "intent": intent, "source": source}
+    if hand is not None:
+        row.update({k: hand[k] for k in KEPT if hand.get(k)})
+    if heldout:
+        row["split"] = "heldout"
+    return json.dumps(row, ensure_ascii=False)
+
+
+def clinc(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[str]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    lines = []
+    for split in ("train", "val", "oos_train", "oos_val"):
+        for text, intent in data[split]:
+            if intent in LEFT_OUT:
+                continue
+            source = f"clinc150:{split.removeprefix('oos_')}:{intent}"
+            labelled = hand.get((source, text))
+            label = str(labelled["intent"]) if labelled else TALK.get(intent, "offtopic")
+            lines.append(_line(text, label, source, labelled, split.endswith("val")))
+    return lines
+
+
+def slurp(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[str]:
+    lines = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(raw)
+        source = f"slurp:devel:{row['intent']}"
+        labelled = hand.get((source, row["sentence"]))
+        label = str(labelled["intent"]) if labelled else TALK.get(row["intent"], "offtopic")
+        heldout = zlib.crc32(row["sentence"].encode()) % 2 == 0
+        lines.append(_line(row["sentence"], label, source, labelled, heldout))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clinc", type=Path, required=True)
+    parser.add_argument("--slurp", type=Path, required=True)
+    parser.add_argument("--labels", type=Path, help="hand labels (default: the shipped ones)")
+    args = parser.parse_args()
+    hand = _hand(args.labels)
+    for name, lines in (("clinc150", clinc(args.clinc, hand)), ("slurp", slurp(args.slurp, hand))):
+        (DATA / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"{name}: {len(lines)} lines")
+
+
+if __name__ == "__main__":
+    main()

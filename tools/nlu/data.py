@@ -1,0 +1,217 @@
+"""What the learned understanding learns from: labelled utterances, and the tools' own examples.
+
+Two sources, both read here and nowhere else:
+
+- Labelled utterances in ``corpora/*.jsonl``, one JSON object a line: ``text``, ``intent`` (a tool's
+  ``ToolSpec.intent`` such as ``create``, or a kind of talk such as ``offtopic``), and the
+  exact words of its arguments where it has them (``title``, ``ref``). Each file is a data set:
+  public corpora's training and validation splits (credited in ``corpora/README.md``) and keel's
+  own sets; a line whose ``split`` is ``heldout`` is kept back from training for measuring.
+- Each tool's declared ``examples`` ("put {title} on my {list} list"), expanded with fillers
+  (``corpora/fillers.json``): a placeholder becomes words tagged as that argument (``{task}`` as
+  ``ref``), so a new tool is learned from its declaration alone.
+
+A ``Sample`` is a text, its label (a tool's name or a kind of talk) and the tag of each token.
+Deterministic: the same files and tools give the same samples in the same order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from keel.tools.nlu.features import tokens
+from keel.tools.spec import KEEL, ToolSpec, spec_of
+
+DATA = Path(__file__).parent / "corpora"
+TALK = ("greeting", "thanks", "goodbye", "wellbeing", "help", "lists", "offtopic")
+"""The labels of messages that ask no tool: kinds of talk, lists of lists, anything else."""
+OUTSIDE = "O"
+"""The tag of a word that is no argument."""
+MODEL_VERSION = 2
+"""Raised whenever the features, the samples or the training change what a model predicts (a test
+rebuilds the shipped model and compares its predictions)."""
+VARIANTS = 8
+"""How many filled-in utterances each declared example becomes."""
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+ARGUMENT_TAGS = {"task": "ref", "descriptions": "ref", "list": OUTSIDE}
+"""A placeholder's tag when it is not the argument's own name."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A tool as the understanding knows it: its name, its declaration, what a request needs."""
+
+    name: str
+    spec: ToolSpec
+    required: tuple[str, ...]
+    """The arguments the model must fill (``title``, ``task_id``, ...)."""
+
+    @property
+    def metadata(self) -> dict[str, ToolSpec]:
+        """The declaration where ``spec_of`` reads it."""
+        return {KEEL: self.spec}
+
+
+def declared(tools: Sequence[Any]) -> tuple[Declared, ...]:
+    """``tools`` as the understanding knows them (hashable: a cache key)."""
+    return tuple(Declared(t.name, spec_of(t), _required(t)) for t in tools if hasattr(t, "name"))
+
+
+def _required(tool_: Any) -> tuple[str, ...]:
+    schema = getattr(tool_, "tool_call_schema", None)
+    return _required_by(schema) if isinstance(schema, type) else ()
+
+
+@cache
+def _required_by(schema: type) -> tuple[str, ...]:
+    """The required fields of a tool's call schema (made once: a JSON schema costs a while)."""
+    made = getattr(schema, "model_json_schema", None)
+    return tuple(made().get("required") or ()) if made else ()
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labelled utterance: its text, what it asks for, and each token's tag."""
+
+    text: str
+    label: str
+    tags: tuple[str, ...]
+    dataset: str
+    heldout: bool = False
+    args: tuple[tuple[str, str], ...] = ()
+    """The arguments' words as labelled (``title``, ``ref``), for measuring."""
+
+
+def labels_of(tools: Sequence[Any]) -> tuple[str, ...]:
+    """The classifier's labels for ``tools``: their names, then the kinds of talk."""
+    return (*(t.name for t in tools), *TALK)
+
+
+def _tool_of_intent(tools: Sequence[Any]) -> dict[str, str]:
+    return {spec.intent: t.name for t in tools if (spec := spec_of(t)).intent}
+
+
+def tagged(text: str, spans: dict[str, str]) -> tuple[str, ...]:
+    """The tag of each token of ``text`` given the words of each argument (exact substrings)."""
+    words = tokens(text)
+    tags = [OUTSIDE] * len(words)
+    taken: list[tuple[int, int]] = []
+    for name, value in spans.items():
+        if not value:
+            continue
+        start = _free_find(text, value, taken, last=name == "title")
+        if start < 0:
+            continue
+        end = start + len(value)
+        taken.append((start, end))
+        for i, w in enumerate(words):
+            if w.start < end and w.end > start:
+                tags[i] = name
+    return tuple(tags)
+
+
+def _free_find(text: str, value: str, taken: list[tuple[int, int]], last: bool) -> int:
+    """Where ``value`` stands in ``text`` outside the spans already ``taken`` (-1: nowhere)."""
+    found = [m.start() for m in re.finditer(re.escape(value), text)]
+    free = [s for s in found if all(s >= b or s + len(value) <= a for a, b in taken)]
+    if not free:
+        return -1
+    return free[-1] if last else free[0]
+
+
+def labelled(tools: Sequence[Any], files: Sequence[Path] | None = None) -> Iterator[Sample]:
+    """The labelled utterances of ``files`` (every data set by default), labelled for ``tools``.
+
+    An intent no tool declares is taken as talk outside what ``tools`` do (``offtopic``).
+    """
+    by_intent = _tool_of_intent(tools)
+    for path in files if files is not None else sorted(DATA.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            intent = row["intent"]
+            label = intent if intent in TALK else by_intent.get(intent, "offtopic")
+            args = {k: row[k] for k in ("ref", "title") if row.get(k) and label not in TALK}
+            yield Sample(
+                text=row["text"],
+                label=label,
+                tags=tagged(row["text"], args),
+                dataset=path.stem,
+                heldout=row.get("split") == "heldout",
+                args=tuple(sorted(args.items())),
+            )
+
+
+@cache
+def fillers() -> dict[str, tuple[str, ...]]:
+    """The words placeholders are filled with, by placeholder (``title``, ``task``, ...)."""
+    raw = json.loads((DATA / "fillers.json").read_text(encoding="utf-8"))
+    return {name: tuple(values) for name, values in raw.items()}
+
+
+def expanded(tools: Sequence[Any]) -> Iterator[Sample]:
+    """Each tool's declared examples, filled in ``VARIANTS`` ways (deterministically)."""
+    for t in tools:
+        for example in spec_of(t).examples:
+            rng = random.Random(zlib.crc32(f"{t.name}|{example}".encode()))
+            for _ in range(VARIANTS):
+                text, spans = _filled(example, rng)
+                yield Sample(text, t.name, _tags_of(text, spans), "examples", args=())
+
+
+def _filled(example: str, rng: random.Random) -> tuple[str, list[tuple[int, int, str]]]:
+    """``example`` with each placeholder filled, and the span and tag of each filler."""
+    bank = fillers()
+    out, spans, at = [], [], 0
+    for i, piece in enumerate(_PLACEHOLDER.split(example)):
+        if i % 2 == 0:
+            out.append(piece)
+            at += len(piece)
+            continue
+        choices = bank.get(piece) or bank["title"]
+        value = rng.choice(choices)
+        tag = ARGUMENT_TAGS.get(piece, piece)
+        if piece == "task" and "|" in value:  # "task |7|": only the marked words name it
+            before, inner, after = value.split("|")
+            spans.append((at + len(before), at + len(before) + len(inner), tag))
+            value = before + inner + after
+        elif tag != OUTSIDE:
+            spans.append((at, at + len(value), tag))
+        out.append(value)
+        at += len(value)
+    return "".join(out), spans
+
+
+def _tags_of(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, ...]:
+    tags = []
+    for w in tokens(text):
+        tag = next((t for a, b, t in spans if w.start < b and w.end > a), OUTSIDE)
+        tags.append(tag)
+    return tuple(tags)
+
+
+def training(tools: Sequence[Any]) -> list[Sample]:
+    """Everything the model learns from for ``tools``: the data sets (held-back lines left out)
+    and the tools' expanded examples.
+    """  # noqa: D205
+    return [s for s in labelled(tools) if not s.heldout] + list(expanded(tools))
+
+
+def fingerprint(tools: Sequence[Any]) -> str:
+    """What a model for ``tools`` is made from, as a short hash: the data, the tools' names,
+    intents and examples, and ``MODEL_VERSION``. A model with another fingerprint is stale.
+    """  # noqa: D205
+    crc = zlib.crc32(f"keel-nlu-{MODEL_VERSION}".encode())
+    for path in sorted(DATA.glob("*.json*")):
+        crc = zlib.crc32(path.read_bytes(), crc)
+    for t in tools:
+        spec = spec_of(t)
+        crc = zlib.crc32(json.dumps([t.name, spec.intent, list(spec.examples)]).encode(), crc)
+    return f"{crc:08x}"

@@ -1,0 +1,95 @@
+"""How well keel's offline understanding reads labelled utterances, by data set and category.
+
+Each labelled line (``keel.tools.nlu.data``) is read by the whole offline understanding
+(``keel.tools.understanding.understand``: the decision table settled with the learned model), and
+scored as a person would judge the reply: a request is understood when its first request is for
+the labelled tool, or, when it names nothing to act on ("set a reminder for me"), when keel asks
+for it (any other question back does not count); a message that asks nothing is understood when
+no request is read and its kind of talk is the labelled one (``unknown``, "did you mean", passes
+for ``offtopic``). Also counted: created titles that are clean (the labelled words, nothing
+around them: no "to my list"), and non-requests that leave the tasks untouched: no request that
+changes tasks (a remark in the past tense, "I went to the bank", is read as a report of a task
+done, which changes a task only if the user has one it names). ``keel nlu eval`` prints the table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from keel.tools.nlu.data import TALK, Sample
+from keel.tools.spec import spec_of
+from keel.tools.understanding import understand
+
+
+@dataclass
+class Tally:
+    """Counts for one data set or category."""
+
+    understood: int = 0
+    total: int = 0
+    clean: int = 0
+    titled: int = 0
+    untouched: int = 0
+    talk: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, other: Tally) -> Tally:
+        """Add ``other``'s counts (and failures) to these; this tally back."""
+        for name in ("understood", "total", "clean", "titled", "untouched", "talk"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.failures += other.failures
+        return self
+
+    def add_all(self, others: Iterable[Tally]) -> Tally:
+        """Add every one of ``others``; this tally back."""
+        for other in others:
+            self.add(other)
+        return self
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s'-]", " ", text.casefold()).split())
+
+
+def score(sample: Sample, tools: Sequence[Any]) -> Tally:
+    """One utterance read and judged."""
+    read = understand(sample.text, tools)
+    tally = Tally(total=1)
+    first = read.intents[0] if read.intents else None
+    if sample.label in TALK:
+        tally.talk = 1
+        changes = [
+            i for i in read.intents if spec_of(_tool(tools, i.tool)).mutates and not i.reported
+        ]
+        tally.untouched = int(not changes)
+        kinds = {sample.label, "unknown"} if sample.label == "offtopic" else {sample.label}
+        tally.understood = int(first is None and read.kind in kinds)
+    else:
+        asked_for_words = not dict(sample.args) and read.kind == "missing"
+        tally.understood = int(
+            (first is not None and first.tool == sample.label)
+            or (asked_for_words and read.detail == sample.label)
+        )
+    wanted = dict(sample.args).get("title")
+    if tally.understood and first is not None and wanted and "title" in first.args:
+        tally.titled = 1
+        tally.clean = int(_plain(str(first.args["title"])) == _plain(wanted))
+    if not tally.understood or (tally.titled and not tally.clean):
+        got = [(i.tool, i.ref, i.args) for i in read.intents] or (read.kind, read.detail)
+        tally.failures.append(f"{sample.text!r}: {sample.label} {dict(sample.args)} -> {got}")
+    return tally
+
+
+def _tool(tools: Sequence[Any], name: str) -> Any:
+    return next((t for t in tools if t.name == name), None)
+
+
+def tallies(samples: Iterable[Sample], tools: Sequence[Any]) -> dict[tuple[str, str], Tally]:
+    """Counts by (data set, category): the category is the labelled tool or kind of talk."""
+    found: dict[tuple[str, str], Tally] = {}
+    for sample in samples:
+        found.setdefault((sample.dataset, sample.label), Tally()).add(score(sample, tools))
+    return found

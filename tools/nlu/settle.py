@@ -1,0 +1,195 @@
+"""The learned reading and the seed's decision table, settled into what a message asks.
+
+The decision table (``keel.tools.phrasings``) reads the literal phrasings the tools declare,
+splits lists ("add eggs, bread and butter") and names tasks by number, range or selection; the
+learned ``Reader`` (``keel.tools.nlu.model``) reads what people say beyond them. ``settle``
+takes both readings of one message and decides:
+
+- the model is sure the message asks nothing of the tools (another assistant's job: "remove all
+  my meetings", "check all emails from eric"; a list of lists): nothing is done, whatever the
+  table read, but for a report of a deed ("went to the bank": a task done, if there is one);
+- the table reads a request carried out without a question (a list, a task shown, made or
+  completed: "check my shopping list" read as completing "shopping list"), and the model is sure
+  of another request: the model's reading wins;
+- the table reads a change that is asked about first (rename, delete: the seed's literal
+  phrasings, the question naming the tasks): it stands;
+- the tagger's words for the arguments where it is sure of them and they only take words off the
+  table's ("eggs", not "eggs to my grocery list"; "cereal", not "cereal from my shopping list");
+- the table finds nothing: the model's request when it is sure (never a task made or completed
+  from a question), or, when the words of what to do are missing ("set a reminder for me"), a
+  question for them; a question back ('Did you mean to add a task ("eggs") or to list them?') when
+  it is only fairly sure; its kind of talk when it knows the words, and the table's "did you
+  mean" when it does not (gibberish is no question about the weather).
+
+No task is changed on a reading below ``SURE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from keel.tools.nlu import Declared, Reader, Reading, reader_for
+from keel.tools.phrasings import Intent, clean_ref
+from keel.tools.spec import spec_of
+
+SURE = 0.75
+"""The least probability on which the model's reading is acted on, or overrides the table."""
+ASK = 0.35
+"""From here up to ``SURE``, a request the table does not read is asked about, not acted on."""
+FAMILIAR = 0.5
+"""The least share of a message's words the model has seen for its reading to count at all."""
+TAGS_SURE = 0.7
+"""The least probability of the tagger's whole reading for its words to replace the table's."""
+KEPT_KINDS = frozenset(
+    {"greeting", "thanks", "goodbye", "wellbeing", "help", "too_many", "too_long"}
+)
+"""Kinds of talk the table tells for certain: the model does not override them."""
+OVERRIDING_TALK = frozenset({"offtopic", "lists"})
+"""The model's kinds of talk that override a request the table read (small talk often comes with
+a request: "thanks! also add stamps")."""
+NEEDS = {"title": "title", "task_id": "ref", "descriptions": "ref"}
+"""A tool argument and the tag of the words that fill it."""
+
+Settled = tuple[tuple[Intent, ...], str | None, str | None]
+"""Requests, or a kind of talk and its detail (as ``keel.tools.understanding.Understanding``)."""
+
+
+def settle(
+    text: str, intents: tuple[Intent, ...], kind: str | None, detail: str | None,
+    tools: Sequence[Declared],
+) -> Settled:  # fmt: skip
+    """What ``text`` asks, from the table's ``intents`` (or ``kind``) and the model's reading."""
+    if kind in KEPT_KINDS or not text.strip():
+        return intents, kind, detail
+    reader = reader_for(tools)
+    reading = reader.read(text)
+    if intents:
+        return _with_table(text, intents, reading, reader, tools)
+    if reading.familiar < FAMILIAR:
+        return intents, kind, detail
+    if reading.label not in tools_named(tools):
+        needed = SURE if kind == "offtopic" else ASK  # the table's "a question": only a sure word
+        talk = reading.confidence >= needed and kind in (None, "unknown", "offtopic")
+        return (), reading.label if talk else kind, None if talk else detail
+    made = _intent(text, reading, tools)
+    if reading.confidence >= SURE and made is not None and _may_act(made, text, tools):
+        return (made,), None, None
+    if reading.confidence >= SURE and made is None:
+        return (), "missing", reading.label  # "set a reminder for me": which, or what?
+    if reading.confidence >= ASK and kind != "offtopic":
+        return (), "unsure", _question(reading, tools)
+    return intents, kind, detail
+
+
+def _with_table(
+    text: str, intents: tuple[Intent, ...], reading: Reading, reader: Reader,
+    tools: Sequence[Declared],
+) -> Settled:  # fmt: skip
+    table = intents[0]
+    sure = reading.confidence >= SURE and reading.familiar >= FAMILIAR
+    if sure and reading.label in OVERRIDING_TALK and not any(i.reported for i in intents):
+        return (), reading.label, None
+    other = len(intents) == 1 and table.tool != reading.label
+    if sure and other and (table.reported or _weighs_less(table, tools)):
+        made = _intent(text, reading, tools)
+        if made is not None and _may_act(made, text, tools):
+            return (made,), None, None
+    return tuple(_cleaned(i, reader) for i in intents), None, None
+
+
+def _weighs_less(intent: Intent, tools: Sequence[Declared]) -> bool:
+    """The table's request is carried out without a question (it reads, makes or completes a
+    task): the model may read it otherwise ("check my shopping list" lists it).
+    """  # noqa: D205
+    return spec_of(_tool(tools, intent.tool)).confirm is None
+
+
+def _may_act(intent: Intent, text: str, tools: Sequence[Declared]) -> bool:
+    """A request the model read (sure of it, as the caller checked) may be carried out: a task is
+    never made from a question, and never completed on the model's word alone (the table reads
+    reports of a deed; one it turned down, "I missed the dentist", is asked about).
+    """  # noqa: D205
+    spec = spec_of(_tool(tools, intent.tool))
+    if spec.told_done:
+        return False
+    return not (spec.mutates and spec.confirm is None and text.rstrip().endswith("?"))
+
+
+def tools_named(tools: Sequence[Declared]) -> set[str]:
+    """The names of ``tools``."""
+    return {t.name for t in tools}
+
+
+def _tool(tools: Sequence[Declared], name: str) -> Declared | None:
+    return next((t for t in tools if t.name == name), None)
+
+
+def _intent(text: str, reading: Reading, tools: Sequence[Declared]) -> Intent | None:
+    """The request the model read, when the tagger found every argument it needs."""
+    tool_ = _tool(tools, reading.label)
+    if tool_ is None:
+        return None
+    ref: str | None = None
+    args: dict[str, Any] = {}
+    for name in tool_.required:
+        words = reading.args.get(NEEDS.get(name, name))
+        if not words:
+            return None
+        if name == "task_id":
+            ref = clean_ref(words) or None
+            if ref is None:
+                return None
+        else:
+            args[name] = words
+    return Intent(tool=reading.label, text=text, ref=ref, args=args)
+
+
+def _cleaned(intent: Intent, reader: Reader) -> Intent:
+    """``intent`` with the tagger's words for its title and task, where it is sure of them and
+    they only take words off the table's: a title from either end ("a reminder to wash dishes"),
+    a task from its end ("cereal from my shopping list").
+    """  # noqa: D205
+    if intent.tool not in reader.labels:
+        return intent
+    words, probability = reader.arguments(intent.text, intent.tool)
+    if probability < TAGS_SURE:
+        return intent
+    title = intent.args.get("title")
+    if isinstance(title, str) and (new := words.get("title")) and _shorter(new, title):
+        intent = intent.with_args(title=new)
+    if intent.ref is not None and intent.task_id is None and intent.select is None:
+        new_ref = clean_ref(words.get("ref") or "")
+        fits = new_ref and intent.ref.casefold().startswith(new_ref.casefold())
+        if fits and _shorter(new_ref, intent.ref) and not intent.refers_back:
+            intent = replace(intent, ref=new_ref)
+    return intent
+
+
+def _shorter(new: str, old: str) -> bool:
+    """``new`` is ``old`` with words taken off (not only symbols), none made up."""
+    at = old.casefold().find(new.casefold())
+    if at < 0 or len(new) >= len(old):
+        return False
+    removed = old[:at] + old[at + len(new) :]
+    return any(c.isalpha() for c in removed)
+
+
+def _question(reading: Reading, tools: Sequence[Declared]) -> str:
+    """'add a task ("eggs") or to list them' for an unsure reading: its two likeliest requests."""
+    options = [
+        _option(label, reading.args if label == reading.label else {}, tools)
+        for label in (reading.label, reading.runner_up)
+    ]
+    return " or to ".join(dict.fromkeys(o for o in options if o))
+
+
+def _option(label: str, args: dict[str, str], tools: Sequence[Declared]) -> str | None:
+    tool_ = _tool(tools, label)
+    example = spec_of(tool_).example if tool_ else None
+    if not example:
+        return None
+    doing = example.split(" (")[0]
+    words = args.get("title") or args.get("ref")
+    return f'{doing} ("{words}")' if words else doing
