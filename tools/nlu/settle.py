@@ -9,8 +9,9 @@ takes both readings of one message and decides:
   my meetings", "check all emails from eric"; a list of lists): nothing is done, whatever the
   table read, but for a report of a deed ("went to the bank": a task done, if there is one);
 - the table reads a request carried out without a question (a list, a task shown, made or
-  completed: "check my shopping list" read as completing "shopping list"), and the model is sure
-  of another request: the model's reading wins;
+  completed: "check my shopping list" read as completing "shopping list"), and the model, knowing
+  the words, is sure of a request that only reads: the model's reading wins (a task done that
+  the table only guessed from a past tense may become any request the model is sure of);
 - the table reads a change that is asked about first (rename, delete: the seed's literal
   phrasings, the question naming the tasks): it stands;
 - the tagger's words for the arguments where it is sure of them and they only take words off the
@@ -40,12 +41,13 @@ ASK = 0.35
 """From here up to ``SURE``, a request the table does not read is asked about, not acted on."""
 FAMILIAR = 0.5
 """The least share of a message's words the model has seen for its reading to count at all."""
+FAMILIAR_OVERRIDE = 0.75
+"""The least share of known words for the model to read a request otherwise than the table (which
+puts slips of spelling right)."""
 TAGS_SURE = 0.7
 """The least probability of the tagger's whole reading for its words to replace the table's."""
-KEPT_KINDS = frozenset(
-    {"greeting", "thanks", "goodbye", "wellbeing", "help", "too_many", "too_long"}
-)
-"""Kinds of talk the table tells for certain: the model does not override them."""
+KEPT_KINDS = frozenset({"help", "too_many", "too_long"})
+"""What the table tells for certain: a bare "?" asks for help, and too much to read."""
 OVERRIDING_TALK = frozenset({"offtopic", "lists"})
 """The model's kinds of talk that override a request the table read (small talk often comes with
 a request: "thanks! also add stamps")."""
@@ -92,9 +94,11 @@ def _with_table(
     if sure and reading.label in OVERRIDING_TALK and not any(i.reported for i in intents):
         return (), reading.label, None
     other = len(intents) == 1 and table.tool != reading.label
-    if sure and other and (table.reported or _weighs_less(table, tools)):
+    known = reading.familiar >= FAMILIAR_OVERRIDE  # "cmoplete task 2": the table knows the slip
+    if sure and known and other and (table.reported or _weighs_less(table, tools)):
         made = _intent(text, reading, tools)
-        if made is not None and _may_act(made, text, tools):
+        only_reads = made is not None and not spec_of(_tool(tools, made.tool)).mutates
+        if made is not None and (only_reads or table.reported) and _may_act(made, text, tools):
             return (made,), None, None
     return tuple(_cleaned(i, reader) for i in intents), None, None
 
