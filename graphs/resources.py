@@ -50,6 +50,7 @@ from keel.nodes.run_context import TUNABLES, KeelContext, Resources, Tunables
 from keel.nodes.support.planner import planning
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
+from keel.tools.nlu import reader_for
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS
 
@@ -95,6 +96,7 @@ def open_resources(
         "clock": clock,
     }
     load_encoding(settings.token_model)  # it reads files: here, not in a turn on the event loop
+    reader_for(tools)  # the offline understanding loaded (trained, for new tools) here too
     resources = Resources(**{**values, **overrides})
     if overrides.get("model") is not None:  # keel's own models take their DONE lines out
         resources.model = without_done_lines(overrides["model"])

@@ -26,7 +26,7 @@ from langchain_core.tools import BaseTool
 from keel.tools.answers import confirms as confirms_in
 from keel.tools.answers import is_confirmation
 from keel.tools.nlu import Declared, declared, reader_for
-from keel.tools.nlu.settle import SURE, settle
+from keel.tools.nlu.settle import SURE, guess, settle
 from keel.tools.phrasings import Intent, Table, match, specs_of, table_of
 from keel.tools.spec import ToolSpec
 from keel.tools.words import IRREGULAR, stem, strip_politeness
@@ -142,6 +142,13 @@ def sure_request(message: str, tools: Sequence[BaseTool | Any]) -> bool:
         return False
     reading = reader_for(tools).read(normalize(message))
     return reading.label in {t.name for t in tools} and reading.confidence >= SURE
+
+
+def likeliest(message: str, tools: Sequence[BaseTool | Any]) -> Intent | None:
+    """The request the learned model reads ``message`` as, however unsure, when it names all its
+    tool needs (what a yes to "Did you mean to ...?" confirms).
+    """  # noqa: D205
+    return guess(normalize(message), declared(tools))
 
 
 def parse_intents(message: str, tools: Sequence[BaseTool | Any]) -> list[Intent]:

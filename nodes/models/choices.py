@@ -1,10 +1,12 @@
-"""The task meant without naming it: the pick after "which one?", and "it" or "them".
+"""What is meant without being named: a yes to a guess, the pick after "which one?", "it".
 
-When a request names a task that several match, the offline model lists them ('Several tasks
-match "milk": 1. buy milk, 4. milk the cow. Which one? ...') and ends the turn. The next message
-may be just the pick: "4", "task 4", "#4", "the second one", "the first". ``picked`` reads it
-against the last such question in the history the model is given, with the user's request just
-before it, and returns that request's intents for the ambiguous task, now naming the one picked.
+After a question about a request the model was not sure of ('Did you mean to add a task
+("eggs")?'), a yes is that request (``guessed``). When a request names a task that several
+match, the offline model lists them ('Several tasks match "milk": 1. buy milk, 4. milk the cow.
+Which one? ...') and ends the turn. The next message may be just the pick: "4", "task 4", "#4",
+"the second one", "the first". ``picked`` reads it against the last such question in the history
+the model is given, with the user's request just before it, and returns that request's intents
+for the ambiguous task, now naming the one picked.
 ``referred`` reads "it", "that one" or "them": the tasks the turn's own results named last, else
 the ones the assistant's last reply named ("Task 3: call mom (open)"). Stateless, like the rest of
 the offline model: everything is read from the messages.
@@ -19,8 +21,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
+from keel.nodes.models.lookups import EARLIER_HEADER
+from keel.tools.answers import answer_of
 from keel.tools.phrasings import NUMBER_WORDS, Intent
-from keel.tools.understanding import normalize, understand
+from keel.tools.understanding import likeliest, normalize, understand
 
 WHICH = 'Several tasks match "{ref}": {listed}. Which one?'
 """The question, as the offline model asks it (``listed``: "1. buy milk, 4. milk the cow")."""
@@ -57,6 +61,30 @@ def picked(message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseToo
     ref = question["ref"]
     intents = understand(requests[-1], tools).intents
     return [i.with_ref(chosen) for i in intents if i.ref == ref]
+
+
+_GUESS = re.compile(r"^You: Did you mean to (?P<guess>[^\n]{1,400})\?$", re.M)
+"""The offline model's question about a request it was not sure of (``keel.tools.talk.say``)."""
+
+
+def guessed(
+    message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseTool]
+) -> list[Intent]:
+    """The request a yes confirms right after keel asked 'Did you mean to add a task ("eggs")?'
+    about the message before it: that message's likeliest reading; [] otherwise (no yes, another
+    reply since, or a question between two requests, which a yes does not choose between).
+    """  # noqa: D205
+    if answer_of(message) != "yes":
+        return []
+    text = "\n".join(m.text for m in earlier)
+    current = text.split(EARLIER_HEADER)[0]
+    replies = [line for line in current.splitlines() if line.startswith("You: ")]
+    question = _GUESS.match(replies[-1]) if replies else None
+    if question is None or " or to " in question["guess"]:
+        return []
+    requests = _USER_LINE.findall(current[: current.rfind(replies[-1])])
+    made = likeliest(requests[-1], tools) if requests else None
+    return [made] if made is not None else []
 
 
 _NAMED = re.compile(r"\b[Tt]ask (\d{1,19})\b|^\s*(\d{1,19})\. ", re.M)

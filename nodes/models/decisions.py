@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.nodes.models.choices import WHICH, picked, referred
+from keel.nodes.models.choices import WHICH, guessed, picked, referred
 from keel.nodes.models.lookups import (
     chosen,
     find,
@@ -201,7 +201,10 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
     start = humans[-1]
     request = request_text(messages[start])
     understood = understand(request, tools)
-    intents = understood.intents or tuple(picked(request, messages[:start], tools))
+    earlier = messages[:start]
+    intents = understood.intents or tuple(
+        picked(request, earlier, tools) or guessed(request, earlier, tools)
+    )
     if not intents:
         examples = {t.name: e for t in tools if (e := spec_of(t).example)}
         text = say(understood.kind or "unknown", understood.detail, examples, help_text(tools))

@@ -220,3 +220,15 @@ def test_odd_input_is_read_in_bounded_time(text):
     understand(text, TODO_TOOLS)
     reader_for(TODO_TOOLS).read(text)
     assert time.perf_counter() - started < 30  # a bound on runaway work, not a speed claim
+
+
+async def test_a_yes_to_a_guess_is_the_request_guessed(memory_keel):
+    cid, ctx = str(uuid.uuid4()), memory_keel.context()
+    asked = await run_turn(memory_keel.graph, cid, "don't forget: schedule oil change", ctx)
+    assert asked.reply == 'Did you mean to add a task ("schedule oil change")?'
+    assert await memory_keel.store.list("local") == []
+    done = await run_turn(memory_keel.graph, cid, "yes", ctx)
+    assert done.reply == "Created task: schedule oil change"
+    again = await run_turn(memory_keel.graph, cid, "yes", ctx)  # nothing asked: nothing made
+    assert [t["title"] for t in await memory_keel.store.list("local")] == ["schedule oil change"]
+    assert again.tool_calls == []

@@ -126,6 +126,11 @@ def tools_named(tools: Sequence[Declared]) -> set[str]:
     return {t.name for t in tools}
 
 
+def guess(text: str, tools: Sequence[Declared]) -> Intent | None:
+    """The model's likeliest request for ``text``, however sure, if its arguments are all there."""
+    return _intent(text, reader_for(tools).read(text), tools)
+
+
 def _tool(tools: Sequence[Declared], name: str) -> Declared | None:
     return next((t for t in tools if t.name == name), None)
 
