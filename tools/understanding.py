@@ -146,9 +146,14 @@ def sure_request(message: str, tools: Sequence[BaseTool | Any]) -> bool:
 
 def likeliest(message: str, tools: Sequence[BaseTool | Any]) -> Intent | None:
     """The request the learned model reads ``message`` as, however unsure, when it names all its
-    tool needs (what a yes to "Did you mean to ...?" confirms).
+    tool needs, else the decision table's one request (what a yes to "Did you mean to ...?"
+    confirms).
     """  # noqa: D205
-    return guess(normalize(message), declared(tools))
+    made = guess(normalize(message), declared(tools))
+    if made is None:  # the question was the table's reading, which the model doubted
+        table = _understand(message, specs_of(tools)).intents
+        made = table[0] if len(table) == 1 else None
+    return made
 
 
 def parse_intents(message: str, tools: Sequence[BaseTool | Any]) -> list[Intent]:

@@ -232,3 +232,12 @@ async def test_a_yes_to_a_guess_is_the_request_guessed(memory_keel):
     again = await run_turn(memory_keel.graph, cid, "yes", ctx)  # nothing asked: nothing made
     assert [t["title"] for t in await memory_keel.store.list("local")] == ["schedule oil change"]
     assert again.tool_calls == []
+
+
+async def test_a_task_the_model_doubts_is_asked_about_and_a_yes_makes_it(memory_keel):
+    cid, ctx = str(uuid.uuid4()), memory_keel.context()
+    asked = await run_turn(memory_keel.graph, cid, "i need to text joe", ctx)
+    assert asked.reply == 'Did you mean to add a task ("text joe")?'
+    assert await memory_keel.store.list("local") == []
+    done = await run_turn(memory_keel.graph, cid, "yes", ctx)
+    assert done.reply == "Created task: text joe"

@@ -7,7 +7,9 @@ takes both readings of one message and decides:
 
 - the model is sure the message asks nothing of the tools (another assistant's job: "remove all
   my meetings", "check all emails from eric"; a list of lists): nothing is done, whatever the
-  table read, but for a report of a deed ("went to the bank": a task done, if there is one);
+  table read, but for a report of a deed ("went to the bank": a task done, if there is one); if
+  it only fairly thinks so, a task the table would make or complete at once is asked about
+  ('Did you mean to add a task ("text joe")?');
 - the table reads a request carried out without a question (a list, a task shown, made or
   completed: "check my shopping list" read as completing "shopping list"), and the model, knowing
   the words, is sure of a request that only reads: the model's reading wins (a task done that
@@ -44,6 +46,9 @@ FAMILIAR = 0.5
 FAMILIAR_OVERRIDE = 0.75
 """The least share of known words for the model to read a request otherwise than the table (which
 puts slips of spelling right)."""
+DOUBT = 0.5
+"""From here, the model's word that a message asks nothing of the tools turns a task the table
+would make or complete at once into a question ('Did you mean to add a task ("text joe")?')."""
 TAGS_SURE = 0.7
 """The least probability of the tagger's whole reading for its words to replace the table's."""
 KEPT_KINDS = frozenset({"help", "too_many", "too_long"})
@@ -93,6 +98,9 @@ def _with_table(
     sure = reading.confidence >= SURE and reading.familiar >= FAMILIAR
     if sure and reading.label in OVERRIDING_TALK and not any(i.reported for i in intents):
         return (), reading.label, None
+    doubted = reading.label in OVERRIDING_TALK and reading.confidence >= DOUBT
+    if doubted and len(intents) == 1 and _acts_at_once(table, tools) and not table.reported:
+        return (), "unsure", _option(table.tool, {**table.args, "ref": table.ref or ""}, tools)
     other = len(intents) == 1 and table.tool != reading.label
     known = reading.familiar >= FAMILIAR_OVERRIDE  # "cmoplete task 2": the table knows the slip
     if sure and known and other and (table.reported or _weighs_less(table, tools)):
@@ -101,6 +109,12 @@ def _with_table(
         if made is not None and (only_reads or table.reported) and _may_act(made, text, tools):
             return (made,), None, None
     return tuple(_cleaned(i, reader) for i in intents), None, None
+
+
+def _acts_at_once(intent: Intent, tools: Sequence[Declared]) -> bool:
+    """The table's request changes a task without asking first (makes or completes one)."""
+    spec = spec_of(_tool(tools, intent.tool))
+    return spec.mutates and spec.confirm is None
 
 
 def _weighs_less(intent: Intent, tools: Sequence[Declared]) -> bool:
