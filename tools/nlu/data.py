@@ -61,8 +61,14 @@ class Declared:
 
 
 def declared(tools: Sequence[Any]) -> tuple[Declared, ...]:
-    """``tools`` as the understanding knows them (hashable: a cache key)."""
-    return tuple(Declared(t.name, spec_of(t), _required(t)) for t in tools if hasattr(t, "name"))
+    """``tools`` as the understanding knows them (hashable: a cache key): those people ask for,
+    with phrasings, examples or an intent (not the model's own, such as ``record_next_step``).
+    """  # noqa: D205
+    return tuple(
+        t if isinstance(t, Declared) else Declared(t.name, spec, _required(t))
+        for t in tools
+        if hasattr(t, "name") and ((spec := spec_of(t)).phrasings or spec.examples or spec.intent)
+    )
 
 
 def _required(tool_: Any) -> tuple[str, ...]:
