@@ -32,7 +32,8 @@ const conversationActions = {
 
 onKeyNeeded(askForKey);
 wireControls();
-boot();
+// A message sent before the page has opened its conversation waits for it (not a second one).
+const booted = boot().catch((error) => view.setStatus(errorText(error), { tone: "error" }));
 
 // ---- Start-up and navigation ---------------------------------------------------------------
 
@@ -280,6 +281,7 @@ async function send(text) {
     $("message").value = "";
     return resetConversation();
   }
+  await booted;
   if (!state.cid) await newConversation();
   if (!state.cid) return;
   $("message").value = "";
