@@ -222,22 +222,20 @@ def test_odd_input_is_read_in_bounded_time(text):
     assert time.perf_counter() - started < 30  # a bound on runaway work, not a speed claim
 
 
-async def test_a_yes_to_a_guess_is_the_request_guessed(memory_keel):
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("don't forget: schedule oil change", "schedule oil change"),  # the model fairly sure
+        ("i need to text joe", "text joe"),  # the table's task, which the model doubts
+    ],
+)
+async def test_a_yes_to_a_guess_makes_the_task_guessed(memory_keel, text, title):
     cid, ctx = str(uuid.uuid4()), memory_keel.context()
-    asked = await run_turn(memory_keel.graph, cid, "don't forget: schedule oil change", ctx)
-    assert asked.reply == 'Did you mean to add a task ("schedule oil change")?'
+    asked = await run_turn(memory_keel.graph, cid, text, ctx)
+    assert asked.reply == f'Did you mean to add a task ("{title}")?'
     assert await memory_keel.store.list("local") == []
     done = await run_turn(memory_keel.graph, cid, "yes", ctx)
-    assert done.reply == "Created task: schedule oil change"
+    assert done.reply == f"Created task: {title}"
     again = await run_turn(memory_keel.graph, cid, "yes", ctx)  # nothing asked: nothing made
-    assert [t["title"] for t in await memory_keel.store.list("local")] == ["schedule oil change"]
+    assert [t["title"] for t in await memory_keel.store.list("local")] == [title]
     assert again.tool_calls == []
-
-
-async def test_a_task_the_model_doubts_is_asked_about_and_a_yes_makes_it(memory_keel):
-    cid, ctx = str(uuid.uuid4()), memory_keel.context()
-    asked = await run_turn(memory_keel.graph, cid, "i need to text joe", ctx)
-    assert asked.reply == 'Did you mean to add a task ("text joe")?'
-    assert await memory_keel.store.list("local") == []
-    done = await run_turn(memory_keel.graph, cid, "yes", ctx)
-    assert done.reply == "Created task: text joe"
