@@ -107,34 +107,59 @@ def rank(
     wanted = Description.of(description)
     scored: list[dict[str, Any]] = []
     nearest: dict[str, Any] | None = None
-    for careful in (False, True):  # words that share a start first; slips only if none match
-        for task in tasks:
-            folded = task["title"].casefold()
-            if wanted.could_match(folded) == careful or (
-                careful and not _maybe_slip(wanted, task["title"])
-            ):
-                continue
-            score = wanted.score(task["title"])
-            if score >= MATCH_MIN:
-                scored.append({**task, "score": score})
-            elif score > 0 and (nearest is None or score > nearest["score"]):
-                nearest = {**task, "score": score}
-        if scored:
-            break
+    unlike: list[dict[str, Any]] = []
+    for task in tasks:  # words that share a start first; slips only if none match
+        if not wanted.could_match(task["title"].casefold()):
+            unlike.append(task)
+            continue
+        nearest = _scored(wanted, task, scored, nearest)
+    if not scored:
+        for task in _slipped(wanted, unlike):
+            nearest = _scored(wanted, task, scored, nearest)
     scored.sort(key=lambda t: (-t["score"], t["id"]))
     return scored[:limit], None if scored else nearest
 
 
-def _maybe_slip(wanted: Description, title: str) -> bool:
-    """A word of the description is a slip of a word of the title ("bananas", "banans")."""
-    title_words, _ = _title_words(title)
-    return any(
-        near(w, t)
-        for w in wanted.words
-        if len(w) >= 4
-        for t in title_words
-        if t[:1] == w[:1] and abs(len(t) - len(w)) <= 1
-    )
+def _scored(
+    wanted: Description, task: dict[str, Any], scored: list[dict[str, Any]],
+    nearest: dict[str, Any] | None,
+) -> dict[str, Any] | None:  # fmt: skip
+    """Rate ``task``: a match goes to ``scored``; the nearest non-match so far comes back."""
+    score = wanted.score(task["title"])
+    if score >= MATCH_MIN:
+        scored.append({**task, "score": score})
+    elif score > 0 and (nearest is None or score > nearest["score"]):
+        return {**task, "score": score}
+    return nearest
+
+
+def _slipped(wanted: Description, tasks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``tasks`` with a title word that is a slip of a word of the description ("bananas",
+    "banans"); each distinct title word is weighed once, however many titles hold it.
+    """  # noqa: D205
+    typed = [w for w in wanted.words if len(w) >= 4]
+    if not typed:
+        return []
+    slip: dict[str, bool] = {}
+    found = []
+    for task in tasks:
+        for word in _content_words(task["title"]):
+            if word not in slip:
+                slip[word] = any(
+                    near(w, word)
+                    for w in typed
+                    if word[:1] == w[:1] and abs(len(word) - len(w)) <= 1
+                )
+            if slip[word]:
+                found.append(task)
+                break
+    return found
+
+
+def _content_words(title: str) -> list[str]:
+    """A title's words that name something (all of them when none does)."""
+    found = words(title)
+    return [w for w in found if w not in FILLER] or found
 
 
 @dataclass(frozen=True)
