@@ -19,7 +19,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 
 from keel.tools.spec import TASK, ToolSpec, group_name, spec_of
-from keel.tools.words import GERUNDS, SHORTHAND, Corrected, correct
+from keel.tools.words import Corrected, correct
 
 Selection = Literal["all", "open", "done"]
 _ALL = re.compile(
@@ -202,8 +202,6 @@ def clean_ref(ref: str) -> str:
     return NUMBER_WORDS.get(ref.casefold(), ref)
 
 
-FIXED = {**GERUNDS, **SHORTHAND}
-"""Words read as others before matching: "adding" as "add", "hw" as "how"."""
 WORDS_CORRECTED = 4
 """Words at each end of a request that a slip is looked for in (command words stand there)."""
 
@@ -212,10 +210,10 @@ def _corrected(text: str, table: Table) -> Corrected:
     """``text`` with slips of the table's words put right at its ends."""
     cut = [m.start() for m in re.finditer(r" ", text)]
     if len(cut) < 2 * WORDS_CORRECTED:
-        return correct(text, table.vocabulary, FIXED)
+        return correct(text, table.vocabulary)
     head_end, tail_start = cut[WORDS_CORRECTED - 1], cut[-WORDS_CORRECTED]
-    head = correct(text[:head_end], table.vocabulary, FIXED)
-    tail = correct(text[tail_start:], table.vocabulary, FIXED)
+    head = correct(text[:head_end], table.vocabulary)
+    tail = correct(text[tail_start:], table.vocabulary)
     middle = text[head_end:tail_start]
     origin = (
         head.origin[:-1]

@@ -92,27 +92,6 @@ def near(typed: str, known: str) -> bool:
     return short[i:] == long_[i + 1 :]
 
 
-GERUNDS = {
-    "adding": "add", "putting": "put", "creating": "create", "deleting": "delete",
-    "removing": "remove", "dropping": "drop", "renaming": "rename", "changing": "change",
-    "completing": "complete", "finishing": "finish", "marking": "mark", "showing": "show",
-    "listing": "list", "ticking": "tick", "checking": "check", "crossing": "cross",
-    "scratching": "scratch", "clearing": "clear", "getting": "get", "taking": "take",
-    "erasing": "erase", "wiping": "wipe", "updating": "update", "noting": "note",
-    "setting": "set", "making": "make", "writing": "write", "jotting": "jot",
-}  # fmt: skip
-"""A command verb as "would you mind adding ..." has it, to the form the phrasings know."""
-
-
-SHORTHAND = {
-    "hw": "how", "u": "you", "ur": "your", "r": "are", "wat": "what", "wats": "what's",
-    "whats": "what's", "lemme": "let me", "gimme": "give me", "dont": "don't", "cant": "can't",
-    "im": "i'm", "ive": "i've", "pls": "please", "plz": "please", "thx": "thanks",
-    "tysm": "thanks", "wanna": "want to", "ya": "you",
-}  # fmt: skip
-"""Texting shorthand, read as the words it stands for (only to match; a title keeps it)."""
-
-
 @dataclass(frozen=True)
 class Corrected:
     """A text with some words put right, and where each of its characters came from."""
@@ -130,24 +109,18 @@ class Corrected:
 _WORD_OR_REST = re.compile(r"[A-Za-z]+|[^A-Za-z]+")
 
 
-def correct(text: str, vocabulary: frozenset[str], fixed: dict[str, str]) -> Corrected:
-    """``text`` with each word that is a slip of a ``vocabulary`` word (or a ``fixed`` word) put
-    right; words of the vocabulary, and words it has no near neighbour for, stay as they are.
+def correct(text: str, vocabulary: frozenset[str]) -> Corrected:
+    """``text`` with each word that is a slip of a ``vocabulary`` word put right; words of the
+    vocabulary, and words it has no near neighbour for, stay as they are.
     """  # noqa: D205
     out: list[str] = []
     origin: list[int] = []
     for m in _WORD_OR_REST.finditer(text):
         piece, start = m.group(), m.start()
         lowered = piece.lower()
-        fix = fixed.get(lowered)
+        fix = None
         contraction = text[m.end() : m.end() + 1] == "'"  # "don't", "haven't": no slips
-        if (
-            fix is None
-            and piece[0].isalpha()
-            and lowered not in vocabulary
-            and len(piece) >= 3
-            and not contraction
-        ):
+        if piece[0].isalpha() and lowered not in vocabulary and len(piece) >= 3 and not contraction:
             fix = next((w for w in _candidates(lowered, vocabulary) if near(lowered, w)), None)
         if fix is None or fix == lowered:
             out.append(piece)

@@ -81,8 +81,10 @@ def settle(
         talk = reading.confidence >= needed and kind in (None, "unknown", "offtopic")
         return (), reading.label if talk else kind, None if talk else detail
     made = _intent(text, reading, tools)
-    if reading.confidence >= SURE and made is not None and _may_act(made, text, tools):
-        return (made,), None, None
+    if reading.confidence >= SURE and made is not None:
+        if _may_act(made, text, tools):
+            return (made,), None, None
+        return (), "unsure", _question(reading, tools)  # "would you mind adding 'x'?": asked
     if reading.confidence >= SURE and made is None:
         return (), "missing", reading.label  # "set a reminder for me": which, or what?
     if reading.confidence >= ASK and kind != "offtopic":
