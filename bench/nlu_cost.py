@@ -47,6 +47,7 @@ def understand_and_rank(message: str, tasks: list[dict[str, object]], cold: bool
     understanding._settled.cache_clear()
     if cold:  # the titles' words not seen before (a process's first turn for this user)
         matching._title_words.cache_clear()
+        matching._pair_score.cache_clear()
     for intent in understanding.understand(message, TODO_TOOLS).intents:
         if intent.needs_lookup and intent.select is None:
             matching.rank(intent.ref or "", tasks)

@@ -85,17 +85,26 @@ def _word_score(
 ) -> float:
     best = 0.0
     for other, other_stem in zip(title_words, title_stems, strict=True):
-        if word == other or word_stem == other_stem:
+        score = _pair_score(word, word_stem, other, other_stem)
+        if score == 1.0:
             return 1.0
-        if (
-            len(word) >= 4
-            and len(other) >= 4
-            and (other.startswith(word) or word.startswith(other))
-        ):
-            best = max(best, 0.8)
-        elif near(word, other) or near(word_stem, other_stem):
-            best = max(best, 0.7)
+        best = max(best, score)
     return best
+
+
+@functools.lru_cache(maxsize=65536)
+def _pair_score(word: str, word_stem: str, other: str, other_stem: str) -> float:
+    """How well one word of a description matches one word of a title.
+
+    Titles share words: each pair is weighed once, not once a title.
+    """
+    if word == other or word_stem == other_stem:
+        return 1.0
+    if len(word) >= 4 and len(other) >= 4 and (other.startswith(word) or word.startswith(other)):
+        return 0.8
+    if near(word, other) or near(word_stem, other_stem):
+        return 0.7
+    return 0.0
 
 
 def rank(
