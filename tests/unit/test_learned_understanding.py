@@ -33,14 +33,14 @@ def read(text):
         ("i need a reminder to wash dishes", "wash dishes"),
         ("remind me to call bill tomorrow at 5", "call bill tomorrow at 5"),
         ("please add milk to the grocery list", "milk"),
-        ("i'm out of kleenex so will you put that on my shopping list", None),
+        ("i'm out of kleenex so will you put that on my shopping list", "kleenex"),
+        ("we're out of milk, put it on the list", "milk"),
     ],
 )
 def test_titles_are_the_thing_to_do(text, title):
     intents, _ = read(text)
     assert intents and intents[0][0] == "create_todo_task", (text, intents)
-    if title is not None:
-        assert intents[0][2]["title"] == title
+    assert intents[0][2]["title"] == title
 
 
 def test_a_task_named_inside_carrier_words_is_the_task():
@@ -86,6 +86,12 @@ async def test_a_request_for_another_assistant_gets_one_honest_sentence(memory_k
         memory_keel.graph, str(uuid.uuid4()), "set an alarm for 7 am", memory_keel.context()
     )
     assert result.reply.startswith("Offline I can only help with your todo list")
+    assert await memory_keel.store.list("local") == []
+
+
+async def test_a_task_is_not_made_of_a_word_for_something_said_before(memory_keel):
+    result = await run_turn(memory_keel.graph, str(uuid.uuid4()), "add it", memory_keel.context())
+    assert result.reply == 'I can add a task; say which, for example "Add buy milk".'
     assert await memory_keel.store.list("local") == []
 
 
@@ -168,11 +174,20 @@ def test_a_sure_word_that_it_is_no_request_stops_the_table(monkeypatch):
     assert intents == () and kind == "offtopic"
 
 
-def test_missing_words_are_asked_for(monkeypatch):
-    intents, kind, detail = settled(
-        monkeypatch, "set a reminder for me", reading("create_todo_task", 0.9)
-    )
+@pytest.mark.parametrize("text", ["set a reminder for me", "add it", "put that on the list"])
+def test_missing_words_are_asked_for(monkeypatch, text):
+    intents, kind, detail = settled(monkeypatch, text, reading("create_todo_task", 0.9))
     assert intents == () and (kind, detail) == ("missing", "create_todo_task")
+
+
+def test_a_sure_request_worded_as_a_question_is_asked_about(monkeypatch):
+    given = reading("create_todo_task", 0.9, title="cancel gym membership")
+    text = "Would you mind adding 'cancel gym membership'?"
+    assert settled(monkeypatch, text, given) == (
+        (),
+        "unsure",
+        'add a task ("cancel gym membership") or to list them',
+    )
 
 
 def test_gibberish_is_no_question_about_the_weather():

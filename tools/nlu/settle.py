@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from keel.tools.nlu import Declared, Reader, Reading, reader_for
-from keel.tools.phrasings import Intent, clean_ref
+from keel.tools.phrasings import PRONOUNS, Intent, clean_ref
 from keel.tools.spec import spec_of
 
 SURE = 0.75
@@ -96,6 +96,10 @@ def _with_table(
     text: str, intents: tuple[Intent, ...], reading: Reading, reader: Reader,
     tools: Sequence[Declared],
 ) -> Settled:  # fmt: skip
+    titled = tuple(_titled(i, text, reading, reader) for i in intents)
+    intents = tuple(i for i in titled if not _names_nothing(i.args.get("title")))
+    if not intents:  # "add it": the words of what to add are not there
+        return (), "missing", titled[0].tool
     table = intents[0]
     sure = reading.confidence >= SURE and reading.familiar >= FAMILIAR
     if sure and reading.label in OVERRIDING_TALK and not any(i.reported for i in intents):
@@ -111,6 +115,26 @@ def _with_table(
         if made is not None and (only_reads or table.reported) and _may_act(made, text, tools):
             return (made,), None, None
     return tuple(_cleaned(i, reader) for i in intents), None, None
+
+
+def _names_nothing(title: Any) -> bool:
+    """A title that is only a word for something said before ("it", "that"): no task's words."""
+    return isinstance(title, str) and title.strip(" .!?\"'").casefold() in PRONOUNS
+
+
+def _titled(intent: Intent, text: str, reading: Reading, reader: Reader) -> Intent:
+    """``intent`` with the tagger's title for "it" when the message names it elsewhere ("out of
+    apples, add that to my list": "apples"), the model sure of the same request and of its words.
+    """  # noqa: D205
+    if not _names_nothing(intent.args.get("title")) or reading.label != intent.tool:
+        return intent
+    if reading.confidence < SURE:
+        return intent
+    words, probability = reader.arguments(text, intent.tool)
+    title = words.get("title")
+    if probability < TAGS_SURE or not title or _names_nothing(title):
+        return intent
+    return intent.with_args(title=title)
 
 
 def _acts_at_once(intent: Intent, tools: Sequence[Declared]) -> bool:
