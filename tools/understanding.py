@@ -144,13 +144,14 @@ def sure_request(message: str, tools: Sequence[BaseTool | Any]) -> bool:
     return reading.label in {t.name for t in tools} and reading.confidence >= SURE
 
 
-def likeliest(message: str, tools: Sequence[BaseTool | Any]) -> Intent | None:
+def likeliest(message: str, tools: Sequence[BaseTool | Any], second: bool = False) -> Intent | None:
     """The request the learned model reads ``message`` as, however unsure, when it names all its
     tool needs, else the decision table's one request (what a yes to "Did you mean to ...?"
-    confirms).
+    confirms); with ``second``, the model's runner-up ("the second" to "Did you mean to add a
+    task ("eggs") or to list them?").
     """  # noqa: D205
-    made = guess(normalize(message), declared(tools))
-    if made is None:  # the question was the table's reading, which the model doubted
+    made = guess(normalize(message), declared(tools), second)
+    if made is None and not second:  # the question was the table's reading, which the model doubted
         table = _understand(message, specs_of(tools)).intents
         made = table[0] if len(table) == 1 else None
     return made

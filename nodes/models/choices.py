@@ -67,24 +67,53 @@ _GUESS = re.compile(r"^You: Did you mean to (?P<guess>[^\n]{1,400})\?$", re.M)
 """The offline model's question about a request it was not sure of (``keel.tools.talk.say``)."""
 
 
+_ORDINAL = re.compile(
+    r"^(?:the )?(?:(?P<first>first|1st|former)|(?P<second>second|2nd|latter|other))"
+    r"(?: one| option)?(?: please)?$"
+)
+"""Which of the two requests keel asked about is meant ("the first", "the second one")."""
+
+
 def guessed(
     message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseTool]
 ) -> list[Intent]:
-    """The request a yes confirms right after keel asked 'Did you mean to add a task ("eggs")?'
-    about the message before it: that message's likeliest reading; [] otherwise (no yes, another
-    reply since, or a question between two requests, which a yes does not choose between).
+    """The request an answer chooses right after keel asked 'Did you mean to add a task
+    ("eggs")?' about the message before it: a yes takes that message's likeliest reading; "the
+    first" or "the second" picks one of two ('... or to list them?'), and so does the request's
+    verb alone ("add it", read as the words of a task missing); [] otherwise (another reply since,
+    or a yes to two).
     """  # noqa: D205
-    if answer_of(message) != "yes":
-        return []
     text = "\n".join(m.text for m in earlier)
     current = text.split(EARLIER_HEADER)[0]
     replies = [line for line in current.splitlines() if line.startswith("You: ")]
     question = _GUESS.match(replies[-1]) if replies else None
-    if question is None or " or to " in question["guess"]:
+    if question is None:
         return []
     requests = _USER_LINE.findall(current[: current.rfind(replies[-1])])
-    made = likeliest(requests[-1], tools) if requests else None
+    if not requests:
+        return []
+    options = question["guess"].split(" or to ")
+    if len(options) == 1:
+        which = 0 if answer_of(message) == "yes" else None
+    else:
+        which = _chosen_option(message, requests[-1], tools)
+    made = None if which is None else likeliest(requests[-1], tools, second=which == 1)
     return [made] if made is not None else []
+
+
+def _chosen_option(message: str, request: str, tools: Sequence[BaseTool]) -> int | None:
+    """Which of two guesses about ``request`` ``message`` picks: by its place, or by its verb."""
+    ordinal = _ORDINAL.match(" ".join(normalize(message).casefold().rstrip(".!").split()))
+    if ordinal is not None:
+        return 0 if ordinal["first"] else 1
+    understood = understand(message, tools)
+    if understood.kind != "missing":
+        return None
+    for which in (0, 1):
+        made = likeliest(request, tools, second=which == 1)
+        if made is not None and made.tool == understood.detail:
+            return which
+    return None
 
 
 _NAMED = re.compile(r"\b[Tt]ask (\d{1,19})\b|^\s*(\d{1,19})\. ", re.M)

@@ -254,3 +254,26 @@ async def test_a_yes_to_a_guess_makes_the_task_guessed(memory_keel, text, title)
     again = await run_turn(memory_keel.graph, cid, "yes", ctx)  # nothing asked: nothing made
     assert [t["title"] for t in await memory_keel.store.list("local")] == [title]
     assert again.tool_calls == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "reply"),
+    [
+        ("the first", "Created task: eggs"),
+        ("add it", "Created task: eggs"),
+        ("the second one", "Your tasks:\n  1. [ ] milk"),
+        ("yes", None),  # a yes to two guesses chooses neither
+    ],
+)
+async def test_an_answer_picks_one_of_two_guesses(memory_keel, answer, reply):
+    await memory_keel.store.create("local", "milk")
+    cid, ctx = str(uuid.uuid4()), memory_keel.context()
+    asked = await run_turn(memory_keel.graph, cid, "shopping list eggs", ctx)
+    assert asked.reply == 'Did you mean to add a task ("eggs") or to list them?'
+    done = await run_turn(memory_keel.graph, cid, answer, ctx)
+    if reply is None:
+        assert not done.reply.startswith(("Created", "Your tasks"))
+    else:
+        assert done.reply == reply
+    made = [t["title"] for t in await memory_keel.store.list("local")]
+    assert made == (["milk", "eggs"] if reply and reply.startswith("Created") else ["milk"])

@@ -166,9 +166,17 @@ def tools_named(tools: Sequence[Declared]) -> set[str]:
     return {t.name for t in tools}
 
 
-def guess(text: str, tools: Sequence[Declared]) -> Intent | None:
-    """The model's likeliest request for ``text``, however sure, if its arguments are all there."""
-    return _intent(text, reader_for(tools).read(text), tools)
+def guess(text: str, tools: Sequence[Declared], second: bool = False) -> Intent | None:
+    """The model's likeliest request for ``text`` (or, ``second``, its runner-up), however sure,
+    if its arguments are all there.
+    """  # noqa: D205
+    reader = reader_for(tools)
+    reading = reader.read(text)
+    if second:
+        label = reading.runner_up
+        words = reader.arguments(text, label)[0] if _tool(tools, label) is not None else {}
+        reading = replace(reading, label=label, args=words)
+    return _intent(text, reading, tools)
 
 
 def _tool(tools: Sequence[Declared], name: str) -> Declared | None:
