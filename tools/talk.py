@@ -35,8 +35,8 @@ REPLIES = {
         'what is on it. Say "help" to see how.'
     ),
     "offtopic": (
-        "Offline I can only help with your todo list; with a language model configured "
-        '(OPENAI_API_KEY) I can do more. Say "help" to see what I can do.'
+        "Offline I can only help with your todo list: adding, showing, completing, renaming and "
+        'deleting tasks. Say "help" to see how.'
     ),
 }
 
