@@ -35,12 +35,12 @@ RE_CALLS = {"compile", "match", "search", "sub", "findall", "finditer", "fullmat
 
 def _strings(node: ast.AST) -> list[str]:
     """The words a collection literal holds."""
-    if isinstance(node, ast.Call) and node.args:
+    if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "split":  # "a b c".split()
             value = func.value
             return value.value.split() if isinstance(value, ast.Constant) else []
-        return _strings(node.args[0])  # frozenset(...)
+        return _strings(node.args[0]) if node.args else []  # frozenset(...)
     if isinstance(node, ast.Set | ast.Tuple | ast.List):
         return [
             e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
