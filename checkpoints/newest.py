@@ -147,20 +147,32 @@ class NewestKept(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Write ``checkpoint`` (``rooted``); keep it when a turn holds its thread."""
+        """Write ``checkpoint`` (``rooted``); keep it when a turn holds its thread.
+
+        It is kept before it is written, so that the pending writes LangGraph puts beside it while
+        it is being written (an interrupt's) are kept with it; reads are answered from memory only
+        once the database has it.
+        """
         config = rooted(config)
-        saved = await super().aput(config, checkpoint, metadata, new_versions)
         thread, ns, parent = _thread(config)
         if ns:  # a subgraph's checkpoint: the thread's newest root checkpoint is unchanged
-            return saved
+            return await super().aput(config, checkpoint, metadata, new_versions)
         held = _HELD.get()
         if held is None or thread not in held:
             self._drop(thread)
-            return saved
-        checkpoint_id = str(saved["configurable"]["checkpoint_id"])
-        held[thread] = checkpoint_id
+            return await super().aput(config, checkpoint, metadata, new_versions)
         stored = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
-        self._keep(thread, _Kept(checkpoint_id, self.serde.dumps_typed(checkpoint), stored, parent))
+        kept = _Kept(str(checkpoint["id"]), self.serde.dumps_typed(checkpoint), stored, parent)
+        self._keep(thread, kept)
+        try:
+            saved = await super().aput(config, checkpoint, metadata, new_versions)
+        except BaseException:  # stopped or failed: whether the database has it is not known
+            self._drop(thread)
+            raise
+        if str(saved["configurable"]["checkpoint_id"]) == kept.checkpoint_id:
+            held[thread] = kept.checkpoint_id
+        else:  # a saver that names its checkpoints itself: nothing kept
+            self._drop(thread)
         return saved
 
     async def aput_writes(
@@ -171,8 +183,12 @@ class NewestKept(BaseCheckpointSaver):
         task_path: str = "",
     ) -> None:
         """Write a task's pending writes; keep them beside their kept checkpoint."""
-        await super().aput_writes(config, writes, task_id, task_path)
         thread, ns, checkpoint_id = _thread(config)
+        try:
+            await super().aput_writes(config, writes, task_id, task_path)
+        except BaseException:  # stopped or failed: whether the database has them is not known
+            self._drop(thread)
+            raise
         kept = self.kept().get(thread)
         if ns or kept is None or kept.checkpoint_id != checkpoint_id:
             return
