@@ -18,11 +18,14 @@ takes both readings of one message and decides:
   phrasings, the question naming the tasks): it stands;
 - the tagger's words for the arguments where it is sure of them and they only take words off the
   table's ("eggs", not "eggs to my grocery list"; "cereal", not "cereal from my shopping list");
-- the table finds nothing: the model's request when it is sure (never a task made or completed
-  from a question), or, when the words of what to do are missing ("set a reminder for me"), a
-  question for them; a question back ('Did you mean to add a task ("eggs") or to list them?') when
-  it is only fairly sure; its kind of talk when it knows the words, and the table's "did you
-  mean" when it does not (gibberish is no question about the weather).
+  a title that is only "it" or "that" is the tagger's words from elsewhere in the message ("out
+  of milk, put it on the list": "milk"), or, when it has none, a question for them;
+- the table finds nothing: the model's request when it is sure (a task made or completed from a
+  question or a report is asked about instead), or, when the words of what to do are missing
+  ("set a reminder for me"), a question for them; a question back ('Did you mean to add a task
+  ("eggs") or to list them?') when it is only fairly sure; its kind of talk when it knows the
+  words, and the table's "did you mean" when it does not (gibberish is no question about the
+  weather).
 
 No task is changed on a reading below ``SURE``.
 """
