@@ -26,6 +26,7 @@ FILES = [
     "tools/spec.py",
     "tools/task_changes.py",
     "tools/task_reads.py",
+    "tools/nlu/settle.py",
     "nodes/models/decisions.py",
     "nodes/models/lookups.py",
     "nodes/models/choices.py",

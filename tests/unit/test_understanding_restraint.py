@@ -29,6 +29,9 @@ async def after(keel, text):
         "I missed the dentist appointment",
         "I cancelled the dentist appointment",
         "it's done",  # 'it' matches the title 'fix it ticket'
+        "did mom call me back",  # a question, though it has no question mark
+        "did i pay too much rent last month",
+        "I enjoyed calling mom, bye",  # a goodbye
     ],
 )
 async def test_nothing_is_completed(memory_keel, text):

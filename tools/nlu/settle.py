@@ -7,7 +7,8 @@ takes both readings of one message and decides:
 
 - the model is sure the message asks nothing of the tools (another assistant's job: "remove all
   my meetings", "check all emails from eric"; a list of lists): nothing is done, whatever the
-  table read, but for a report of a deed ("went to the bank": a task done, if there is one); if
+  table read, but for a report of a deed ("went to the bank": a task done, if there is one; a
+  question, "did my order get delivered", or a goodbye, "i enjoyed our talk", reports none); if
   it only fairly thinks so, a task the table would make or complete at once is asked about
   ('Did you mean to add a task ("text joe")?');
 - the table reads a request carried out without a question (a list, a task shown, made or
@@ -32,6 +33,7 @@ No task is changed on a reading below ``SURE``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -61,6 +63,9 @@ OVERRIDING_TALK = frozenset({"offtopic", "lists"})
 a request: "thanks! also add stamps")."""
 NEEDS = {"title": "title", "task_id": "ref", "descriptions": "ref"}
 """A tool argument and the tag of the words that fill it."""
+
+_ASKS = re.compile(r"^\s*(?:did|does|do|have|has|had|was|were|is|are)\s|\?\s*$", re.I)
+"""A question, which reports no deed ("did my order get delivered?", "have i spent too much?")."""
 
 Settled = tuple[tuple[Intent, ...], str | None, str | None]
 """Requests, or a kind of talk and its detail (as ``keel.tools.understanding.Understanding``)."""
@@ -107,6 +112,9 @@ def _with_table(
     sure = reading.confidence >= SURE and reading.familiar >= FAMILIAR
     if sure and reading.label in OVERRIDING_TALK and not any(i.reported for i in intents):
         return (), reading.label, None
+    if sure and reading.label not in tools_named(tools) and all(i.reported for i in intents):
+        if reading.label != "offtopic" or _ASKS.search(text):  # "did my order get delivered"
+            return (), reading.label, None
     doubted = reading.label in OVERRIDING_TALK and reading.confidence >= DOUBT
     if doubted and len(intents) == 1 and _acts_at_once(table, tools) and not table.reported:
         return (), "unsure", _option(table.tool, {**table.args, "ref": table.ref or ""}, tools)
