@@ -1,7 +1,8 @@
 """Authentication for a LangGraph server running keel's graph, with keel's own API keys.
 
 ``langgraph.auth.json`` points the server at ``auth`` here (``"auth": {"path": ...}``): a request
-must carry ``Authorization: Bearer <key>`` with a key of ``KEEL_API_KEYS``, and its user is the
+must carry ``Authorization: Bearer <key>`` or ``x-api-key: <key>`` (as LangGraph's SDK and Agent
+Chat UI send it) with a key of ``KEEL_API_KEYS``, and its user is the
 key's user, the same as on keel's HTTP API. The graph then acts for that user whatever the run's
 context says (``keel.graphs.resources.authenticated_user``) and refuses a thread that is another
 user's conversation. Threads, runs and crons are stamped with their owner and filtered by it, so
@@ -29,10 +30,14 @@ def _keys() -> dict[str, str]:
     return Settings().keys
 
 
-def user_of_key(authorization: str | None) -> str | None:
-    """The user whose key the ``Authorization`` header carries, or None."""
+def user_of_key(authorization: str | None, api_key: bytes | None = None) -> str | None:
+    """The user whose key the ``Authorization: Bearer`` header carries, or else the ``x-api-key``
+    header (what LangGraph's SDK and Agent Chat UI send), or None.
+    """  # noqa: D205
     scheme, _, key = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not key:
+        key = (api_key or b"").decode("utf-8", "replace")
+    if not key.strip():
         return None
     for known, user in _keys().items():
         if hmac.compare_digest(known.encode(), key.strip().encode()):
@@ -41,12 +46,15 @@ def user_of_key(authorization: str | None) -> str | None:
 
 
 @auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
-    """The user of the request's bearer key; 401 without a known one."""
-    user = user_of_key(authorization)
+async def authenticate(
+    authorization: str | None, headers: dict[bytes, bytes]
+) -> Auth.types.MinimalUserDict:
+    """The user of the request's key; 401 without a known one."""
+    user = user_of_key(authorization, headers.get(b"x-api-key"))
     if user is None:
         raise Auth.exceptions.HTTPException(
-            status_code=401, detail="missing or invalid API key (Authorization: Bearer <key>)"
+            status_code=401,
+            detail="missing or invalid API key (Authorization: Bearer <key>, or x-api-key: <key>)",
         )
     return {"identity": user}
 

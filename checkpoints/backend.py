@@ -28,7 +28,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +248,8 @@ async def open_backend(
         UnsupportedDatabaseURL: the scheme is not memory, sqlite or postgresql.
     """
     db = parse_database_url(url)
+    if db.path is not None and not db.path.is_absolute():  # "sqlite:///.keel/keel.db"
+        db = replace(db, path=await asyncio.to_thread(db.path.absolute))  # reads the cwd
     async with AsyncExitStack() as stack:
         if db.kind == "memory":
             backend = await stack.enter_async_context(_memory(db, offload))

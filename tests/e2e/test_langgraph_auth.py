@@ -56,6 +56,10 @@ async def test_the_key_decides_who_acts_and_whose_conversations_can_be_run():
             )
         ann_client = client(url, "ann-key")
         assert thread not in [t["thread_id"] for t in await ann_client.threads.search()]
+        bob_by_header = get_client(url=url, api_key="bob-key")  # x-api-key, as Agent Chat UI
+        assert thread in [t["thread_id"] for t in await bob_by_header.threads.search()]
+        unknown = httpx.get(f"{url}/threads/{thread}", headers={"x-api-key": "eve-key"})
+        assert unknown.status_code == 401
     with keel_server(database, KEEL_API_KEYS=KEYS) as keel:
         tasks = httpx.get(f"{keel.url}/v1/tasks", headers=ann).json()
         assert [t["title"] for t in tasks] == ["file the taxes"]

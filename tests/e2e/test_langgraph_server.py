@@ -39,23 +39,31 @@ def langgraph_dev() -> Iterator[str]:
 
 @contextmanager
 def langgraph_server(
-    database_url: str, workdir: Path, config: str = "langgraph.json", **extra: str
+    database_url: str | None,
+    workdir: Path,
+    config: str = "langgraph.json",
+    cwd: Path = ROOT,
+    **extra: str,
 ) -> Iterator[str]:
-    """``langgraph dev`` with ``config`` on ``database_url``; yields its URL."""
+    """``langgraph dev`` with ``config`` on ``database_url`` (None: keel's default); yields its
+    URL.
+    """  # noqa: D205
     port = free_port()
     env = {
         **os.environ,
-        "KEEL_DATABASE_URL": database_url,
         "KEEL_LOG_LEVEL": "warning",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         **extra,
     }
     env.pop("OPENAI_API_KEY", None)
+    env.pop("KEEL_DATABASE_URL", None)
+    if database_url is not None:
+        env["KEEL_DATABASE_URL"] = database_url
     output = (workdir / "server.log").open("w+")
     process = subprocess.Popen(
         [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
         + ["--config", config],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdout=output,
         stderr=subprocess.STDOUT,
@@ -71,6 +79,18 @@ def langgraph_server(
         log = output.read()
         output.close()
         assert "BlockingError" not in log, log[-4000:]
+
+
+async def test_a_fresh_checkout_runs_on_the_default_database(tmp_path):
+    """No database named: the relative default path, opened without blocking the event loop."""
+    with langgraph_server(None, tmp_path, config=str(ROOT / "langgraph.json"), cwd=tmp_path) as url:
+        client = get_client(url=url)
+        thread = await client.threads.create()
+        done = await client.runs.wait(
+            thread["thread_id"], "keel", input={"content": "Add oat milk"}
+        )
+        assert _texts(done)[-1] == "Created task: oat milk"
+    assert (tmp_path / ".keel" / "keel.db").is_file()
 
 
 async def _assistant(client) -> str:
