@@ -286,6 +286,15 @@ class MessageLog:
         )
         return _from_row(row) if row else None
 
+    async def content_of(self, conversation_id: str, key: str) -> str | None:
+        """The text logged under ``key`` in the conversation (a question as it was put), if any."""
+        row = await self.db.fetchone(
+            "SELECT content FROM keel_messages WHERE conversation_id = :c AND message_key = :k "
+            "LIMIT 1",
+            {"c": conversation_id, "k": key},
+        )
+        return str(row["content"]) if row else None
+
     async def siblings(
         self, conversation_id: str, checkpoints: list[str]
     ) -> dict[str, list[Sibling]]:

@@ -6,7 +6,7 @@
     user_input -> tool_execution  (the message answers a waiting confirmation)
     user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
     assistant -> tool_execution | response
-    tool_execution -> tool_execution (asked: wait for the answer) | response
+    tool_execution -> response  (a confirmation is waited for inside it, with ``interrupt``)
     response -> assistant | END
 
 Every node is wrapped so that its ``runtime.context`` is the caller's ``KeelContext`` with the
@@ -44,8 +44,7 @@ from keel.nodes.response import response
 from keel.nodes.resume import context_exhausted, resume
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import BadCommand
-from keel.nodes.state.confirmation import ConfirmationRequest
-from keel.nodes.state.machine import WAIT, AgentState, Target, path_map, validate_transition
+from keel.nodes.state.machine import AgentState, Target, path_map, validate_transition
 from keel.nodes.state.schema import (
     CommandName,
     HistoryEntry,
@@ -56,9 +55,9 @@ from keel.nodes.state.schema import (
     bounded_window,
 )
 from keel.nodes.support.in_flight import noted
-from keel.nodes.tool_execution import tool_execution, waits_for_answer
+from keel.nodes.tool_execution import tool_execution
 from keel.nodes.topic import topic_detect
-from keel.nodes.user_input import answers_confirmation, user_input
+from keel.nodes.user_input import user_input
 from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
@@ -106,17 +105,11 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
 # Each declares the state keys it reads (its parameter's type): LangGraph reads only those for it.
 
 
-class AwaitingView(TypedDict, total=False):
-    """What tells whether a confirmation waits, or is being answered."""
-
-    awaiting: ConfirmationRequest | None
-    answer: str | None
-
-
-class InputView(AwaitingView, total=False):
+class InputView(TypedDict, total=False):
     """What tells what the input was: a command, the answer to a confirmation, or a message."""
 
     command: CommandName | None
+    window: Annotated[list[AnyMessage], bounded_window]
 
 
 class WindowView(TypedDict, total=False):
@@ -171,7 +164,9 @@ InputRoute = Literal[
 
 
 async def route_input(state: InputView) -> InputRoute:
-    """After user_input: a command to its node, an answer to the waiting tool call, else a turn."""
+    """After user_input: a command to its node, an answer to the waiting tool calls (the window
+    still ends with them: user_input opened no new one), else a turn.
+    """  # noqa: D205
     command = state.get("command")
     if command == "reset":
         return "reset_conversation"
@@ -179,16 +174,9 @@ async def route_input(state: InputView) -> InputRoute:
         return "reopen_topic"
     if command is not None:
         raise BadCommand(f"no node carries out the command {command!r}")
-    answered = answers_confirmation(cast(KeelState, state))
+    window = state.get("window") or []
+    answered = bool(window) and isinstance(window[-1], AIMessage) and bool(window[-1].tool_calls)
     return AgentState.TOOL_EXECUTION if answered else "topic_detect"
-
-
-async def route_tools(state: AwaitingView) -> Target:
-    """After tool_execution: wait there for the answer to the question it asked, else respond."""
-    if waits_for_answer(cast(KeelState, state)):
-        return WAIT
-    validate_transition(AgentState.TOOL_EXECUTION, AgentState.RESPONSE)
-    return AgentState.RESPONSE
 
 
 async def route_assistant(
@@ -261,11 +249,7 @@ def build_graph(
     g.add_conditional_edges("plan", route_context, routes)
     g.add_edge("resume", "assistant")
     g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
-    g.add_conditional_edges(
-        "tool_execution",
-        route_tools,
-        {**path_map(AgentState.TOOL_EXECUTION), WAIT: "tool_execution"},
-    )
+    g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
     return g.compile(checkpointer=checkpointer, store=store, name="keel")
 

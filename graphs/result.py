@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 from keel.checkpoints.topics import TopicRow
 from keel.graphs.topic_result import TopicSegment, topic_ref, topic_segment
 from keel.nodes.events import Event, ToolCallData
-from keel.nodes.state.confirmation import Confirmation
+from keel.nodes.state.confirmation import Confirmation, confirmation_of, is_approval_request
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import Todolist, TopicRef
 
@@ -92,14 +92,8 @@ class TurnResult(BaseModel):
 def confirmation_in(interrupts: Sequence[Interrupt]) -> Confirmation | None:
     """The confirmation among ``interrupts``, if one of them asks for one."""
     for intr in interrupts:
-        if isinstance(intr.value, dict) and "prompt" in intr.value:
-            return {
-                "action": intr.value["action"],
-                "task_id": intr.value["task_id"],
-                "task_ids": intr.value.get("task_ids") or [intr.value["task_id"]],
-                "prompt": intr.value["prompt"],
-                "changes": intr.value.get("changes") or [],
-            }
+        if is_approval_request(intr.value):
+            return confirmation_of(intr.value)
     return None
 
 

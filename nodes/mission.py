@@ -38,7 +38,7 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Clear a finished or abandoned mission before a new query is planned (not for an answer)."""
     question = state.get("pending_question")
     if question and not state.get("topic_changed"):
-        answer = state.get("content", "")
+        answer = state.get("request", "")
         log.info("question_answered", answer_preview=preview(answer))
         answers = with_answer(state.get("answers"), question, answer)
         return {"pending_question": None, "answers": answers}
@@ -55,7 +55,7 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         previous_mission_preview=preview(state.get("mission")),
         previous_todolist_id=previous_id,
         abandoned_steps=len(abandoned),
-        new_query_preview=preview(state.get("content")),
+        new_query_preview=preview(state.get("request")),
     )
     event, entry = mission_reset(reason, previous_id, runtime.context.resources.clock())
     if abandoned:  # the audit keeps what the unfinished turn left not done

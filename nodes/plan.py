@@ -46,7 +46,7 @@ async def plan(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     update: dict[str, Any] = {}
     mission = state.get("mission")
     if mission is None:
-        mission = state.get("content", "")
+        mission = state.get("request", "")
         update["mission"] = mission
         log.info("mission_set", mission_preview=preview(mission))
     if state.get("todolist") is None:

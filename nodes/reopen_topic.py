@@ -23,6 +23,7 @@ from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import BadCommand, command_done
 from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
+from keel.nodes.support.confirming import waiting_calls
 from keel.nodes.support.previews import preview
 from keel.nodes.topic import as_state_topic, return_to_topic
 
@@ -61,6 +62,6 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
         }
         log.info("topic_reopened", **detail)
         message = f"Back to the topic: {topic.title}"
-    if state.get("awaiting"):
+    if waiting_calls(state, ctx.resources.tools) is not None:
         message = f"{message}. {DROPPED}"
     return {**command_done(message, runtime, "reopen"), **update}

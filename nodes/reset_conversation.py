@@ -21,6 +21,7 @@ from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import command_done, step_key
 from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
+from keel.nodes.support.confirming import waiting_calls
 from keel.nodes.support.previews import preview
 from keel.nodes.topic import RESET_TITLE, as_state_topic, start_topic
 
@@ -52,7 +53,7 @@ async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) ->
         "conversation_reset",
         new_topic_id=topic.id,
         previous_mission_preview=preview(state.get("mission")),
-        confirmation_dropped=bool(state.get("awaiting")),
+        confirmation_dropped=waiting_calls(state, ctx.resources.tools) is not None,
     )
     return {
         **command_done(RESET_MESSAGE, runtime, "reset"),

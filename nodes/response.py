@@ -26,8 +26,8 @@ from keel.nodes.models.chat import said_done
 from keel.nodes.models.events import turn_timed_out
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.progress import close_open_steps
-from keel.nodes.state.schema import KeelState, open_items
-from keel.nodes.support.message_log import flush
+from keel.nodes.state.schema import KeelState, open_items, unstreamed
+from keel.nodes.support.message_log import flush, shown
 
 log = structlog.get_logger(__name__)
 
@@ -52,7 +52,9 @@ async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str,
     """Complete the turn (writing its messages to the log), or send it back to the assistant."""
     update = completion(state, runtime)
     if update.get("turn_over"):
-        update.update(await flush(state, runtime, True, update.get("turn_note")))
+        note = update.get("turn_note") or state.get("turn_note")  # tool_execution's, if any
+        update.update(await flush(state, runtime, True, note))
+        update["messages"] = unstreamed(shown(state.get("window", []), note))
         update["last_message_at"] = runtime.context.resources.clock().isoformat()
     return update
 

@@ -1,11 +1,11 @@
 """The tool_execution node: runs the assistant's tool calls, asking first before destructive ones.
 
 A tool declared with a ``Confirm`` (delete and rename) needs a yes. Unless the user's message
-already said so ("delete task 3, yes I'm sure"), the node records the question in ``awaiting`` and
-comes back to itself, where it pauses with ``interrupt`` carrying the question. The next user
-message answers it, whether it comes as ``Command(resume=...)`` or as a plain new input
-(``user_input`` hands it over as ``answer``). LangGraph re-runs a node from its start when an
-interrupt is resumed, so every question is asked before anything is changed: no tool runs twice.
+already said so ("delete task 3, yes I'm sure"), the node pauses with ``interrupt`` carrying the
+question (``keel.nodes.support.confirming``). The next user message answers it, whether it comes
+as ``Command(resume=...)`` or as a plain new input (``user_input`` adds it to ``messages`` and the
+graph comes back here). LangGraph re-runs a node from its start when an interrupt is resumed, so
+every question is asked, and every answer read, before anything is changed: no tool runs twice.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from keel.nodes.state.schema import (
     bump,
     unstreamed,
 )
-from keel.nodes.support.confirming import Ask, call_key, confirm_of, confirmed, decide
-from keel.nodes.support.message_log import flush, log_exchange
+from keel.nodes.support.confirming import call_key, carried_on, confirmed
 from keel.nodes.support.previews import preview
 from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
@@ -71,54 +70,28 @@ def stopped(state: KeelState, last: AIMessage) -> dict[str, Any]:
         for c in last.tool_calls
         if c.get("id") not in answered
     ]
-    return {
-        "window": unstreamed(not_run),
-        "stop_requested": True,
-        "awaiting": None,
-        "answer": None,
-        "confirmations": {},
-    }
+    return {"window": unstreamed(not_run), "stop_requested": True}
 
 
 async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Run the pending tool calls of the last assistant message, asking first where needed.
 
-    A call that needs a yes is asked for in one step (the question goes into ``awaiting``, so the
-    state says TOOL_EXECUTION while it waits) and waited for in the next, with ``interrupt``. A
-    turn its caller stopped (the API's cancel) runs none of them.
+    Calls that need a yes wait for it in ``interrupt`` (``keel.nodes.support.confirming``); the
+    questions and answers given through ``Command(resume=...)`` join ``messages``. A new request
+    given instead of an answer follows the cancelled calls in the window, so the assistant carries
+    it out next. A turn its caller stopped (the API's cancel) runs none of the calls.
     """
     ctx = runtime.context
     last = next(m for m in reversed(state["window"]) if isinstance(m, AIMessage))
     if ctx.stop_event is not None and ctx.stop_event.is_set():
         return stopped(state, last)
-    answers = dict(state.get("confirmations") or {})
-    waiting = state.get("awaiting")
-    try:
-        if waiting and state.get("answer") is not None:  # answered by a new message
-            key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
-            await log_exchange(runtime, state, key, "user", str(state["answer"]))
-            needed = [(c, f) for c in last.tool_calls if (f := confirm_of(c, runtime)) is not None]
-            tools = ctx.resources.tools
-            decide(waiting, str(state["answer"]), needed, answers, tools)
-        stand_ins = await confirmed(last, state, runtime, answers)  # ask first ...
-    except Ask as ask:
-        logged = await flush(state, runtime)
-        key = call_key(last, ask.request["tool_call_id"])
-        asked = ask.request["asked"]
-        await log_exchange(
-            runtime,
-            {**state, **logged},  # type: ignore[typeddict-item]
-            f"ask:{key}" + (f":{asked}" if asked > 1 else ""),
-            "assistant",
-            ask.request["prompt"],
-        )
-        log.info(
-            "confirmation_asked", tool=ask.request["action"], tasks=len(ask.request["task_ids"])
-        )
-        return {"awaiting": ask.request, "answer": None, "confirmations": answers, **logged}
+    answered = await confirmed(last, state, runtime)
+    stand_ins = answered.stand_ins
     results: list[ToolMessage] = []
     todolist = state.get("todolist")
-    update: dict[str, Any] = {"awaiting": None, "answer": None, "confirmations": {}}
+    update: dict[str, Any] = dict(answered.logged)
+    if answered.shown:
+        update["messages"] = unstreamed(answered.shown)
     for call in last.tool_calls:  # ... act after
         key = call_key(last, call.get("id"))
         if call["name"] == NEXT_STEP_TOOL:
@@ -152,9 +125,9 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             result_preview=preview(result.content),
         )
     stats = bump(state.get("stats"), "tool_calls", len(results))
-    return {**update, "window": unstreamed(results), "todolist": todolist, "stats": stats}
-
-
-def waits_for_answer(state: KeelState) -> bool:
-    """tool_execution asked a question: it goes back to itself to wait for the answer."""
-    return bool(state.get("awaiting")) and state.get("answer") is None
+    after: list[Any] = results
+    if answered.new_request is not None:  # carried out next; the reply says what was cancelled
+        after = [*results, carried_on(answered.new_request, last)]
+        cancelled = [str(m.content) for m in results if m.additional_kwargs.get("cancelled")]
+        update["turn_note"] = "\n".join(cancelled) or None
+    return {**update, "window": unstreamed(after), "todolist": todolist, "stats": stats}

@@ -164,7 +164,7 @@ async def _shift(
     state: KeelState, ctx: KeelContext, conversation: str, active: Topic | None, now: datetime
 ) -> tuple[Shift | None, list[HistoryEntry] | None]:
     """Whether this message changes the topic, and the active topic's history if it was read."""
-    resources, message = ctx.resources, state.get("content", "")
+    resources, message = ctx.resources, state.get("request", "")
     last_at = await _last_message_at(state, ctx, conversation)
     shift = explicit_change(message, last_at, now, ctx.topic_gap_seconds)
     if active is None or shift is not None and not says_return(shift):
@@ -193,7 +193,7 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
     ctx = runtime.context
     conversation, message, now = (
         conversation_id(runtime),
-        state.get("content", ""),
+        state.get("request", ""),
         ctx.resources.clock(),
     )
     active = state.get("topic")

@@ -3,11 +3,14 @@
 A command (the input's ``command``, or the message ``/reset`` typed) is no message: user_input
 hands it on (``command``, ``topic_id``) to the node that carries it out, ``reset_conversation`` or
 ``reopen_topic``, whatever waits; a confirmation waiting for yes or no is dropped there, never
-answered. While a destructive tool call waits for its confirmation (``awaiting``), a message is
-the answer: the state machine stays in TOOL_EXECUTION and the graph goes back there with it. This
-is how a plain new input on a paused thread resumes it, for any client; ``Command(resume=...)``
-does the same. Otherwise a new turn begins (USER_INPUT): a fresh window holding only the message
-(earlier turns live in the message log), the per-turn counters reset, the turn counted. The turn
+answered. The message is the input's ``content`` (keel's clients, Studio's form) or else the newest
+user message of ``messages`` (LangGraph's chat clients); it joins ``messages``. While destructive
+tool calls wait for their confirmation (the window ends with them, none run), a message is the
+answer: it follows the question in ``messages`` and the graph goes back to tool_execution with it.
+This is how a plain new input on a paused thread answers it, for any client; ``Command(resume=...)``
+does the same without a new input. Otherwise a new turn begins (USER_INPUT): a fresh window holding
+only the message (earlier turns live in the message log), the per-turn counters reset, the turn
+counted. The turn
 gets its key (``keel.nodes.state.lineage``), which names its message: a re-run writes the same
 message, never a second one, and a turn forked from an earlier checkpoint writes its own. The
 turn's time budget (``turn_seconds``) starts here, for a new turn and for the answer to a
@@ -20,16 +23,17 @@ import time
 from typing import Any
 
 import structlog
-from langchain_core.messages import HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept
-from keel.nodes.run_context import KeelContext
-from keel.nodes.state.commands import turn_command
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.commands import step_key, turn_command
 from keel.nodes.state.lineage import next_turn_key, starting
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import KeelState, bump, turn_start, unstreamed
+from keel.nodes.support.confirming import ask, question_id, typed_answers, waiting_calls
 from keel.nodes.support.in_flight import note_answer
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
@@ -37,24 +41,35 @@ from keel.nodes.support.previews import preview
 log = structlog.get_logger(__name__)
 
 
-def answers_confirmation(state: KeelState) -> bool:
-    """The message is the answer to a waiting confirmation (``user_input`` kept it as such)."""
-    return bool(state.get("awaiting")) and state.get("answer") is not None
+def said(state: KeelState) -> tuple[str, bool]:
+    """The text of this run's message, and whether it came as the input's ``content`` (to be
+    added to ``messages``), not as the newest user message of ``messages`` (there already).
+    """  # noqa: D205
+    content = state.get("content")
+    if content is not None:
+        return content, True
+    newest = next((m for m in reversed(state.get("messages") or []) if m.type == "human"), None)
+    return (newest.text if newest is not None else ""), False
 
 
 async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Hand a command on, take the message as the answer to a waiting question, or start a turn."""
-    if (command := turn_command(state)) is not None:
-        log.info(
-            "command_received", command=command["command"], waiting=bool(state.get("awaiting"))
-        )
-        return command
-    content = state.get("content", "")
+    content, as_content = said(state)
+    if (command := turn_command(state, content)) is not None:
+        log.info("command_received", command=command["command"])
+        typed = [HumanMessage(content, id=step_key(runtime, "command"))] if as_content else []
+        return {**command, "messages": unstreamed(typed)} if content else command
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
-    if state.get("awaiting"):
+    if (last := waiting_calls(state, runtime.context.resources.tools)) is not None:
         log.info("confirmation_answered", message_preview=preview(content))
         note_answer(runtime)  # a yes lets tools act: noted first
-        return {"answer": content, "stop_requested": False, "turn_deadline": deadline}
+        return {
+            "messages": unstreamed(
+                await answering(state, runtime, last, content if as_content else None)
+            ),
+            "stop_requested": False,
+            "turn_deadline": deadline,
+        }
     if (note := runtime.context.note) is not None and not state.get("stats"):
         noted = note.in_flight
         if noted.forked and noted.start not in (None, BEGINNING):  # pruned since it was checked:
@@ -70,6 +85,29 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
                 HumanMessage(content, id=user_message_id(runtime, started)),
             ]
         ),
+        "request": content,
+        "messages": unstreamed(
+            [HumanMessage(content, id=user_message_id(runtime, started))] if as_content else []
+        ),
         **started,
         **turn_start(agent_state=AgentState.USER_INPUT.value, turn_deadline=deadline),
     }
+
+
+async def answering(
+    state: KeelState, runtime: Runtime[KeelContext], last: AIMessage, content: str | None
+) -> list[Any]:
+    """``messages`` with the question the message answers (as it was put) before it: it came as
+    ``content``, both are added; it came in ``messages``, the list is written again in that order.
+    """  # noqa: D205
+    times = len(typed_answers(state, last)) + 1
+    key = question_id(last, times)
+    text = await runtime.context.resources.messages.content_of(conversation_id(runtime), key)
+    if text is None:  # not put (yet): the question it would be
+        asked = await ask(last, runtime)
+        text = asked.put(times)["question"] if asked.request is not None else ""
+    put = AIMessage(text, id=key)
+    if content is not None:
+        return [put, HumanMessage(content, id=f"{key}:answer")]
+    messages = list(state.get("messages") or [])
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages[:-1], put, messages[-1]]

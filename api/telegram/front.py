@@ -29,6 +29,7 @@ from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import TurnResult, snapshot_of
 from keel.graphs.runner import thread_config
 from keel.graphs.turns import Turns
+from keel.nodes.state.confirmation import is_approval_request
 from keel.nodes.state.schema import TurnCommand
 
 log = structlog.get_logger(__name__)
@@ -211,7 +212,7 @@ class TelegramFront:
     async def _question_checkpoint(self, conversation_id: str) -> str | None:
         """The checkpoint a confirmation waits on (None: no confirmation waits)."""
         snap = await self.turns.graph.aget_state(thread_config(conversation_id))
-        if not any(isinstance(i.value, dict) and "prompt" in i.value for i in snap.interrupts):
+        if not any(is_approval_request(i.value) for i in snap.interrupts):
             return None
         return str(snap.config["configurable"]["checkpoint_id"])
 

@@ -32,14 +32,15 @@ class BadCommand(ValueError):
     code = "bad_command"
 
 
-def turn_command(state: KeelState) -> dict[str, Any] | None:
-    """The command of this turn's input as the update that hands it on; None for a message.
+def turn_command(state: KeelState, text: str) -> dict[str, Any] | None:
+    """The command of this turn's input (or its message ``text``, ``/reset``) as the update that
+    hands it on; None for a message.
 
     Raises:
         BadCommand: an unknown command, or ``reopen`` without a ``topic_id``.
-    """
+    """  # noqa: D205
     name = state.get("command")
-    if name is None and state.get("content", "").strip().lower() == RESET_COMMAND:
+    if name is None and text.strip().lower() == RESET_COMMAND:
         name = "reset"
     if name is None:
         return None
@@ -63,6 +64,7 @@ def command_done(reply: str, runtime: Runtime[KeelContext], what: str) -> dict[s
     message = AIMessage(reply, id=f"{conversation_id(runtime)}:{what}:{step_key(runtime, what)}")
     return {
         "window": unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), message]),
+        "messages": unstreamed([message]),
         "pending_question": None,
         **turn_start(agent_state=AgentState.RESPONSE.value, turn_over=True),
     }

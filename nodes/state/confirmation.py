@@ -1,13 +1,13 @@
 """A destructive action waiting for the user's yes or no: the question as asked, and what it holds.
 
-``Confirmation`` is what every client is shown (``awaiting_confirmation`` in a turn's result: the
-question, and each change named in full); ``ConfirmationRequest`` is what the graph's state keeps
-to carry out the answer (the tool calls it decides, how often it was asked).
+``ApprovalRequest`` is the value of the interrupt the graph waits on (LangChain's human-in-the-loop
+request shape, with the question in words); ``Confirmation`` is what keel's clients are shown of
+it (``awaiting_confirmation`` in a turn's result: the question, and each change named in full).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -76,16 +76,76 @@ class Confirmation(TypedDict):
     ]
 
 
-class ConfirmationRequest(Confirmation):
-    """A destructive tool call waiting for the user's yes or no."""
+class ActionRequest(TypedDict):
+    """One tool call waiting for approval, as LangChain's human-in-the-loop requests name it."""
 
-    tool_call_id: str | None
-    """The first tool call that waits."""
-    tool_call_ids: list[str]
-    """Every tool call the answer decides."""
-    asked: int
-    """How many times the question was put (an unclear answer puts it again)."""
-    missing: dict[str, str]
-    """Calls left out of the question, their task not there: the error each one answers."""
-    titles: NotRequired[dict[str, str]]
-    """The title of each asked call's task when it was asked (by tool call id)."""
+    name: str
+    """The tool."""
+    args: dict[str, Any]
+    """Its arguments."""
+    description: str
+    """The change in words ("Delete task 1 - buy milk")."""
+    change: ConfirmationChange
+    """The change in full."""
+
+
+class ReviewConfig(TypedDict):
+    """What the user may answer to one tool's calls."""
+
+    action_name: str
+    allowed_decisions: list[str]
+
+
+class ApprovalRequest(TypedDict):
+    """The value of the interrupt a destructive request waits on: LangChain's human-in-the-loop
+    request (``action_requests`` and ``review_configs``, which Agent Chat UI shows with Approve and
+    Reject buttons) with the question in words, as keel's own clients ask it.
+
+    It is answered by ``Command(resume=...)`` with ``{"decisions": [{"type": "approve"}, ...]}``
+    (one decision for every call, or one for all) or with the answer's text ("yes"), or by the next
+    message.
+    """  # noqa: D205
+
+    action_requests: list[ActionRequest]
+    review_configs: list[ReviewConfig]
+    question: str
+    """The question put to the user ("Are you sure you want to delete task 3? (yes/no)")."""
+
+
+def approval_request(
+    changes: list[tuple[str, dict[str, Any], ConfirmationChange]], question: str
+) -> ApprovalRequest:
+    """The request for ``changes`` (each a tool, its arguments, the change), asked ``question``."""
+    return {
+        "action_requests": [
+            {"name": name, "args": args, "description": change["text"], "change": change}
+            for name, args, change in changes
+        ],
+        "review_configs": [
+            {"action_name": name, "allowed_decisions": ["approve", "reject"]}
+            for name in dict.fromkeys(name for name, _, _ in changes)
+        ],
+        "question": question,
+    }
+
+
+def confirmation_of(request: ApprovalRequest) -> Confirmation:
+    """What keel's clients are shown of ``request`` (``awaiting_confirmation``)."""
+    changes = [a["change"] for a in request["action_requests"]]
+    return {
+        "action": changes[0]["action"],
+        "task_id": changes[0]["task_id"],
+        "task_ids": [c["task_id"] for c in changes],
+        "prompt": request["question"],
+        "changes": changes,
+    }
+
+
+def is_approval_request(value: Any) -> bool:
+    """``value`` is an interrupt's ``ApprovalRequest``."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("action_requests"), list)
+        and bool(value["action_requests"])
+        and isinstance(value.get("question"), str)
+    )

@@ -30,9 +30,6 @@ class AgentState(StrEnum):
 Target = AgentState | str
 """A transition target: a state, or ``END`` (the turn is over)."""
 
-WAIT = "wait"
-"""The route from tool_execution back to itself: it asked for a confirmation and waits for the
-answer. Staying in a state is no transition (``validate_transition`` takes it as a no-op)."""
 TRANSITIONS: Final[dict[AgentState, tuple[Target, ...]]] = {
     AgentState.USER_INPUT: (AgentState.ASSISTANT,),
     AgentState.ASSISTANT: (AgentState.TOOL_EXECUTION, AgentState.RESPONSE),

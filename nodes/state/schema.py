@@ -16,7 +16,6 @@ from langgraph.graph.message import add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from keel.nodes.state.confirmation import ConfirmationRequest
 from keel.tools.next_step import NextStep
 
 WINDOW_MAX_MESSAGES = 40
@@ -153,6 +152,28 @@ def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     return merged[cut:]
 
 
+MESSAGES_MAX = 200
+"""Upper bound on the messages kept in ``messages``: the conversation's newest, from a user message
+on. The message log keeps the whole conversation; the page and the API read it there."""
+
+
+def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
+    """Append messages (``add_messages`` semantics), keeping the newest MESSAGES_MAX, cut before a
+    user message (no tool result is kept without the assistant message that asked for it).
+    ``right`` may be an ``unstreamed`` update: keel's nodes add the turn's messages that way, so
+    the ``messages`` stream carries the assistant's tokens alone.
+    """  # noqa: D205
+    if isinstance(right, dict):
+        right = right[UNSTREAMED]
+    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
+    if len(merged) <= MESSAGES_MAX:
+        return merged
+    cut = len(merged) - MESSAGES_MAX
+    while cut < len(merged) - 1 and merged[cut].type != "human":
+        cut += 1
+    return merged[cut:]
+
+
 def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[AuditEntry]:
     """Append audit entries, keeping the most recent AUDIT_MAX_ENTRIES."""
     return (list(left or []) + list(right or []))[-AUDIT_MAX_ENTRIES:]
@@ -172,6 +193,9 @@ class TurnInput(TypedDict):
 
     content: NotRequired[str]
     """The user's message (``/reset`` typed is the reset command)."""
+    messages: NotRequired[list[AnyMessage]]
+    """The user's message as LangGraph's chat clients send it (Agent Chat UI, the SDK): the last
+    user message is the turn's text, ``/reset`` included; used when ``content`` is not given."""
     request_key: NotRequired[str | None]
     """The idempotency key the message was sent with, if any (kept in state: a retry of a message
     whose turn reached a checkpoint is answered from it, never run again)."""
@@ -185,8 +209,15 @@ class TurnInput(TypedDict):
 class KeelState(TypedDict, total=False):
     """The full internal state of one conversation thread."""
 
-    content: str
+    content: Annotated[str, EphemeralValue]
+    """The user message of this run's input, if it came as ``content``; it lasts one step:
+    user_input reads it (or the newest user message in ``messages``) into ``request``."""
+    request: str
     """The user message of the current turn."""
+    messages: Annotated[list[AnyMessage], bounded_messages]
+    """The conversation as LangChain messages, for every LangGraph client: the user's messages,
+    the confirmation questions, the tool calls and their results, the replies (the newest
+    ``MESSAGES_MAX``). A turn's own messages are added when it ends or a question is answered."""
     request_key: str | None
     """The idempotency key of the latest message, as keel's service gives it."""
     command: Annotated[CommandName | None, EphemeralValue]
@@ -240,12 +271,6 @@ class KeelState(TypedDict, total=False):
     """The response node ended the turn (complete, or the loop limit)."""
     turn_note: str | None
     """A note for the user added by the response node (e.g. the loop limit was hit)."""
-    awaiting: ConfirmationRequest | None
-    """The confirmation the turn waits for in TOOL_EXECUTION: the next message answers it."""
-    answer: str | None
-    """The next message, when it answers ``awaiting`` (a plain new input on a paused thread)."""
-    confirmations: dict[str, str]
-    """Answers given in this turn, by tool call id."""
     stop_requested: bool
     """The caller stopped the turn (the API's cancel): the response node ends it at once."""
     turn_deadline: float | None
@@ -267,8 +292,8 @@ class TurnOutput(TypedDict, total=False):
     todolist: Todolist | None
     topic: Topic | None
     window: list[AnyMessage]
+    messages: list[AnyMessage]
     turn_note: str | None
-    awaiting: ConfirmationRequest | None
 
 
 def bump(stats: Stats | None, key: str, by: int = 1) -> Stats:
@@ -302,9 +327,6 @@ def turn_start(**fields: Any) -> dict[str, Any]:
         "complete": False,
         "turn_over": False,
         "turn_note": None,
-        "awaiting": None,
-        "answer": None,
-        "confirmations": {},
         "stop_requested": False,
         "turn_deadline": None,
         "out_of_time": False,

@@ -1,11 +1,18 @@
 """Asking before a destructive tool call, and reading the answer: tool_execution's questions.
 
 A tool declared with a ``Confirm`` (delete and rename) runs only after a yes. ``confirmed`` goes
-through the assistant's calls before any runs: a call the user's message already confirmed, or
-one answered (``decide``), gets its result or a stand-in (a "no" answers it as cancelled); a call
-still unasked raises ``Ask`` with the question (``ConfirmationRequest``: the calls it decides,
-each change named in full). ``call_key`` names a tool call for the ledger and the log, the same
-in every re-run of the turn.
+through the assistant's calls before any runs. Unless the turn's own message said yes ("delete
+task 3, yes I'm sure"), the calls that need one are asked about in one question: LangGraph's
+``interrupt`` with an ``ApprovalRequest`` (LangChain's human-in-the-loop request, the question in
+words beside it). It is answered by ``Command(resume=...)``, with decisions (Agent Chat UI's
+Approve and Reject) or with the answer's text, or by the next message typed as a plain input
+(``user_input`` adds it to ``messages`` after the question, and the graph comes back here). A yes
+runs the calls, a no cancels them, an unclear answer asks again ("Please answer yes or no."), and a
+new request instead of an answer ("add eggs") cancels them and is then carried out. A call whose
+task is not there is left out of the question and answers its error. LangGraph runs the node
+again from its start when it is resumed: the question is asked, and every answer read, before
+anything is changed. ``call_key`` names a tool call for the ledger and the log, the same in every
+run of the turn.
 """
 
 from __future__ import annotations
@@ -13,87 +20,43 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import cast
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
 
 import structlog
-from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from keel.nodes.run_context import KeelContext
-from keel.nodes.state.confirmation import ConfirmationChange, ConfirmationRequest
+from keel.nodes.models.markers import SYNTHETIC
+from keel.nodes.run_context import KeelContext, conversation_id
+from keel.nodes.state.confirmation import ApprovalRequest, ConfirmationChange, approval_request
 from keel.nodes.state.schema import KeelState
-from keel.nodes.support.message_log import log_exchange
-from keel.tools.answers import answer_of, is_yes
+from keel.nodes.support.message_log import flush, log_exchange
+from keel.tools.answers import answer_of
 from keel.tools.calls import run_tool_call
+from keel.tools.ledger import has_run
 from keel.tools.spec import Confirm, confirmations, question
 from keel.tools.todo import GET
 from keel.tools.understanding import confirms, parse_intents
 
 log = structlog.get_logger(__name__)
 
-
-def confirmation_request(
-    asks: list[tuple[ToolCall, Confirm]],
-    asked: int = 1,
-    missing: dict[str, str] | None = None,
-    titles: dict[str, str] | None = None,
-) -> ConfirmationRequest:
-    """One question for the calls that need a yes: what, on which tasks, the prompt, the calls.
-
-    ``missing``: the calls left out of the question because their task is not there, with the
-    error each one answers (kept, so that no later answer runs them). ``titles``: each call's
-    task title when it was asked (by call id), so the question names what will change.
-    """
-    first, confirm = asks[0]
-    prompt = question([(c, call["args"]) for call, c in asks])
-    titles = titles or {}
-    return {
-        "action": confirm.verb,
-        "task_id": first["args"].get(confirm.target),
-        "task_ids": [call["args"].get(c.target) for call, c in asks],
-        "prompt": prompt if asked == 1 else f"Please answer yes or no. {prompt}",
-        "changes": [
-            cast(ConfirmationChange, c.change(call["args"], titles.get(call.get("id") or "")))
-            for call, c in asks
-        ],
-        "tool_call_id": first.get("id"),
-        "tool_call_ids": [call.get("id") or "" for call, _ in asks],
-        "asked": asked,
-        "missing": missing or {},
-        "titles": titles,
-    }
-
-
-def _request(state: KeelState) -> str:
-    """The turn's own request (``content`` holds the answer once one came as a new message)."""
-    for message in state.get("window", []):
-        if isinstance(message, HumanMessage) and (message.id or "").endswith(":user"):
-            return message.text
-    return state.get("content", "")
+Verdict = Literal["yes", "no", "new"]
+"""What an answer says: yes, no, or a new request instead (a no, and then it is carried out)."""
+AGAIN = "Please answer yes or no."
 
 
 def confirm_of(call: ToolCall, runtime: Runtime[KeelContext]) -> Confirm | None:
     """The confirmation the call's tool needs (None: it runs without asking)."""
     return confirmations(runtime.context.resources.tools).get(call["name"])
-
-
-def _cancelled(call: ToolCall, confirm: Confirm) -> ToolMessage:
-    return ToolMessage(
-        confirm.cancelled(call["args"]),
-        tool_call_id=call.get("id") or "",
-        name=call["name"],
-        additional_kwargs={"cancelled": True},
-    )
-
-
-class Ask(Exception):
-    """A call needs a yes that was not asked for yet: the node asks, then waits (next entry)."""
-
-    def __init__(self, request: ConfirmationRequest) -> None:
-        """Carry the question."""
-        self.request = request
 
 
 def call_key(message: AIMessage, call_id: str | None) -> str:
@@ -109,6 +72,55 @@ def call_key(message: AIMessage, call_id: str | None) -> str:
 
 
 KEY_MAX_CHARS = 180
+
+
+def waiting_calls(state: KeelState, tools: Sequence[BaseTool]) -> AIMessage | None:
+    """The assistant message whose calls wait for a yes or no: the turn's window ends with it
+    (none of its calls has run) and one of them needs a confirmation.
+    """  # noqa: D205
+    window = state.get("window") or []
+    last = window[-1] if window else None
+    if not isinstance(last, AIMessage) or not last.tool_calls:
+        return None
+    asking = confirmations(tools)
+    return last if any(c["name"] in asking for c in last.tool_calls) else None
+
+
+def question_id(last: AIMessage, asked: int) -> str:
+    """The id of the ``asked``-th question about ``last``'s calls in ``messages``."""
+    return f"{call_key(last, 'confirmation')}:ask:{asked}"
+
+
+def typed_answers(state: KeelState, last: AIMessage) -> list[str]:
+    """The answers typed to the questions about ``last``'s calls: each user message that follows
+    one of them in ``messages``.
+    """  # noqa: D205
+    prefix = f"{call_key(last, 'confirmation')}:ask:"
+    messages = state.get("messages") or []
+    return [
+        m.text
+        for before, m in zip(messages, messages[1:], strict=False)
+        if m.type == "human" and (before.id or "").startswith(prefix)
+    ]
+
+
+@dataclass
+class Asked:
+    """The question about a message's calls, and what is known before it is answered."""
+
+    request: ApprovalRequest | None
+    """The question (None: no call needs one, or none has its task)."""
+    call_ids: list[str]
+    """The calls it asks about, in order."""
+    missing: dict[str, str] = field(default_factory=dict)
+    """Calls left out of it, their task not there: the error each one answers."""
+
+    def put(self, asked: int) -> ApprovalRequest:
+        """The request as put the ``asked``-th time (after an unclear answer, "Please answer")."""
+        assert self.request is not None
+        if asked == 1:
+            return self.request
+        return {**self.request, "question": f"{AGAIN} {self.request['question']}"}
 
 
 async def _probe(
@@ -135,115 +147,201 @@ async def _probe(
     return title if isinstance(title, str) else None
 
 
-async def confirmed(
-    last: AIMessage,
-    state: KeelState,
-    runtime: Runtime[KeelContext],
-    answers: dict[str, str],
-) -> dict[str | None, ToolMessage | None]:
-    """For each call of ``last``: None when it may run, else the ToolMessage standing in for it.
-
-    The calls that need a yes are asked about in one question, once; a call runs only if the
-    question named it and the answer was yes. A call whose task is not there is left out of the
-    question and answers its error.
-
-    Raises:
-        Ask: the question has not been put yet, or the answer was unclear.
-    """
-    confirm_of = confirmations(runtime.context.resources.tools)
-    stand_ins: dict[str | None, ToolMessage | None] = {c.get("id"): None for c in last.tool_calls}
-    if confirms(_request(state)):
-        return stand_ins
-    needed = [(call, c) for call in last.tool_calls if (c := confirm_of.get(call["name"]))]
-    if not needed:
-        return stand_ins
-    waiting = state.get("awaiting")
-    ids = {call.get("id") or "" for call in last.tool_calls}
-    if not waiting or not set(waiting.get("tool_call_ids") or ["?"]) <= ids:  # not asked yet
-        missing, titles = {}, {}
-        for call, confirm in needed:
-            found = await _probe(call, confirm, runtime)
-            if isinstance(found, ToolMessage):
-                missing[call.get("id") or ""] = str(found.content)
-            elif found is not None:
-                titles[call.get("id") or ""] = found
-        asks = [(call, c) for call, c in needed if (call.get("id") or "") not in missing]
-        if asks:
-            raise Ask(confirmation_request(asks, missing=missing, titles=titles))
-        waiting = _nothing_asked(missing)
-    elif any(call_id not in answers for call_id in waiting["tool_call_ids"]):
-        answer = str(interrupt(waiting))
-        key = f"answer:{call_key(last, waiting.get('tool_call_id'))}:{waiting.get('asked', 1)}"
-        await log_exchange(runtime, state, key, "user", answer)
-        decide(waiting, answer, needed, answers, runtime.context.resources.tools)
+async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:
+    """The one question about ``last``'s calls that need a yes, each change named in full."""
+    needed = [(call, c) for call in last.tool_calls if (c := confirm_of(call, runtime)) is not None]
+    missing: dict[str, str] = {}
+    titles: dict[str, str] = {}
     for call, confirm in needed:
-        stand_ins[call.get("id")] = _stand_in(call, confirm, waiting, answers)
-    return stand_ins
+        found = await _probe(call, confirm, runtime)
+        if isinstance(found, ToolMessage):
+            missing[call.get("id") or ""] = str(found.content)
+        elif found is not None:
+            titles[call.get("id") or ""] = found
+    asks = [(call, c) for call, c in needed if (call.get("id") or "") not in missing]
+    if not asks:
+        return Asked(None, [], missing)
+    changes = [
+        (
+            call["name"],
+            dict(call["args"]),
+            cast(ConfirmationChange, c.change(call["args"], titles.get(call.get("id") or ""))),
+        )
+        for call, c in asks
+    ]
+    words = question([(c, call["args"]) for call, c in asks])
+    ids = [call.get("id") or "" for call, _ in asks]
+    return Asked(approval_request(changes, words), ids, missing)
 
 
-def _nothing_asked(missing: dict[str, str]) -> ConfirmationRequest:
-    """No question: every call that needed one has no task to act on."""
-    return {
-        "action": "",
-        "task_id": None,
-        "task_ids": [],
-        "prompt": "",
-        "changes": [],
-        "tool_call_id": None,
-        "tool_call_ids": [],
-        "asked": 0,
-        "missing": missing,
-    }
+def _request(state: KeelState) -> str:
+    """The turn's own request, as its window opens."""
+    for message in state.get("window", []):
+        if isinstance(message, HumanMessage) and (message.id or "").endswith(":user"):
+            return message.text
+    return state.get("request", "")
 
 
-def _stand_in(
-    call: ToolCall, confirm: Confirm, waiting: ConfirmationRequest, answers: dict[str, str]
-) -> ToolMessage | None:
-    """None when ``call`` may run: the question named it and the answer was yes."""
-    call_id = call.get("id") or ""
-    missing = (waiting.get("missing") or {}).get(call_id)
-    if missing is not None:
-        return ToolMessage(missing, tool_call_id=call_id, name=call["name"], status="error")
-    if call_id in waiting["tool_call_ids"] and is_yes(answers.get(call_id)):
+def _cancelled(call: ToolCall, confirm: Confirm) -> ToolMessage:
+    return ToolMessage(
+        confirm.cancelled(call["args"]),
+        tool_call_id=call.get("id") or "",
+        name=call["name"],
+        additional_kwargs={"cancelled": True},
+    )
+
+
+@dataclass
+class Answered:
+    """The calls decided: a stand-in for each call that may not run, and what the answers add."""
+
+    stand_ins: dict[str | None, ToolMessage | None]
+    """For each call: None when it may run, else the ToolMessage standing in for it."""
+    shown: list[AnyMessage] = field(default_factory=list)
+    """Questions and answers given through ``Command(resume=...)``, for ``messages``."""
+    new_request: str | None = None
+    """A new request given instead of an answer: carried out once the calls are cancelled."""
+    logged: dict[str, Any] = field(default_factory=dict)
+    """Where the turn's messages went in the log (``branch``), when a question was asked."""
+
+
+async def confirmed(last: AIMessage, state: KeelState, runtime: Runtime[KeelContext]) -> Answered:
+    """Decide every call of ``last``: asked about once (``interrupt``), run only on a yes.
+
+    Answers typed as messages are read first; the graph pauses for one when none decides. Each
+    question is logged before it is put, and an answer counts only for the question as it was put:
+    when the tasks changed in between (the question would now name others), it is put again.
+    """
+    stand_ins: dict[str | None, ToolMessage | None] = {c.get("id"): None for c in last.tool_calls}
+    if confirms(_request(state)) or await _said_yes(last, runtime):
+        return Answered(stand_ins)
+    asked = await ask(last, runtime)
+    verdicts: dict[str, Verdict] = {}
+    answered = Answered(stand_ins)
+    if asked.request is not None:
+        answered.logged = await flush(state, runtime)  # the turn's message first, in the log
+        state = {**state, **answered.logged}  # type: ignore[typeddict-item]
+        tools = runtime.context.resources.tools
+        typed = typed_answers(state, last)
+        for number, answer in enumerate(typed, 1):
+            if await _put(runtime, state, last, asked, number) is not None:
+                await log_exchange(
+                    runtime, state, f"{question_id(last, number)}:answer", "user", answer
+                )
+                if (verdict := reading(answer, asked, tools)) is not None:
+                    verdicts = dict.fromkeys(asked.call_ids, verdict)
+                    answered.new_request = answer if verdict == "new" else None
+        times = len(typed)
+        while not verdicts:
+            times += 1
+            put = await _put(runtime, state, last, asked, times)
+            log.info("confirmation_asked", tasks=len(asked.call_ids), asked=times)
+            value = interrupt(put or asked.put(times))
+            if put is None:  # answered before the tasks changed: put the new question
+                continue
+            key = question_id(last, times)
+            answered.shown.append(AIMessage(put["question"], id=key))
+            verdicts, text = decisions(value, asked, tools)
+            if text is not None:
+                await log_exchange(runtime, state, f"{key}:answer", "user", text)
+                answered.shown.append(HumanMessage(text, id=f"{key}:answer"))
+                if verdicts and next(iter(verdicts.values())) == "new":
+                    answered.new_request = text
+    for call in last.tool_calls:
+        call_id = call.get("id") or ""
+        confirm = confirm_of(call, runtime)
+        if confirm is None:
+            continue
+        if (error := asked.missing.get(call_id)) is not None:
+            stand_ins[call_id] = ToolMessage(
+                error, tool_call_id=call_id, name=call["name"], status="error"
+            )
+        elif verdicts.get(call_id) != "yes":
+            stand_ins[call_id] = _cancelled(call, confirm)
+    return answered
+
+
+async def _said_yes(last: AIMessage, runtime: Runtime[KeelContext]) -> bool:
+    """One of ``last``'s calls that need a yes has run: the yes was given (a run of the turn cut
+    off after it; the ledger gives the calls that ran their results again, and runs the rest).
+    """  # noqa: D205
+    ctx = runtime.context
+    for call in last.tool_calls:
+        if confirm_of(call, runtime) is not None:
+            if await has_run(ctx.resources.store.db, ctx.user_id, call_key(last, call.get("id"))):
+                return True
+    return False
+
+
+async def _put(
+    runtime: Runtime[KeelContext], state: KeelState, last: AIMessage, asked: Asked, times: int
+) -> ApprovalRequest | None:
+    """The ``times``-th question about ``last``'s calls, logged as it is put; None when it was put
+    before in other words (the tasks changed since: an answer to it is no answer to this one).
+    """  # noqa: D205
+    put, key = asked.put(times), question_id(last, times)
+    ctx = runtime.context
+    before = await ctx.resources.messages.content_of(conversation_id(runtime), key)
+    if before is not None and before != put["question"]:
+        log.info("confirmation_changed", asked=times)
         return None
-    return _cancelled(call, confirm)
+    if before is None:
+        await log_exchange(runtime, state, key, "assistant", put["question"])
+    return put
 
 
-def decide(
-    waiting: ConfirmationRequest,
-    answer: str,
-    needed: list[tuple[ToolCall, Confirm]],
-    answers: dict[str, str],
-    tools: Sequence[BaseTool],
-) -> None:
-    """Record ``answer`` for every call the question covers; an unclear one asks again.
+def reading(text: str, asked: Asked, tools: Sequence[BaseTool]) -> Verdict | None:
+    """What a typed answer says (None: it is unclear, and the question is put again).
 
     A new request instead of an answer ("add eggs", "delete task 3 instead") counts as a no,
     whatever yes words it holds; one about the question's own tasks ("yes, delete it") does not.
     """
-    if _new_request(answer, waiting, needed, tools):
-        answer = "no"
-    elif answer_of(answer) is None:
-        asked = [(call, c) for call, c in needed if call.get("id") in waiting["tool_call_ids"]]
-        again = waiting.get("asked", 1) + 1
-        raise Ask(confirmation_request(asked, again, waiting.get("missing"), waiting.get("titles")))
-    for call_id in waiting.get("tool_call_ids") or [waiting.get("tool_call_id") or ""]:
-        answers[call_id] = answer
+    if _new_request(text, asked, tools):
+        return "new"
+    return answer_of(text)
 
 
-def _new_request(
-    answer: str,
-    waiting: ConfirmationRequest,
-    needed: list[tuple[ToolCall, Confirm]],
-    tools: Sequence[BaseTool],
-) -> bool:
-    """``answer`` asks for something the question was not about."""
-    asked_tools = {call["name"] for call, _ in needed}
-    for intent in parse_intents(answer, tools):
+def decisions(
+    value: Any, asked: Asked, tools: Sequence[BaseTool]
+) -> tuple[dict[str, Verdict], str | None]:
+    """The verdict on each asked call from a resume value, and the text answered (if it was one).
+
+    ``{"decisions": [...]}`` holds one decision a call (``approve`` or ``reject``), or one for
+    them all; anything else is read as a typed answer.
+    """
+    if isinstance(value, dict) and isinstance(value.get("decisions"), list):
+        given = [d.get("type") if isinstance(d, dict) else None for d in value["decisions"]]
+        if len(given) == 1:
+            given = given * len(asked.call_ids)
+        if len(given) != len(asked.call_ids) or not set(given) <= {"approve", "reject"}:
+            return {}, None  # asked again: only approve or reject, one for each call or for all
+        return {
+            call_id: ("yes" if d == "approve" else "no")
+            for call_id, d in zip(asked.call_ids, given, strict=True)
+        }, None
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    verdict = reading(text, asked, tools)
+    return (dict.fromkeys(asked.call_ids, verdict) if verdict else {}), text
+
+
+def _new_request(text: str, asked: Asked, tools: Sequence[BaseTool]) -> bool:
+    """``text`` asks for something the question was not about."""
+    assert asked.request is not None
+    actions = asked.request["action_requests"]
+    asked_tools = {a["name"] for a in actions}
+    task_ids = [a["change"]["task_id"] for a in actions]
+    for intent in parse_intents(text, tools):
         if intent.tool not in asked_tools:
             return True
-        if intent.task_id is not None and intent.task_id not in waiting["task_ids"]:
+        if intent.task_id is not None and intent.task_id not in task_ids:
             return True
         if intent.needs_lookup and not intent.refers_back and intent.select is None:
             return True
     return False
+
+
+def carried_on(text: str, last: AIMessage) -> HumanMessage:
+    """A new request given instead of an answer, as the window's next request (logged already)."""
+    return HumanMessage(
+        text, id=f"{call_key(last, 'confirmation')}:new", additional_kwargs={SYNTHETIC: True}
+    )

@@ -50,6 +50,25 @@ def final_answer(window: list[AnyMessage]) -> AIMessage | None:
     return next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
 
 
+def shown(window: list[AnyMessage], note: str | None = None) -> list[AnyMessage]:
+    """The turn's messages as ``messages`` shows them once it ends: what followed the user's
+    message (the assistant's tool calls, their results, the reply, ``note`` after its text), none
+    that keel made for the model alone.
+    """  # noqa: D205
+    final = final_answer(window)
+    kept: list[AnyMessage] = [
+        m
+        for m in window[1:]
+        if m.id and not m.additional_kwargs.get(SYNTHETIC) and m.type in ("ai", "tool")
+    ]
+    if note and final is not None and final.id and final in kept and not final.tool_calls:
+        text = "\n".join(p for p in (final.text.strip(), note) if p)
+        kept[kept.index(final)] = AIMessage(text, id=final.id)
+    elif note and window and window[0].id:  # no answer to add it to: the note alone
+        kept.append(AIMessage(note, id=f"{window[0].id}:note"))
+    return kept
+
+
 def user_message_id(runtime: Runtime[KeelContext], state: KeelState) -> str:
     """The id of the current turn's user message: the message that opens the turn in the log."""
     return f"{conversation_id(runtime)}:{turn_key(state)}:user"

@@ -120,7 +120,8 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
         "response",
     }
     edges = {(e["source"], e["target"]) for e in drawing["edges"]}
-    assert {("user_input", "tool_execution"), ("tool_execution", "tool_execution")} <= edges
+    assert {("user_input", "tool_execution"), ("tool_execution", "response")} <= edges
+    assert ("tool_execution", "tool_execution") not in edges  # a confirmation waits inside
     assert {("user_input", "reset_conversation"), ("reset_conversation", "__end__")} <= edges
     assert {("user_input", "reopen_topic"), ("reopen_topic", "__end__")} <= edges
     schemas = await client.assistants.get_schemas(assistant)
@@ -128,7 +129,7 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
         assert schemas[name], name
     inputs = schemas["input_schema"]
     assert not inputs.get("required")  # a message, or a command
-    assert {"content", "command", "topic_id"} <= set(inputs["properties"])
+    assert {"content", "messages", "command", "topic_id"} <= set(inputs["properties"])
     context = schemas["context_schema"]["properties"]
     assert {"user_id", "loop_limit", "done_marker", "topic_gap_seconds"} <= set(context)
     plain = {"string", "integer", "null"}
@@ -168,10 +169,9 @@ async def test_delete_asks_first_and_either_kind_of_answer_resumes(langgraph_dev
     await client.runs.wait(tid, "keel", input={"content": "Delete task 1"}, context=user)
     paused = await client.threads.get_state(tid)
     assert paused["next"] == ["tool_execution"]
-    assert paused["values"]["agent_state"] == "tool_execution"
-    assert paused["interrupts"][0]["value"]["prompt"] == (
-        "Are you sure you want to delete task 1? (yes/no)"
-    )
+    asked = paused["interrupts"][0]["value"]
+    assert asked["question"] == "Are you sure you want to delete task 1? (yes/no)"
+    assert [a["description"] for a in asked["action_requests"]] == ["Delete task 1 - buy milk"]
     if answer == "command":
         run = await client.runs.wait(tid, "keel", command=Command(resume="yes"), context=user)
     else:
@@ -179,13 +179,49 @@ async def test_delete_asks_first_and_either_kind_of_answer_resumes(langgraph_dev
     assert _texts(run)[-1] == "Deleted task 1: buy milk"
     state = await client.threads.get_state(tid)
     assert state["next"] == [] and state["values"]["agent_state"] == "response"
-    assert state["values"]["awaiting"] is None
+    assert not state["interrupts"]
     history = [m["content"] for m in state["values"]["window"]]
     assert not any("DONE" in str(text) for text in history)
     empty = await client.runs.wait(
         tid, "keel", input={"content": "What's on my list?"}, context=user
     )
     assert _texts(empty)[-1] == "Your list is empty."
+
+
+async def test_a_chat_client_holds_the_conversation_through_messages(langgraph_dev):
+    """What Agent Chat UI sends and reads: ``messages`` in, ``values.messages`` out, Approve."""
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": "studio-messages"}
+    tid = (await client.threads.create())["thread_id"]
+
+    def said(text: str, n: int) -> dict:
+        return {"messages": [{"type": "human", "id": f"ui-{n}", "content": text}]}
+
+    added = await client.runs.wait(tid, "keel", input=said("Add buy milk", 1), context=user)
+    shown = [(m["type"], m["content"]) for m in added["messages"] if m["type"] != "tool"]
+    assert shown[0] == ("human", "Add buy milk") and added["messages"][0]["id"] == "ui-1"
+    assert shown[-1] == ("ai", "Created task: buy milk")
+    await client.runs.wait(tid, "keel", input=said("Add call mom", 2), context=user)
+    await client.runs.wait(tid, "keel", input=said("Delete task 1", 3), context=user)
+    paused = await client.threads.get_state(tid)
+    (asked,) = paused["interrupts"][0]["value"]["action_requests"]
+    assert asked["name"] == "delete_todo_task" and asked["args"] == {"task_id": 1}
+    approved = await client.runs.wait(
+        tid, "keel", command=Command(resume={"decisions": [{"type": "approve"}]}), context=user
+    )
+    assert approved["messages"][-1]["content"] == "Deleted task 1: buy milk"
+    await client.runs.wait(tid, "keel", input=said("Delete task 2", 4), context=user)
+    typed = await client.runs.wait(tid, "keel", input=said("yes", 5), context=user)
+    texts = [m["content"] for m in typed["messages"] if m["type"] != "tool" and m["content"]]
+    assert texts[-4:] == [
+        "Delete task 2",
+        "Are you sure you want to delete task 2? (yes/no)",
+        "yes",
+        "Deleted task 2: call mom",
+    ]
+    assert not any("DONE" in str(m["content"]) for m in typed["messages"])
+    state = await client.threads.get_state(tid)
+    assert not state["interrupts"] and state["values"]["messages"] == typed["messages"]
 
 
 async def test_everyday_words_and_one_question_for_several_under_the_langgraph_server(
@@ -205,7 +241,8 @@ async def test_everyday_words_and_one_question_for_several_under_the_langgraph_s
     assert (await say("bought the milk"))[-1] == "Completed task: milk"
     await say("get rid of the egg one and the bread one")
     paused = await client.threads.get_state(tid)
-    assert paused["interrupts"][0]["value"]["task_ids"] == [1, 3]
+    asked = paused["interrupts"][0]["value"]["action_requests"]
+    assert [a["args"]["task_id"] for a in asked] == [1, 3]
     run = await client.runs.wait(tid, "keel", command=Command(resume="go ahead"), context=user)
     assert _texts(run)[-1] == "Deleted task 1: eggs\nDeleted task 3: bread"
 
@@ -258,7 +295,7 @@ SCRIPT = [
 def _reply(values: dict) -> str:
     interrupts = values.get("__interrupt__") or []
     if interrupts:
-        return interrupts[0]["value"]["prompt"]
+        return interrupts[0]["value"]["question"]
     window = convert_to_messages(values.get("window", []))
     last = next(m for m in reversed(window) if isinstance(m, AIMessage))
     return "\n".join(p for p in (last.text, values.get("turn_note")) if p)
@@ -324,7 +361,7 @@ async def test_a_reset_under_the_langgraph_server_drops_the_waiting_delete(langg
     assert done["topic"]["title"] == "Reset - New Conversation"
     state = await client.threads.get_state(tid)
     assert state["next"] == [] and not state["interrupts"]
-    assert state["values"]["awaiting"] is None and state["values"]["agent_state"] == "response"
+    assert state["values"]["agent_state"] == "response"
     assert state["values"]["audit"][-1]["reason"] == "user_requested"
     later = await client.runs.wait(tid, "keel", input={"content": "yes"}, context=user)
     assert "Deleted" not in _texts(later)[-1]

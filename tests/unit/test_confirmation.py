@@ -37,9 +37,16 @@ async def test_a_no_or_a_new_request_cancels_and_leaves_the_task(memory_keel, an
     cid = str(uuid.uuid4())
     await say(memory_keel, cid, f"Rename task {task['id']} to oat milk")
     result = await say(memory_keel, cid, answer)
-    assert result.reply == f"Cancelled: task {task['id']} was not renamed."
+    assert f"Cancelled: task {task['id']} was not renamed." in result.reply.splitlines()
     assert result.awaiting_confirmation is None
     assert await memory_keel.store.get("local", task["id"]) == task
+    titles = [t["title"] for t in await memory_keel.store.list("local")]
+    if answer == "add eggs":  # a new request instead of an answer: carried out after the no
+        assert result.reply.splitlines()[0] == "Created task: eggs"
+        assert titles == ["buy milk", "eggs"]
+    else:
+        assert result.reply == f"Cancelled: task {task['id']} was not renamed."
+        assert titles == ["buy milk"]
 
 
 @pytest.mark.parametrize("unclear", ["maybe later", "what?", "hmm", "I'm not sure"])

@@ -85,8 +85,8 @@ async def test_command_resume_yes_deletes_a_task_the_question_never_named(memory
     await memory_keel.graph.ainvoke(
         {"content": "delete task 2 and task 4"}, config, context=context
     )
-    state = (await memory_keel.graph.aget_state(config)).values
-    assert state["awaiting"]["prompt"] == "Are you sure you want to delete task 2? (yes/no)"
+    (asked,) = (await memory_keel.graph.aget_state(config)).interrupts
+    assert asked.value["question"] == "Are you sure you want to delete task 2? (yes/no)"
     await memory_keel.store.create("local", "new important task")  # task 4, made elsewhere
     await memory_keel.graph.ainvoke(Command(resume="yes"), config, context=context)
     assert "new important task" in [t[1] for t in await titles(memory_keel)]

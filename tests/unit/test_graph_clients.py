@@ -9,15 +9,17 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.graphs.builder import build_graph
+from keel.graphs.result import agent_state_of
 from keel.graphs.runner import thread_config
 from keel.nodes.models.chat import build_agent_model, said_done
 from keel.nodes.models.markers import DoneLines
+from keel.nodes.reset_conversation import RESET_MESSAGE
 from keel.tools.next_step import record_next_step
 from keel.tools.todo import TODO_TOOLS
 from tests.helpers import strip_done
@@ -42,14 +44,28 @@ async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer
     await paused_on_delete(memory_keel, cid, context)
     snap = await memory_keel.graph.aget_state(thread_config(cid))
     assert snap.next == ("tool_execution",)
-    assert snap.values["agent_state"] == "tool_execution"  # right at the interrupt
-    assert snap.values["awaiting"]["prompt"] == "Are you sure you want to delete task 1? (yes/no)"
+    assert agent_state_of(snap) == "tool_execution"  # it waits inside
+    (waiting,) = snap.interrupts
+    assert waiting.value["question"] == "Are you sure you want to delete task 1? (yes/no)"
+    (action,) = waiting.value["action_requests"]  # LangChain's human-in-the-loop request
+    assert action["name"] == "delete_todo_task" and action["args"] == {"task_id": 1}
+    assert action["description"] == "Delete task 1 - buy milk"
+    assert waiting.value["review_configs"] == [
+        {"action_name": "delete_todo_task", "allowed_decisions": ["approve", "reject"]}
+    ]
     graph_input = {"content": "yes"} if answer == "plain" else Command(resume="yes")
     done = await memory_keel.graph.ainvoke(graph_input, thread_config(cid), context=context)
     assert last_ai(done).text == "Deleted task 1: buy milk"
     assert await memory_keel.store.list("local") == []
     after = await memory_keel.graph.aget_state(thread_config(cid))
-    assert after.next == () and after.values["awaiting"] is None
+    assert after.next == () and not after.interrupts
+    shown = [(m.type, m.text) for m in after.values["messages"] if m.type != "tool" and m.text]
+    assert shown[-4:] == [
+        ("human", "Delete task 1"),
+        ("ai", "Are you sure you want to delete task 1? (yes/no)"),
+        ("human", "yes"),
+        ("ai", "Deleted task 1: buy milk"),
+    ]
     assert after.values["stats"]["turns"] == 2  # the answer is no turn of its own
 
 
@@ -71,13 +87,74 @@ async def test_two_deletes_in_one_message_are_asked_once(memory_keel):
     await memory_keel.graph.ainvoke(
         {"content": "Delete task 1; delete task 2"}, config, context=context
     )
-    asked = (await memory_keel.graph.aget_state(config)).values["awaiting"]
-    assert asked["task_ids"] == [1, 2]
-    assert asked["prompt"] == "Are you sure you want to delete 2 tasks (1, 2)? (yes/no)"
+    (asked,) = (await memory_keel.graph.aget_state(config)).interrupts
+    assert [a["args"]["task_id"] for a in asked.value["action_requests"]] == [1, 2]
+    assert asked.value["question"] == "Are you sure you want to delete 2 tasks (1, 2)? (yes/no)"
     unclear = await memory_keel.graph.ainvoke(Command(resume="hmm?"), config, context=context)
-    assert unclear["awaiting"]["prompt"].startswith("Please answer yes or no.")
+    assert unclear["__interrupt__"][0].value["question"].startswith("Please answer yes or no.")
     await memory_keel.graph.ainvoke(Command(resume="sure thing"), config, context=context)
     assert [t["title"] for t in await memory_keel.store.list("local")] == ["jam"]
+
+
+@pytest.mark.parametrize(
+    ("decisions", "left"),
+    [
+        ([{"type": "approve"}], ["jam"]),  # one decision for all
+        ([{"type": "reject", "message": "keep them"}], ["milk", "eggs", "jam"]),
+        ([{"type": "approve"}, {"type": "reject"}], ["eggs", "jam"]),  # one a call
+    ],
+)
+async def test_agent_chat_uis_decisions_answer_the_question(memory_keel, decisions, left):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    config = thread_config(cid)
+    for title in ("milk", "eggs", "jam"):
+        await memory_keel.graph.ainvoke({"content": f"Add {title}"}, config, context=context)
+    await memory_keel.graph.ainvoke(
+        {"messages": [HumanMessage("Delete task 1; delete task 2", id="ui-1")]},
+        config,
+        context=context,
+    )
+    assert (await memory_keel.graph.aget_state(config)).interrupts
+    done = await memory_keel.graph.ainvoke(
+        Command(resume={"decisions": decisions}), config, context=context
+    )
+    assert [t["title"] for t in await memory_keel.store.list("local")] == left
+    assert "__interrupt__" not in done
+    assert done["messages"][-1].type == "ai" and "DONE" not in done["messages"][-1].text
+
+
+async def test_a_decision_it_cannot_take_asks_again(memory_keel):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    await paused_on_delete(memory_keel, cid, context)
+    config = thread_config(cid)
+    edited = {"type": "edit", "edited_action": {"name": "delete_todo_task", "args": {"task_id": 9}}}
+    again = await memory_keel.graph.ainvoke(
+        Command(resume={"decisions": [edited]}), config, context=context
+    )
+    assert again["__interrupt__"][0].value["question"].startswith("Please answer yes or no.")
+    assert [t["title"] for t in await memory_keel.store.list("local")] == ["buy milk"]
+
+
+async def test_the_conversation_is_in_messages_for_langgraphs_chat_clients(memory_keel):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    config = thread_config(cid)
+    said = {"messages": [HumanMessage([{"type": "text", "text": "Add buy milk"}], id="ui-1")]}
+    added = await memory_keel.graph.ainvoke(said, config, context=context)
+    assert [(m.type, m.text) for m in added["messages"] if m.type != "tool" and m.text] == [
+        ("human", "Add buy milk"),
+        ("ai", "Created task: buy milk"),
+    ]
+    assert added["messages"][0].id == "ui-1"  # the client's own message, not a copy
+    assert any(m.type == "tool" for m in added["messages"])  # the call and its result
+    listed = await memory_keel.graph.ainvoke({"content": "List my tasks"}, config, context=context)
+    texts = [m.text for m in listed["messages"] if m.type != "tool" and m.text]
+    assert texts[:2] == ["Add buy milk", "Created task: buy milk"]
+    assert texts[2] == "List my tasks" and "buy milk" in texts[-1]
+    reset = await memory_keel.graph.ainvoke(
+        {"messages": [HumanMessage("/reset", id="ui-2")]}, config, context=context
+    )
+    assert [m.text for m in reset["messages"]][-2:] == ["/reset", RESET_MESSAGE]
+    assert reset["mission"] is None
 
 
 async def test_the_messages_stream_carries_only_assistant_text_without_done(memory_keel):

@@ -143,7 +143,7 @@ async def test_resume_backs_up_and_keeps_ten(keel):
         restored = await saver.aget_tuple(
             {"configurable": {"thread_id": kept[0], "checkpoint_ns": ""}}
         )
-        assert restored is not None and restored.checkpoint["channel_values"]["content"].startswith(
+        assert restored is not None and restored.checkpoint["channel_values"]["request"].startswith(
             "hello"
         )
 

@@ -111,7 +111,7 @@ async def test_a_replayed_return_changes_nothing(keel):
         await chat(keel, cid, model, message, reply)
     puppy = (await keel.topics.list(cid))[0]
     before = (await keel.graph.aget_state(thread_config(cid))).values
-    state = {**before, "content": BACK[0], "stats": {"turns": 4}}
+    state = {**before, "request": BACK[0], "stats": {"turns": 4}}
     context = await prepared(keel.context(model=model))
     info = ExecutionInfo(checkpoint_id="", checkpoint_ns="", task_id="", thread_id=cid)
     runtime = Runtime(context=context, stream_writer=lambda _: None, execution_info=info)
