@@ -67,10 +67,17 @@ def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any)
     }
 
 
+def task_line(task: dict[str, Any]) -> str:
+    """One task as a line of a task list: "- [ ] 2. call mom", "- [x] 4. pay rent"."""
+    return f"- [{'x' if task['completed'] else ' '}] {task['id']}. {task['title']}"
+
+
 def describe_page(page: dict[str, Any]) -> str:
     """A page of tasks as the offline model shows it, with where the page is in the list.
 
-    A page asked for as a count (``asked``: "count") is told as how many there are.
+    The tasks are a task list (``task_line``) that reads as plain text and renders as Markdown
+    (checkboxes, the ids kept: a numbered list would renumber them). A page asked for as a count
+    (``asked``: "count") is told as how many there are.
     """
     tasks = page.get("tasks") or []
     total = page.get("total", len(tasks))
@@ -81,16 +88,14 @@ def describe_page(page: dict[str, Any]) -> str:
         if total:
             return f"No more tasks: you have {total:,} in all."
         return f"You have no {which}tasks." if which else "Your list is empty."
-    lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
+    lines = [task_line(t) for t in tasks]
     first = page.get("offset", 0) + 1
     shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
     if page.get("next_offset") is not None:
-        lines.append(f'({shown}; say "{MORE_TASKS}" for the next ones)')
+        lines.append(f'\n({shown}; say "{MORE_TASKS}" for the next ones)')
     elif first > 1:
-        lines.append(f"({shown}; that was the last of them)")
-    return (
-        f"Your {which}tasks:\n" + "\n".join(lines) if which else "Your tasks:\n" + "\n".join(lines)
-    )
+        lines.append(f"\n({shown}; that was the last of them)")
+    return f"Your {which}tasks:\n" + "\n".join(lines)
 
 
 def _count(total: int, tasks: list[dict[str, Any]], which: str) -> str:
@@ -143,6 +148,5 @@ def describe_found(result: dict[str, Any]) -> str:
         if not tasks:
             parts.append(f"Nothing on your list matches '{what}'.")
             continue
-        lines = [f"  {t['id']}. [{'x' if t['completed'] else ' '}] {t['title']}" for t in tasks]
-        parts.append(f"Tasks about '{what}':\n" + "\n".join(lines))
+        parts.append(f"Tasks about '{what}':\n" + "\n".join(task_line(t) for t in tasks))
     return "\n".join(parts)

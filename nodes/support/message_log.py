@@ -52,8 +52,8 @@ def final_answer(window: list[AnyMessage]) -> AIMessage | None:
 
 def shown(window: list[AnyMessage], note: str | None = None) -> list[AnyMessage]:
     """The turn's messages as ``messages`` shows them once it ends: what followed the user's
-    message (the assistant's tool calls, their results, the reply, ``note`` after its text), none
-    that keel made for the model alone.
+    message (the assistant's tool calls, their results, the reply with ``note`` after its text, as
+    Markdown that keeps its lines), none that keel made for the model alone.
     """  # noqa: D205
     final = final_answer(window)
     kept: list[AnyMessage] = [
@@ -61,12 +61,25 @@ def shown(window: list[AnyMessage], note: str | None = None) -> list[AnyMessage]
         for m in window[1:]
         if m.id and not m.additional_kwargs.get(SYNTHETIC) and m.type in ("ai", "tool")
     ]
-    if note and final is not None and final.id and final in kept and not final.tool_calls:
+    if final is not None and final.id and final in kept and not final.tool_calls:
         text = "\n".join(p for p in (final.text.strip(), note) if p)
-        kept[kept.index(final)] = AIMessage(text, id=final.id)
+        kept[kept.index(final)] = AIMessage(paragraphs(text), id=final.id)
     elif note and window and window[0].id:  # no answer to add it to: the note alone
-        kept.append(AIMessage(note, id=f"{window[0].id}:note"))
+        kept.append(AIMessage(paragraphs(note), id=f"{window[0].id}:note"))
     return kept
+
+
+def paragraphs(text: str) -> str:
+    """``text`` as Markdown that shows its lines as they are: a blank line between two lines that
+    are not items of one list (Markdown joins them into one line otherwise).
+    """  # noqa: D205
+    lines = text.split("\n")
+    out = lines[:1]
+    for before, line in zip(lines, lines[1:], strict=False):
+        if before.strip() and line.strip() and not line.startswith("- "):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)
 
 
 def user_message_id(runtime: Runtime[KeelContext], state: KeelState) -> str:

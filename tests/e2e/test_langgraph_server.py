@@ -326,7 +326,7 @@ async def test_remote_graph_replies_as_keel_serve_does(langgraph_dev, tmp_path):
         "Are you sure you want to delete task 1? (yes/no)",
         "Cancelled: task 1 was not deleted.",
     ]
-    assert served[-1] == "Your tasks:\n  2. [x] call dad"
+    assert served[-1] == "Your tasks:\n- [x] 2. call dad"
 
 
 async def test_an_unannounced_shift_and_a_return_under_the_langgraph_server(langgraph_dev):

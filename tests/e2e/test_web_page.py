@@ -150,7 +150,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator(".event", has_text="Starting new query")).to_have_count(0)
 
     listed = say(page, "What's on my list?")
-    expect(listed.locator(".text")).to_have_text("Your tasks:\n  1. [ ] buy milk")
+    expect(listed.locator(".text")).to_have_text("Your tasks:\n- [ ] 1. buy milk")
 
     # A destructive step waits for a yes: the Yes button answers it.
     say(page, "Delete task 1")

@@ -37,7 +37,7 @@ def test_the_done_when_session_and_reopening_it(tmp_path):
     assert first.returncode == 0, first.stderr
     out = first.stdout
     assert "Created task: buy milk" in out
-    assert "1. [ ] buy milk" in out
+    assert "- [ ] 1. buy milk" in out
     assert "Are you sure you want to delete task 1? (yes/no)" in out
     cid = conversation_id(out)
 

@@ -79,7 +79,7 @@ async def test_a_killed_turn_is_finished_on_the_next_call(durable_url, pause):
     out = after.stdout
     assert "Finished the turn that was cut off last time:" in out
     assert out.index("Created task: buy milk") < out.index("Your tasks:")
-    assert "1. [ ] buy milk" in out
+    assert "- [ ] 1. buy milk" in out
 
     tasks, log, ledger = await tasks_and_log(durable_url, cid)
     assert [t["title"] for t in tasks] == ["buy milk"]  # exactly once
@@ -112,7 +112,7 @@ async def test_a_kill_after_the_model_asked_for_a_tool_finishes_that_turn_once(d
     assert after.returncode == 0, after.stderr
     assert "Finished the turn that was cut off last time:" in after.stdout
     assert after.stdout.count("Created task: buy milk") == 1
-    assert "1. [ ] buy milk" in after.stdout
+    assert "- [ ] 1. buy milk" in after.stdout
 
     tasks, log, ledger = await tasks_and_log(durable_url, cid)
     assert [t["title"] for t in tasks] == ["buy milk"] and ledger == 1
@@ -123,7 +123,7 @@ async def test_a_kill_after_the_model_asked_for_a_tool_finishes_that_turn_once(d
         ("user", "Add buy milk"),
         ("assistant", "Created task: buy milk"),  # once: no reply logged twice
         ("user", "Show all"),
-        ("assistant", "Your tasks:\n  1. [ ] buy milk"),
+        ("assistant", "Your tasks:\n- [ ] 1. buy milk"),
     ]
     assert [m.role for m in log] == ["user", "tool", "assistant"] * 2
     async with open_checkpointer(durable_url) as saver:
@@ -164,7 +164,7 @@ async def test_a_kill_after_a_confirmed_delete_finishes_it_and_asks_nothing_agai
     assert "Finished the turn that was cut off last time:" in after.stdout
     assert "Deleted task 1: buy milk" in after.stdout
     assert "Please answer yes or no" not in after.stdout
-    assert "1. [ ] eggs" in after.stdout or "2. [ ] eggs" in after.stdout
+    assert "- [ ] 1. eggs" in after.stdout or "- [ ] 2. eggs" in after.stdout
     tasks, log, _ = await tasks_and_log(durable_url, cid)
     assert [t["title"] for t in tasks] == ["eggs"]
     said = [(m.role, m.content) for m in log if m.role != "tool"]
@@ -183,7 +183,7 @@ async def test_a_turn_another_process_lost_is_finished_by_a_process_that_knew_th
         killed_at_tool_commit(durable_url, cid, "Add eggs")
         answer = say(first, cid, "Show all", status=200).json()
         assert answer["recovered_reply"] == "Created task: eggs"
-        assert answer["reply"] == "Your tasks:\n  1. [ ] buy milk\n  2. [ ] eggs"
+        assert answer["reply"] == "Your tasks:\n- [ ] 1. buy milk\n- [ ] 2. eggs"
     tasks, log, ledger = await tasks_and_log(durable_url, cid)
     assert [t["title"] for t in tasks] == ["buy milk", "eggs"] and ledger == 2
     users = [m.content for m in log if m.role == "user"]
@@ -202,7 +202,7 @@ async def test_an_edit_cut_off_is_finished_on_its_own_branch(durable_url):
         killed_at_tool_commit(durable_url, cid, "Add plums", pears["checkpoint_id"])
         answer = say(first, cid, "Show all", status=200).json()
         assert answer["recovered_reply"] == "Created task: plums"
-        assert answer["reply"] == "Your tasks:\n  1. [ ] apples\n  2. [ ] pears\n  3. [ ] plums"
+        assert answer["reply"] == "Your tasks:\n- [ ] 1. apples\n- [ ] 2. pears\n- [ ] 3. plums"
         shown = [m["content"] for m in httpx.get(log_url).json() if m["role"] == "user"]
         assert shown == ["Add apples", "Add plums", "Show all"]
         edited = [m for m in httpx.get(log_url).json() if m["content"] == "Add plums"][0]

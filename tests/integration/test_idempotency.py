@@ -104,7 +104,7 @@ def test_a_retry_after_the_server_died_mid_turn_runs_the_message_once(durable_ur
         said = [(m["role"], m["content"]) for m in log if m["content"] and m["role"] != "tool"]
         assert said == [("user", "Add buy milk"), ("assistant", "Created task: buy milk")]
         after = post(server.url, cid, "What's on my list?", str(uuid.uuid4())).json()
-        assert after["reply"] == "Your tasks:\n  1. [ ] buy milk" and not after["replayed"]
+        assert after["reply"] == "Your tasks:\n- [ ] 1. buy milk" and not after["replayed"]
 
 
 @pytest.mark.parametrize("pause", PAUSES)

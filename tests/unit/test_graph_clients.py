@@ -225,3 +225,15 @@ def test_done_lines_give_what_strip_done_gives(pieces):
     lines = DoneLines()
     out = [p for piece in pieces for p in lines.feed(piece)] + lines.flush()
     assert "".join(out) == strip_done("".join(pieces)) and lines.done
+
+
+async def test_replies_in_messages_render_as_markdown_and_read_as_text(memory_keel):
+    cid, context = str(uuid.uuid4()), memory_keel.context()
+    config = thread_config(cid)
+    two = await memory_keel.graph.ainvoke({"content": "Add eggs, milk"}, config, context=context)
+    assert last_ai(two).text == "Created task: eggs\nCreated task: milk"  # keel's own clients
+    assert two["messages"][-1].text == "Created task: eggs\n\nCreated task: milk"  # paragraphs
+    await memory_keel.graph.ainvoke({"content": "Complete task 2"}, config, context=context)
+    listed = await memory_keel.graph.ainvoke({"content": "Show all"}, config, context=context)
+    expected = "Your tasks:\n- [ ] 1. eggs\n- [x] 2. milk"  # a task list: the ids kept
+    assert last_ai(listed).text == expected and listed["messages"][-1].text == expected

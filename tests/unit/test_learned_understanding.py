@@ -295,7 +295,7 @@ async def test_a_yes_to_a_guess_makes_the_task_guessed(memory_keel, given, text,
     [
         ("the first", "Created task: eggs"),
         ("add it", "Created task: eggs"),
-        ("the second one", "Your tasks:\n  1. [ ] milk"),
+        ("the second one", "Your tasks:\n- [ ] 1. milk"),
         ("yes", None),  # a yes to two guesses chooses neither
     ],
 )

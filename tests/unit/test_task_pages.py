@@ -155,14 +155,14 @@ def test_the_next_page_is_found_in_a_history_cut_short():
         {"role": "user", "content": "show more tasks", "at": "", "section": "current"},
         {"role": "tool", "content": f"list_todo_tasks: {json.dumps(page)}"[:1999] + "…",
          "at": "", "section": "current"},
-        {"role": "assistant", "content": "Your tasks:\n  51. [ ] a" + "…", "at": "",
+        {"role": "assistant", "content": "Your tasks:\n- [ ] 51. a" + "…", "at": "",
          "section": "current"},
         {"role": "tool", "content": f"list_todo_tasks: {json.dumps(lookup)}", "at": "",
          "section": "current"},
     ]  # fmt: skip
     text = render_history(history, False)
     assert next_page_offset([SystemMessage("prompt"), SystemMessage(text)]) == 100
-    shown = 'Your tasks:\n  1. [ ] a\n(showing 101-150 of 6,700; say "show more tasks" for the…)'
+    shown = 'Your tasks:\n- [ ] 1. a\n(showing 101-150 of 6,700; say "show more tasks" for the…)'
     older = [{"role": "assistant", "content": shown, "at": "", "section": "earlier"}]
     both = render_history(older + history, False)
     assert next_page_offset([SystemMessage(both)]) == 100  # the current section is newer
@@ -221,8 +221,8 @@ async def test_a_list_turn_over_hundreds_of_tasks_is_one_bounded_page(keel):
     cid = str(uuid.uuid4())
     result = await say(keel, cid, "What's on my list?")
     lines = result.reply.splitlines()
-    assert lines[0] == "Your tasks:" and lines[1] == f"  1. [ ] {title(1)}"
-    assert lines[50] == f"  50. [ ] {title(50)}" and title(51) not in result.reply
+    assert lines[0] == "Your tasks:" and lines[1] == f"- [ ] 1. {title(1)}"
+    assert lines[50] == f"- [ ] 50. {title(50)}" and title(51) not in result.reply
     assert lines[-1] == '(showing 1-50 of 300; say "show more tasks" for the next ones)'
     assert len(result.reply.encode()) < BOUND
     assert (
@@ -245,7 +245,7 @@ async def test_show_more_tasks_lists_the_next_page(keel, long_titles):
     more = await say(keel, cid, "show more tasks")
     assert [c["args"] for c in more.tool_calls] == [{"offset": 50}]
     lines = more.reply.splitlines()
-    assert lines[1].startswith(f"  51. [ ] {title(51)}") and f"{title(50)} " not in more.reply
+    assert lines[1].startswith(f"- [ ] 51. {title(51)}") and f"{title(50)} " not in more.reply
     assert lines[-1] == '(showing 51-100 of 120; say "show more tasks" for the next ones)'
     last = await say(keel, cid, "next page")
     assert last.reply.splitlines()[-1] == "(showing 101-120 of 120; that was the last of them)"
@@ -256,7 +256,7 @@ async def test_show_more_tasks_lists_the_next_page(keel, long_titles):
 async def test_a_short_list_is_shown_whole_as_before(keel):
     await fill(keel, 3)
     result = await say(keel, str(uuid.uuid4()), "What's on my list?")
-    assert result.reply == "Your tasks:\n" + "\n".join(f"  {n}. [ ] {title(n)}" for n in (1, 2, 3))
+    assert result.reply == "Your tasks:\n" + "\n".join(f"- [ ] {n}. {title(n)}" for n in (1, 2, 3))
 
 
 async def test_a_task_beyond_the_first_page_is_found_by_title(keel):
@@ -284,6 +284,6 @@ async def test_an_exact_title_among_many_similar_ones_is_found(keel):
 
 def test_the_rule_model_answers_from_an_ai_page_given_as_messages():
     """A caller that gives earlier turns as messages (not a history text) pages on too."""
-    shown = AIMessage('Your tasks:\n  1. [ ] a\n(showing 1-50 of 70; say "show more tasks" …)')
+    shown = AIMessage('Your tasks:\n- [ ] 1. a\n(showing 1-50 of 70; say "show more tasks" …)')
     [call] = decide([HumanMessage("list"), shown, HumanMessage("next page")], NAMES).tool_calls
     assert call["args"] == {"offset": 50}

@@ -80,7 +80,7 @@ async def test_questions_about_the_list(keel):
     assert "buy milk" in left and "call mom" not in left
     assert (await say(keel, cid, "what's task 3?")).reply == "Task 3: book dentist (open)"
     found = (await say(keel, cid, "anything about the dentist?")).reply
-    assert "3. [ ] book dentist" in found
+    assert "- [ ] 3. book dentist" in found
 
 
 async def test_whole_list_requests_ask_once(keel):
