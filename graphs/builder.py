@@ -55,6 +55,7 @@ from keel.nodes.state.schema import (
     bounded_window,
 )
 from keel.nodes.support.in_flight import noted
+from keel.nodes.support.message_log import with_conversation
 from keel.nodes.tool_execution import tool_execution
 from keel.nodes.topic import topic_detect
 from keel.nodes.user_input import user_input
@@ -94,7 +95,7 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
         if enters is not None:
             log.debug("transition", src=str(source), dst=str(enters))
             update = {**update, "agent_state": enters.value}
-        return update
+        return with_conversation(update)
 
     run_node.__name__ = run_node.__qualname__ = name
     return run_node

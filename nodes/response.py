@@ -27,7 +27,7 @@ from keel.nodes.models.events import turn_timed_out
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.progress import close_open_steps
 from keel.nodes.state.schema import KeelState, open_items, unstreamed
-from keel.nodes.support.message_log import flush, shown
+from keel.nodes.support.message_log import finished, flush
 
 log = structlog.get_logger(__name__)
 
@@ -54,7 +54,7 @@ async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str,
     if update.get("turn_over"):
         note = update.get("turn_note") or state.get("turn_note")  # tool_execution's, if any
         update.update(await flush(state, runtime, True, note))
-        update["messages"] = unstreamed(shown(state.get("window", []), note))
+        update["messages"] = unstreamed(finished(state.get("window", []), note))
         update["last_message_at"] = runtime.context.resources.clock().isoformat()
     return update
 

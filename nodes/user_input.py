@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 import structlog
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
@@ -109,5 +109,10 @@ async def answering(
     put = AIMessage(text, id=key)
     if content is not None:
         return [put, HumanMessage(content, id=f"{key}:answer")]
-    messages = list(state.get("messages") or [])
+    waiting = {c.get("id") for c in last.tool_calls}
+    messages = [  # a chat client's stand-in results for the waiting calls go: theirs follow
+        m
+        for m in state.get("messages") or []
+        if not (isinstance(m, ToolMessage) and m.tool_call_id in waiting)
+    ]
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages[:-1], put, messages[-1]]

@@ -22,7 +22,7 @@ from langgraph.runtime import Runtime
 from keel.nodes.models.markers import SYNTHETIC
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import logged, place, turn_key
-from keel.nodes.state.schema import KeelState
+from keel.nodes.state.schema import UNSTREAMED, KeelState, unstreamed
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 
@@ -50,23 +50,36 @@ def final_answer(window: list[AnyMessage]) -> AIMessage | None:
     return next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
 
 
-def shown(window: list[AnyMessage], note: str | None = None) -> list[AnyMessage]:
-    """The turn's messages as ``messages`` shows them once it ends: what followed the user's
-    message (the assistant's tool calls, their results, the reply with ``note`` after its text, as
-    Markdown that keeps its lines), none that keel made for the model alone.
+def with_conversation(update: dict[str, Any]) -> dict[str, Any]:
+    """``update`` with what it adds to the window added to ``messages`` too, as it happens: the
+    assistant's messages and the tool results (the user's message joins at user_input; what keel
+    makes for the model alone never), after what the node adds itself (a question and its answer).
+    """  # noqa: D205
+    window = update.get("window")
+    added = window[UNSTREAMED] if isinstance(window, dict) else window
+    shown = [
+        m
+        for m in added or []
+        if m.type in ("ai", "tool") and m.id and not m.additional_kwargs.get(SYNTHETIC)
+    ]
+    if not shown:
+        return update
+    own = update.get("messages")
+    before = list(own[UNSTREAMED] if isinstance(own, dict) else own or [])
+    return {**update, "messages": unstreamed([*before, *shown])}
+
+
+def finished(window: list[AnyMessage], note: str | None = None) -> list[AnyMessage]:
+    """The turn's reply as ``messages`` keeps it once the turn ends: as Markdown that keeps its
+    lines, ``note`` after its text (or the note alone, when there is no reply to add it to).
     """  # noqa: D205
     final = final_answer(window)
-    kept: list[AnyMessage] = [
-        m
-        for m in window[1:]
-        if m.id and not m.additional_kwargs.get(SYNTHETIC) and m.type in ("ai", "tool")
-    ]
-    if final is not None and final.id and final in kept and not final.tool_calls:
+    if final is not None and final.id and not final.tool_calls and final is window[-1]:
         text = "\n".join(p for p in (final.text.strip(), note) if p)
-        kept[kept.index(final)] = AIMessage(paragraphs(text), id=final.id)
-    elif note and window and window[0].id:  # no answer to add it to: the note alone
-        kept.append(AIMessage(paragraphs(note), id=f"{window[0].id}:note"))
-    return kept
+        return [AIMessage(paragraphs(text), id=final.id)]
+    if note and window and window[0].id:
+        return [AIMessage(paragraphs(note), id=f"{window[0].id}:note")]
+    return []
 
 
 def paragraphs(text: str) -> str:

@@ -53,6 +53,8 @@ async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer
     assert waiting.value["review_configs"] == [
         {"action_name": "delete_todo_task", "allowed_decisions": ["approve", "reject"]}
     ]
+    asking = snap.values["messages"][-1]  # a chat client shows the card under the calls
+    assert asking.type == "ai" and [c["name"] for c in asking.tool_calls] == ["delete_todo_task"]
     graph_input = {"content": "yes"} if answer == "plain" else Command(resume="yes")
     done = await memory_keel.graph.ainvoke(graph_input, thread_config(cid), context=context)
     assert last_ai(done).text == "Deleted task 1: buy milk"
