@@ -11,9 +11,12 @@
 
 Every node is wrapped so that its ``runtime.context`` is the caller's ``KeelContext`` with the
 process's resources (``keel.graphs.resources.prepared``); the state nodes' wrappers also check the
-transition table and record the new ``agent_state``. The conditional
+transition table and record the new ``agent_state``, and every wrapper adds what its node adds to
+the window (the assistant's messages, the tool results) to ``messages``, the conversation as
+LangGraph's clients show it (``keel.nodes.support.message_log.with_conversation``). The conditional
 edges take their path maps from the same table. Only the assistant's text reaches the
-``messages`` stream: the other nodes write the window as ``unstreamed`` updates.
+``messages`` stream: the other nodes write the window, and everything ``messages``, as
+``unstreamed`` updates.
 
 ``graph`` is the module-level graph a LangGraph server (``langgraph dev``, Studio) loads through
 ``langgraph.json``; it has no checkpointer of its own (the server brings one).
