@@ -31,15 +31,6 @@ async def recall(tx: Session, user_id: str, tool_call_id: str) -> Recorded | Non
     return Recorded(row["status"], row["content"]) if row else None
 
 
-async def has_run(db: Database, user_id: str, tool_call_id: str) -> bool:
-    """``tool_call_id`` ran already: its result is recorded."""
-    row = await db.fetchone(
-        "SELECT 1 AS ran FROM keel_tool_results WHERE user_id = :user AND tool_call_id = :id",
-        {"user": user_id, "id": tool_call_id},
-    )
-    return row is not None
-
-
 async def record(
     db: Database,
     tx: Session,

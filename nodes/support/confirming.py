@@ -42,7 +42,7 @@ from keel.nodes.state.schema import KeelState
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.tools.answers import answer_of
 from keel.tools.calls import run_tool_call
-from keel.tools.ledger import has_run
+from keel.tools.ledger import recall
 from keel.tools.spec import Confirm, confirmations, question
 from keel.tools.todo import GET
 from keel.tools.understanding import confirms, parse_intents
@@ -268,7 +268,8 @@ async def _said_yes(last: AIMessage, runtime: Runtime[KeelContext]) -> bool:
     ctx = runtime.context
     for call in last.tool_calls:
         if confirm_of(call, runtime) is not None:
-            if await has_run(ctx.resources.store.db, ctx.user_id, call_key(last, call.get("id"))):
+            key = call_key(last, call.get("id"))
+            if await recall(ctx.resources.store.db, ctx.user_id, key) is not None:
                 return True
     return False
 
