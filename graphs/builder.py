@@ -29,9 +29,10 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Annotated, Any, Literal, cast
 
 import structlog
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.store.base import BaseStore
@@ -56,7 +57,9 @@ from keel.nodes.state.schema import (
     TurnInput,
     TurnOutput,
     bounded_window,
+    unstreamed,
 )
+from keel.nodes.support.confirming import waiting_calls
 from keel.nodes.support.in_flight import noted
 from keel.nodes.support.message_log import with_conversation
 from keel.nodes.tool_execution import tool_execution
@@ -193,6 +196,21 @@ async def route_assistant(
     return AgentState.RESPONSE
 
 
+async def route_assistant_handing_over(
+    state: WindowView,
+) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE, "__end__"]:
+    """As ``route_assistant``, but calls that wait for a confirmation end the turn graph first:
+    the graph around it (``served``) then holds them in its own state, where a chat client shows
+    them, and runs the turn graph again to ask.
+    """  # noqa: D205
+    target = await route_assistant(state)
+    if target is AgentState.TOOL_EXECUTION:
+        context = await prepared(get_runtime(KeelContext).context)
+        if waiting_calls(cast(KeelState, state), context.resources.tools) is not None:
+            return "__end__"  # END
+    return target
+
+
 async def route_context(state: ModelInputView) -> Literal["resume", AgentState.ASSISTANT]:
     """Before the assistant: open a fresh window first when the old one is exhausted."""
     context = await prepared(get_runtime(KeelContext).context)
@@ -217,12 +235,23 @@ KeelGraph = CompiledStateGraph[KeelState, KeelContext, TurnInput, TurnOutput]
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver | None = None,
+    store: BaseStore | None = None,
+    *,
+    nested: bool = False,
 ) -> KeelGraph:
-    """Build and compile keel's turn graph."""
-    g = StateGraph(
-        KeelState, context_schema=KeelContext, input_schema=TurnInput, output_schema=TurnOutput
-    )
+    """Build and compile keel's turn graph.
+
+    ``nested``: the turn graph of ``served``, which reads and returns the whole state and ends
+    before asking for a confirmation (``route_assistant_handing_over``).
+    """
+    g: StateGraph[Any, Any, Any, Any]
+    if nested:
+        g = StateGraph(KeelState, context_schema=KeelContext)
+    else:
+        g = StateGraph(
+            KeelState, context_schema=KeelContext, input_schema=TurnInput, output_schema=TurnOutput
+        )
     g.add_node("user_input", node(user_input))
     g.add_node("reset_conversation", node(reset_conversation))
     g.add_node("reopen_topic", node(reopen_topic))
@@ -252,11 +281,52 @@ def build_graph(
     g.add_conditional_edges("reset", route_plan, {"plan": "plan", **routes})
     g.add_conditional_edges("plan", route_context, routes)
     g.add_edge("resume", "assistant")
-    g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
+    if nested:
+        g.add_conditional_edges(
+            "assistant",
+            route_assistant_handing_over,
+            {**path_map(AgentState.ASSISTANT), END: END},
+        )
+    else:
+        g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
     g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
-    return g.compile(checkpointer=checkpointer, store=store, name="keel")
+    return g.compile(checkpointer=checkpointer, store=store, name="turn" if nested else "keel")
 
 
-graph = build_graph()
+async def route_turn(state: WindowView) -> Literal["turn", "__end__"]:
+    """After a turn: run it again when it ended on calls that wait for a confirmation."""
+    context = await prepared(get_runtime(KeelContext).context)
+    waiting = waiting_calls(cast(KeelState, state), context.resources.tools)
+    return "turn" if waiting is not None else "__end__"  # END
+
+
+def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
+    """The turn graph as one node of a graph around it, for LangGraph servers.
+
+    A server saves a checkpoint at every step of the graph it runs; the steps inside the turn are
+    saved in the turn's own namespace, so the thread's history holds a few checkpoints a turn and a
+    chat client (Agent Chat UI reads the newest ten) can branch from any recent message.
+    """
+    inner = build_graph(nested=True)
+
+    async def turn(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+        """One run of the turn graph; its message lists are taken as they are, order included."""
+        done: dict[str, Any] = await inner.ainvoke(state, context=runtime.context)
+        lists = {
+            key: unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), *done.get(key, [])])
+            for key in ("messages", "window")
+        }
+        return {**done, **lists}
+
+    g = StateGraph(
+        KeelState, context_schema=KeelContext, input_schema=TurnInput, output_schema=TurnOutput
+    )
+    g.add_node("turn", turn)
+    g.add_edge(START, "turn")
+    g.add_conditional_edges("turn", route_turn, {"turn": "turn", END: END})
+    return g.compile(checkpointer=checkpointer, name="keel")
+
+
+graph = served()
 """The graph for LangGraph servers (``langgraph.json``): the server brings the checkpointer."""

@@ -8,7 +8,9 @@ user message of ``messages`` (LangGraph's chat clients); it joins ``messages``. 
 tool calls wait for their confirmation (the window ends with them, none run), a message is the
 answer: it follows the question in ``messages`` and the graph goes back to tool_execution with it.
 This is how a plain new input on a paused thread answers it, for any client; ``Command(resume=...)``
-does the same without a new input. Otherwise a new turn begins (USER_INPUT): a fresh window holding
+does the same without a new input. With no new message at all (the served graph runs the turn again
+once the waiting calls are in its state, ``keel.graphs.builder.served``) it goes straight on to
+them, to ask. Otherwise a new turn begins (USER_INPUT): a fresh window holding
 only the message (earlier turns live in the message log), the per-turn counters reset, the turn
 counted. The turn
 gets its key (``keel.nodes.state.lineage``), which names its message: a re-run writes the same
@@ -52,6 +54,11 @@ def said(state: KeelState) -> tuple[str, bool]:
     return (newest.text if newest is not None else ""), False
 
 
+def _newest_is_human(state: KeelState) -> bool:
+    messages = state.get("messages") or []
+    return bool(messages) and messages[-1].type == "human"
+
+
 async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Hand a command on, take the message as the answer to a waiting question, or start a turn."""
     content, as_content = said(state)
@@ -61,6 +68,8 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
         return {**command, "messages": unstreamed(typed)} if content else command
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
     if (last := waiting_calls(state, runtime.context.resources.tools)) is not None:
+        if not as_content and not _newest_is_human(state):
+            return {}  # no message: the served graph runs the turn again to ask (on to the calls)
         log.info("confirmation_answered", message_preview=preview(content))
         note_answer(runtime)  # a yes lets tools act: noted first
         return {

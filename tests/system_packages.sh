@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The system packages the test suite needs beside Python's: PostgreSQL (the integration tests start
-# throwaway clusters with its binaries), Graphviz's dot (the notebooks' drawing) and Chromium (the
-# chat page and /docs in a browser). Installs whichever is missing with apt-get; does nothing when
+# throwaway clusters with its binaries), Graphviz's dot (the notebooks' drawing), Chromium (the
+# chat page and /docs in a browser) and Node.js with npm (Agent Chat UI, installed from the npm
+# registry by its test). Installs whichever is missing with apt-get; does nothing when
 # all are there. `make test` and .ci/run both call it.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v dot >/dev/null || missing+=(graphviz)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v npx >/dev/null || missing+=(nodejs npm)
 ((${#missing[@]})) || exit 0
 
 sudo=()

@@ -175,8 +175,11 @@ def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
 
 
 def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[AuditEntry]:
-    """Append audit entries, keeping the most recent AUDIT_MAX_ENTRIES."""
-    return (list(left or []) + list(right or []))[-AUDIT_MAX_ENTRIES:]
+    """Append audit entries, keeping the most recent AUDIT_MAX_ENTRIES. An entry already kept is not
+    added again: a nested graph returns the whole list it was given, with its own entries after.
+    """  # noqa: D205
+    kept = list(left or [])
+    return (kept + [e for e in right or [] if e not in kept])[-AUDIT_MAX_ENTRIES:]
 
 
 class TurnCommand(TypedDict):

@@ -42,10 +42,11 @@ async def run(url: str, thread_id: str, text: str) -> tuple[dict, list[dict]]:
         input={"content": text},
         context={"user_id": "studio-model"},
         stream_mode=["values", "custom"],
+        stream_subgraphs=True,  # keel's events come from the turn, inside the served graph
     ):
         if part.event == "values":
             values = part.data
-        elif part.event == "custom":
+        elif part.event.split("|")[0] == "custom":
             events.append(part.data)
     return values, events
 

@@ -98,6 +98,11 @@ async def _assistant(client) -> str:
     return found[0]["assistant_id"]
 
 
+def _of(parts: list, mode: str) -> list:
+    """The stream's parts of ``mode``, from the graph and from the turn inside it."""
+    return [p for p in parts if p.event.split("|")[0] == mode]
+
+
 def _texts(values: dict) -> list[str]:
     return [m["content"] for m in values.get("window", []) if isinstance(m["content"], str)]
 
@@ -105,8 +110,10 @@ def _texts(values: dict) -> list[str]:
 async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langgraph_dev):
     client = get_client(url=langgraph_dev)
     assistant = await _assistant(client)
-    drawing = await client.assistants.get_graph(assistant)
-    nodes = {n["id"] for n in drawing["nodes"]} - {"__start__", "__end__"}
+    outline = await client.assistants.get_graph(assistant)
+    assert {n["id"] for n in outline["nodes"]} == {"__start__", "turn", "__end__"}
+    drawing = await client.assistants.get_graph(assistant, xray=True)  # Studio's expanded view
+    nodes = {n["id"].removeprefix("turn:") for n in drawing["nodes"]} - {"__start__", "__end__"}
     assert nodes == {
         "user_input",
         "reset_conversation",
@@ -119,7 +126,10 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
         "tool_execution",
         "response",
     }
-    edges = {(e["source"], e["target"]) for e in drawing["edges"]}
+    edges = {
+        (e["source"].removeprefix("turn:"), e["target"].removeprefix("turn:"))
+        for e in drawing["edges"]
+    }
     assert {("user_input", "tool_execution"), ("tool_execution", "response")} <= edges
     assert ("tool_execution", "tool_execution") not in edges  # a confirmation waits inside
     assert {("user_input", "reset_conversation"), ("reset_conversation", "__end__")} <= edges
@@ -168,7 +178,7 @@ async def test_delete_asks_first_and_either_kind_of_answer_resumes(langgraph_dev
 
     await client.runs.wait(tid, "keel", input={"content": "Delete task 1"}, context=user)
     paused = await client.threads.get_state(tid)
-    assert paused["next"] == ["tool_execution"]
+    assert paused["next"] == ["turn"]
     asked = paused["interrupts"][0]["value"]
     assert asked["question"] == "Are you sure you want to delete task 1? (yes/no)"
     assert [a["description"] for a in asked["action_requests"]] == ["Delete task 1 - buy milk"]
@@ -258,13 +268,14 @@ async def test_the_streams_carry_updates_events_and_only_assistant_text(langgrap
             input={"content": "Add call mom"},
             context={"user_id": "studio-stream"},
             stream_mode=["updates", "custom", "messages"],
+            stream_subgraphs=True,  # the steps inside the turn, as Studio streams them
         )
     ]
-    updated = [next(iter(p.data)) for p in parts if p.event == "updates"]
+    updated = [next(iter(p.data)) for p in _of(parts, "updates") if "|" in p.event]
     # a first message: no plan to end, so the graph goes past reset
     assert updated[:3] == ["user_input", "topic_detect", "plan"]
     assert {"assistant", "tool_execution", "response"} <= set(updated)
-    custom = [p.data for p in parts if p.event == "custom"]
+    custom = [p.data for p in _of(parts, "custom")]
     rounds = [e["data"] for e in custom if e["type"] == "round_started"]
     assert rounds == [{"round": 0, "attempt": 0}, {"round": 1, "attempt": 0}]
     events = [e for e in custom if e["type"] != "round_started"]
@@ -353,7 +364,7 @@ async def test_a_reset_under_the_langgraph_server_drops_the_waiting_delete(langg
     tid = (await client.threads.create())["thread_id"]
     await client.runs.wait(tid, "keel", input={"content": "Add buy milk"}, context=user)
     await client.runs.wait(tid, "keel", input={"content": "Delete task 1"}, context=user)
-    assert (await client.threads.get_state(tid))["next"] == ["tool_execution"]
+    assert (await client.threads.get_state(tid))["next"] == ["turn"]
     reset = {"content": "/reset"} if way == "typed" else {"command": "reset"}
     done = await client.runs.wait(tid, "keel", input=reset, context=user)
     assert _texts(done)[-1] == RESET_MESSAGE
@@ -385,13 +396,14 @@ async def test_a_reset_streams_its_events_under_the_langgraph_server(langgraph_d
             input={"content": "/reset"} if way == "typed" else {"command": "reset"},
             context=user,
             stream_mode=["updates", "custom"],
+            stream_subgraphs=True,
         )
     ]
-    assert [next(iter(p.data)) for p in parts if p.event == "updates"] == [
+    assert [next(iter(p.data)) for p in _of(parts, "updates") if "|" in p.event] == [
         "user_input",
         "reset_conversation",
     ]
-    custom = [p.data for p in parts if p.event == "custom"]
+    custom = [p.data for p in _of(parts, "custom")]
     assert [e["type"] for e in custom] == ["topic_changed", "state_updated"]
     assert custom[0]["data"]["reason"] == "user_reset"
     assert custom[1]["data"]["reason"] == "user_requested"

@@ -11,6 +11,7 @@ from keel.nodes.state.machine import (
     path_map,
     validate_transition,
 )
+from keel.nodes.state.schema import AUDIT_MAX_ENTRIES, bounded_audit
 
 VALID = {
     (AgentState.USER_INPUT, AgentState.ASSISTANT),
@@ -88,3 +89,12 @@ def test_the_turn_prelude_runs_in_order_before_the_assistant():
     assert all(pair in edges for pair in zip(chain, chain[1:], strict=False))
     assert ("plan", "assistant") in edges and ("plan", "resume") in edges
     assert ("resume", "assistant") in edges
+
+
+def test_the_audit_keeps_an_entry_once_when_a_nested_graph_returns_the_whole_list():
+    old = [{"at": "1", "kind": "reset"}, {"at": "2", "kind": "resume"}]
+    new = {"at": "3", "kind": "reset"}
+    assert bounded_audit(old, [*old, new]) == [*old, new]  # the served graph's turn node
+    assert bounded_audit(old, [new]) == [*old, new]  # a node's own entry
+    many = [{"at": str(i), "kind": "reset"} for i in range(AUDIT_MAX_ENTRIES + 5)]
+    assert bounded_audit([], many) == many[-AUDIT_MAX_ENTRIES:]

@@ -1,0 +1,176 @@
+"""LangChain's Agent Chat UI in Chromium against `langgraph dev` serving keel, as a user runs both.
+
+The server starts from a clean folder with keel's default settings (the SQLite database at its
+relative default path, the offline model). The UI is the vendored copy in ``agent_chat_ui/``
+(its origin in ``ORIGIN.md``), its packages installed once from the npm registry with the pinned
+lockfile into a cache folder; its development server runs it (the production build fetches web
+fonts, which this machine cannot).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+
+from keel.nodes.reset_conversation import RESET_MESSAGE
+from tests.e2e.test_langgraph_server import ROOT, langgraph_server
+from tests.integration.server import free_port, stop, wait_until_ready
+
+UI_SOURCE = Path(__file__).with_name("agent_chat_ui")
+PNPM = "pnpm@10.5.1"  # the lockfile's packageManager
+INSTALL_SECONDS = 900
+START_SECONDS = 240  # the development server compiles the page on its first request
+REPLY_MS = 60_000
+expect.set_options(timeout=REPLY_MS)
+INTERNAL = ("action_requests", "review_configs", "tool_call_ids", "DONE:", "turn_note", "window")
+
+
+def installed_ui() -> Path:
+    """The UI's source with its packages, in a cache folder named by the source's digest."""
+    digest = hashlib.sha256()
+    for path in sorted(UI_SOURCE.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(UI_SOURCE)).encode() + path.read_bytes())
+    home = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    folder = home / "keel-agent-chat-ui" / digest.hexdigest()[:16]
+    if not (folder / "node_modules" / ".bin" / "next").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(UI_SOURCE, folder)
+        subprocess.run(
+            ["npx", "--yes", PNPM, "install", "--frozen-lockfile"],
+            cwd=folder,
+            check=True,
+            timeout=INSTALL_SECONDS,
+            env={**os.environ, "CI": "true"},
+        )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory) -> Iterator[tuple[str, str]]:
+    """``langgraph dev`` from a clean folder and the UI's development server; yields both URLs."""
+    workdir = tmp_path_factory.mktemp("keel-acui")
+    with langgraph_server(None, workdir, config=str(ROOT / "langgraph.json"), cwd=workdir) as api:
+        folder = installed_ui()
+        port = free_port()
+        output = (workdir / "ui.log").open("w+")
+        env = {
+            **os.environ,
+            "NEXT_PUBLIC_API_URL": api,
+            "NEXT_PUBLIC_ASSISTANT_ID": "keel",
+            "NEXT_TELEMETRY_DISABLED": "1",
+        }
+        process = subprocess.Popen(
+            [str(folder / "node_modules" / ".bin" / "next"), "dev", "--port", str(port)],
+            cwd=folder,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        ui = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_ready(process, ui, output, "Agent Chat UI", START_SECONDS)
+            httpx.get(ui, timeout=START_SECONDS)  # the first page compiles here
+            yield api, ui
+        finally:
+            stop(process)
+            output.close()
+
+
+def _open(browser: Browser, url: str) -> Page:
+    page = browser.new_page(viewport={"width": 1500, "height": 950})
+    page.set_default_timeout(REPLY_MS)
+    page.goto(url)
+    return page
+
+
+def _say(page: Page, text: str) -> None:
+    box = page.get_by_placeholder("Type your message...")
+    box.fill(text)
+    box.press("Enter")
+
+
+def _human(page: Page, text: str) -> Locator:
+    """The user's message ``text`` with its edit and branch controls."""
+    return page.locator("div.group.ml-auto").filter(has=page.get_by_text(text, exact=True)).last
+
+
+def _edit(page: Page, old: str, new: str) -> None:
+    message = _human(page, old)
+    message.hover()
+    message.get_by_role("button", name="Edit").click()
+    editing = page.locator("div.group.ml-auto").filter(has=page.locator("textarea"))
+    editing.locator("textarea").fill(new)
+    editing.get_by_role("button", name="Submit").click()
+
+
+def _nothing_internal(page: Page) -> None:
+    shown = page.locator("body").inner_text()
+    assert not [word for word in INTERNAL if word in shown], shown[-2000:]
+
+
+def test_a_whole_conversation_in_agent_chat_ui(servers, browser: Browser):
+    api, ui = servers
+    page = _open(browser, f"{ui}/?{urlencode({'apiUrl': api, 'assistantId': 'keel'})}")
+
+    _say(page, "add buy milk")
+    expect(page.get_by_text("Created task: buy milk")).to_be_visible()
+    _say(page, "add call mom")
+    expect(page.get_by_text("Created task: call mom")).to_be_visible()
+    _say(page, "list my tasks")
+    expect(page.get_by_text("Your tasks:")).to_be_visible()
+    listed = page.locator("li").filter(has_text=re.compile(r"^\s*\d\. (buy milk|call mom)\s*$"))
+    expect(listed).to_have_count(2)  # a Markdown list, each with its box
+
+    _say(page, "delete buy milk")  # Approve on the card under the waiting call
+    card = page.get_by_role("button", name="Approve")
+    expect(card).to_be_visible()
+    expect(page.get_by_text("Task Id", exact=True)).to_be_visible()  # the call's arguments
+    _nothing_internal(page)
+    card.click()
+    expect(page.get_by_text("Deleted task 1: buy milk")).to_be_visible()
+
+    _say(page, "delete call mom")  # answered by typing instead
+    expect(page.get_by_role("button", name="Approve")).to_be_visible()
+    _say(page, "yes")
+    expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
+    expect(page.get_by_text("Are you sure you want to delete task 2? (yes/no)")).to_be_visible()
+    expect(page.get_by_role("button", name="Approve")).to_have_count(0)
+    _nothing_internal(page)
+
+    page.reload()  # the whole conversation comes back from the thread's state
+    expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
+    expect(_human(page, "add buy milk")).to_be_visible()
+    page.close()
+
+    listing = {"apiUrl": api, "assistantId": "keel", "chatHistoryOpen": "true"}
+    page = _open(browser, f"{ui}/?{urlencode(listing)}")
+    page.get_by_role("button", name="add buy milk").first.click()  # titled by its first message
+    expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
+
+    _edit(page, "delete call mom", "add feed the cat")  # an older message: a new branch
+    expect(page.get_by_text("Created task: feed the cat")).to_be_visible()
+    expect(page.get_by_text("Deleted task 2: call mom")).to_have_count(0)
+    edited = _human(page, "add feed the cat")
+    edited.hover()
+    expect(edited.get_by_text("2 / 2")).to_be_visible()
+    edited.get_by_role("button").first.click()  # back to the first branch
+    expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
+    expect(_human(page, "delete call mom")).to_be_visible()
+    expect(page.get_by_text("Created task: feed the cat")).to_have_count(0)
+
+    _say(page, "/reset")
+    expect(page.get_by_text(RESET_MESSAGE.split(".")[0])).to_be_visible()
+    _nothing_internal(page)
+    page.close()
