@@ -16,7 +16,8 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx
 import pytest
@@ -106,6 +107,24 @@ def _human(page: Page, text: str) -> Locator:
     return page.locator("div.group.ml-auto").filter(has=page.get_by_text(text, exact=True)).last
 
 
+def _assistant(page: Page, text: str) -> Locator:
+    """keel's reply ``text`` with its regenerate and branch controls."""
+    return page.locator("div.group.mr-auto").filter(has=page.get_by_text(text, exact=True)).last
+
+
+def _thread(api: str, page: Page, path: str = "") -> Any:
+    """The server's answer about the page's thread (``path`` under it, ``/history`` posted)."""
+    thread = parse_qs(urlparse(page.url).query)["threadId"][0]
+    if path:
+        return httpx.post(f"{api}/threads/{thread}{path}", json={"limit": 1000}).json()
+    return httpx.get(f"{api}/threads/{thread}").json()
+
+
+def _forks(api: str, page: Page) -> int:
+    """The runs started from an earlier checkpoint of the page's thread (edits, regenerations)."""
+    return sum(1 for s in _thread(api, page, "/history") if s["metadata"].get("source") == "fork")
+
+
 def _edit(page: Page, old: str, new: str) -> None:
     message = _human(page, old)
     message.hover()
@@ -169,6 +188,18 @@ def test_a_whole_conversation_in_agent_chat_ui(servers, browser: Browser):
     expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
     expect(_human(page, "delete call mom")).to_be_visible()
     expect(page.get_by_text("Created task: feed the cat")).to_have_count(0)
+
+    forks = _forks(api, page)
+    reply = _assistant(page, "Deleted task 2: call mom")  # regenerate: the turn runs again
+    reply.hover()
+    reply.get_by_role("button", name="Refresh").click()
+    for _ in range(REPLY_MS // 500):  # a run from the reply's parent checkpoint, to its end
+        if _forks(api, page) > forks and _thread(api, page)["status"] == "idle":
+            break
+        page.wait_for_timeout(500)
+    assert _forks(api, page) == forks + 1
+    expect(page.get_by_text("Deleted task 2: call mom", exact=True)).to_have_count(1)
+    expect(page.get_by_text("not found")).to_have_count(0)  # the same turn: deleted once
 
     _say(page, "/reset")
     expect(page.get_by_text(RESET_MESSAGE.split(".")[0])).to_be_visible()
