@@ -35,7 +35,13 @@ from keel.nodes.state.commands import step_key, turn_command
 from keel.nodes.state.lineage import next_turn_key, starting
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import KeelState, bump, turn_start, unstreamed
-from keel.nodes.support.confirming import ask, question_id, typed_answers, waiting_calls
+from keel.nodes.support.confirming import (
+    Asked,
+    answers_after,
+    ask,
+    question_id,
+    waiting_calls,
+)
 from keel.nodes.support.in_flight import note_answer
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
@@ -106,22 +112,30 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
 async def answering(
     state: KeelState, runtime: Runtime[KeelContext], last: AIMessage, content: str | None
 ) -> list[Any]:
-    """``messages`` with the question the message answers (as it was put) before it: it came as
-    ``content``, both are added; it came in ``messages``, the list is written again in that order.
+    """``messages`` with every answer to ``last``'s questions after the question it answers, as it
+    was put: the n-th user message after the calls follows the n-th question. The message came as
+    ``content``: it is added; it came in ``messages``, it is there already (a chat client's
+    stand-in results for the waiting calls go: theirs follow).
     """  # noqa: D205
-    times = len(typed_answers(state, last)) + 1
-    key = question_id(last, times)
-    text = await runtime.context.resources.messages.content_of(conversation_id(runtime), key)
-    if text is None:  # not put (yet): the question it would be
-        asked = await ask(last, runtime)
-        text = asked.put(times)["question"] if asked.request is not None else ""
-    put = AIMessage(text, id=key)
-    if content is not None:
-        return [put, HumanMessage(content, id=f"{key}:answer")]
     waiting = {c.get("id") for c in last.tool_calls}
-    messages = [  # a chat client's stand-in results for the waiting calls go: theirs follow
+    messages = [
         m
         for m in state.get("messages") or []
         if not (isinstance(m, ToolMessage) and m.tool_call_id in waiting)
     ]
-    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages[:-1], put, messages[-1]]
+    if content is not None:
+        number = len(answers_after(messages, last)) + 1
+        messages.append(HumanMessage(content, id=f"{question_id(last, number)}:answer"))
+    at = next(  # the calls' message; not kept in the bounded list: the newest answer alone
+        (i for i, m in enumerate(messages) if m.id == last.id), len(messages) - 2
+    )
+    asked: Asked | None = None
+    exchange: list[Any] = []
+    for number, answer in enumerate((m for m in messages[at + 1 :] if m.type == "human"), 1):
+        key = question_id(last, number)
+        text = await runtime.context.resources.messages.content_of(conversation_id(runtime), key)
+        if text is None:  # not put (yet): the question it would be
+            asked = asked or await ask(last, runtime)
+            text = asked.put(number)["question"] if asked.request is not None else ""
+        exchange += [AIMessage(text, id=key), answer]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages[: at + 1], *exchange]

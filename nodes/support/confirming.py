@@ -92,13 +92,21 @@ def question_id(last: AIMessage, asked: int) -> str:
 
 
 def typed_answers(state: KeelState, last: AIMessage) -> list[str]:
-    """The answers typed to the questions about ``last``'s calls: each user message that follows
-    one of them in ``messages``.
+    """The answers typed to the questions about ``last``'s calls: the user messages that follow
+    it in ``messages``, in order (the n-th answers the n-th question). Without ``last`` there (cut
+    from the bounded list), each user message that follows one of the questions.
     """  # noqa: D205
+    return [m.text for m in answers_after(state.get("messages") or [], last)]
+
+
+def answers_after(messages: Sequence[AnyMessage], last: AIMessage) -> list[AnyMessage]:
+    """The user messages of ``messages`` that answer the questions about ``last``'s calls."""
+    at = next((i for i, m in enumerate(messages) if m.id is not None and m.id == last.id), None)
+    if at is not None:
+        return [m for m in messages[at + 1 :] if m.type == "human"]
     prefix = f"{call_key(last, 'confirmation')}:ask:"
-    messages = state.get("messages") or []
     return [
-        m.text
+        m
         for before, m in zip(messages, messages[1:], strict=False)
         if m.type == "human" and (before.id or "").startswith(prefix)
     ]

@@ -22,6 +22,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
 from keel.nodes.reset_conversation import RESET_MESSAGE
+from keel.nodes.support.confirming import AGAIN
 from tests.integration.server import free_port, keel_server, stop, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -232,6 +233,32 @@ async def test_a_chat_client_holds_the_conversation_through_messages(langgraph_d
     assert not any("DONE" in str(m["content"]) for m in typed["messages"])
     state = await client.threads.get_state(tid)
     assert not state["interrupts"] and state["values"]["messages"] == typed["messages"]
+
+
+async def test_an_unclear_answer_then_yes_keeps_each_answer_under_its_question(langgraph_dev):
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": "studio-unclear"}
+    tid = (await client.threads.create())["thread_id"]
+
+    def said(text: str) -> dict:
+        return {"messages": [{"type": "human", "content": text}]}
+
+    await client.runs.wait(tid, "keel", input=said("Add buy milk"), context=user)
+    asked = await client.runs.wait(tid, "keel", input=said("Delete task 1"), context=user)
+    question = "Are you sure you want to delete task 1? (yes/no)"
+    assert asked["__interrupt__"][0]["value"]["question"] == question
+    again = await client.runs.wait(tid, "keel", input=said("maybe"), context=user)
+    assert again["__interrupt__"][0]["value"]["question"] == f"{AGAIN} {question}"
+    done = await client.runs.wait(tid, "keel", input=said("yes"), context=user)
+    shown = [m["content"] for m in done["messages"] if m["type"] != "tool" and m["content"]]
+    assert shown[-6:] == [
+        "Delete task 1",
+        question,
+        "maybe",
+        f"{AGAIN} {question}",
+        "yes",
+        "Deleted task 1: buy milk",
+    ]
 
 
 async def test_everyday_words_and_one_question_for_several_under_the_langgraph_server(
