@@ -47,7 +47,7 @@ SCENARIOS: list[tuple[str, list[tuple[str, Script]]]] = [
                 lambda s: (
                     setattr(s, "default", None),
                     s.reply(tool_calls=create("call the plumber")),
-                    s.reply("Added.\nDONE: added"),
+                    s.reply("Added.\nKEEL DONE: added"),
                 ),
             ),  # noqa: E501
         ],
@@ -68,7 +68,7 @@ SCENARIOS: list[tuple[str, list[tuple[str, Script]]]] = [
     ("hang", [("Add oil the door", lambda s: s.misbehaving(HANG, 2))]),
     (
         "runaway answer",
-        [("Tell me a story", lambda s: (s.misbehaving(RUNAWAY), s.reply("The end.\nDONE: told")))],
+        [("Tell me a story", lambda s: (s.misbehaving(RUNAWAY), s.reply("The end.\nKEEL DONE: told")))],
     ),  # noqa: E501
     ("empty stream", [("Add buy milk", lambda s: s.misbehaving(EMPTY_STREAM, 2))]),
     (
@@ -83,7 +83,7 @@ SCENARIOS: list[tuple[str, list[tuple[str, Script]]]] = [
                 lambda s: (
                     setattr(s, "refuse_plans", 500),
                     s.reply(tool_calls=create("paint")),
-                    s.reply("Added.\nDONE: added"),
+                    s.reply("Added.\nKEEL DONE: added"),
                 ),
             )
         ],

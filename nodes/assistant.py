@@ -46,7 +46,7 @@ def nudge_text(state: KeelState) -> str:
     lines = [f"- {i['description']}" for i in items]
     if lines:
         return f"{NUDGE_PREFIX} Open items:\n" + "\n".join(lines)
-    return f"{NUDGE_PREFIX} If everything is handled, end with a line starting with DONE:."
+    return f"{NUDGE_PREFIX} If everything is handled, end with a line starting with KEEL DONE:."
 
 
 INTERRUPTED_CALL = "Error: this tool call was interrupted and did not run."

@@ -68,7 +68,7 @@ def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
 
 
 def _answer(text: str, kind: str, summary: str) -> AIMessage:
-    return AIMessage(f"{text}\nDONE: {summary}", response_metadata={REPLY_KIND: kind})
+    return AIMessage(f"{text}\nKEEL DONE: {summary}", response_metadata={REPLY_KIND: kind})
 
 
 class _Round:

@@ -1,7 +1,10 @@
 r"""The markers keel's messages carry, shared by the graph and the rule-based model.
 
 The DONE marker is how the assistant says a task is really finished: a reply is finished when one
-of its lines matches it (default ``^\s*DONE:``, case-insensitive; ``KEEL_DONE_MARKER`` changes it).
+of its lines matches it (default ``^\s*KEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER``
+changes it).
+The product's name before DONE keeps prose apart from it: a reply line "Done: I saved the task."
+is the reply's own text, never the marker.
 The marker line is for the graph, not for the user: every model keel calls is a ``DoneLinesOut``,
 which takes it out of the model's answer as it arrives (``DoneLines``). The nudge prefix and the
 resume and synthetic flags mark the messages keel itself writes for the model.
@@ -22,7 +25,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-DEFAULT_DONE_MARKER = r"^\s*DONE:"
+DEFAULT_DONE_MARKER = r"^\s*KEEL DONE:"
 DONE_KEY = "keel_done"
 """``response_metadata`` key of an assistant message whose DONE line was taken out."""
 NUDGE_PREFIX = "Not finished yet."
@@ -33,7 +36,7 @@ SYNTHETIC = "keel_synthetic"
 """additional_kwargs flag of messages keel writes for the model only (never logged)."""
 _LINE_END = re.compile(r"\r\n|\r|\n")
 """Real line ends only: ``str.splitlines`` would also break at U+2028, U+0085 and friends, so a
-"DONE:" after one of those would hide the rest of a reply."""
+"KEEL DONE:" after one of those would hide the rest of a reply."""
 
 
 def lines(text: str) -> list[str]:

@@ -69,7 +69,7 @@ async def test_an_unfinished_run_does_not_hold_its_mission_over_the_next(served)
     assert not greeted["complete"] and any(e["type"] == "loop_limit" for e in events)
     stub.default = None
     stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call the plumber"}}])
-    stub.reply("Added.\nDONE: added")
+    stub.reply("Added.\nKEEL DONE: added")
     added, events = await run(url, tid, "Add call the plumber")
     assert reasons(events, "state_updated") == ["unfinished_turn_abandoned"]
     assert added["mission"] == "Add call the plumber" and added["complete"]

@@ -497,7 +497,7 @@ def slow_porch_turn(stub: StubOpenAI) -> None:
     """A turn that adds a task, then is slow to say so: time to act while it runs."""
     stub.reply("Chores")  # the topic's title
     stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "sweep the porch"}}])
-    stub.reply("The porch is on the list.\nDONE: noted")
+    stub.reply("The porch is on the list.\nKEEL DONE: noted")
     stub.delays[2] = 3.0
 
 
@@ -582,7 +582,7 @@ def test_a_connection_dropped_mid_turn_waits_for_the_turn_and_never_sends_twice(
 def test_a_reload_during_a_turn_waits_for_its_answer(browser: Browser, model_server):
     server, stub = model_server
     stub.reply("Groceries")  # the topic's title
-    stub.reply("Milk is on the list.\nDONE: noted")
+    stub.reply("Milk is on the list.\nKEEL DONE: noted")
     stub.delays[1] = 4.0  # slow enough to reload the page meanwhile
     page = browser.new_page()
     page.goto(f"{server.url}/")

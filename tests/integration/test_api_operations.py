@@ -170,7 +170,7 @@ async def test_stop_ends_a_running_turn_while_the_model_answers(model_server):
                 await asyncio.sleep(0.1)  # closed
         assert (await client.get(url)).json()["turn_running"] is False
         stub.reply("Chores again")
-        stub.reply("Nothing else to do.\nDONE: all set")
+        stub.reply("Nothing else to do.\nKEEL DONE: all set")
         after = (await client.post(f"{url}/messages", json={"content": "Thanks"})).json()
         assert after["reply"] == "Nothing else to do."
 
@@ -179,16 +179,16 @@ def test_the_next_turn_after_going_back_sees_that_topics_history(model_server):
     server, stub = model_server
     cid = new_conversation(server, {})
     stub.reply("Bread")
-    stub.reply("Noted the sourdough.\nDONE: noted")
+    stub.reply("Noted the sourdough.\nKEEL DONE: noted")
     say(server, cid, "I want to bake sourdough bread", {})
     stub.reply("Garden")
-    stub.reply("Tomatoes it is.\nDONE: noted")
+    stub.reply("Tomatoes it is.\nKEEL DONE: noted")
     say(server, cid, "New topic: planting tomatoes", {})
     first = get(server, f"/v1/conversations/{cid}", {}).json()["topics"][0]
     assert (
         post(server, f"/v1/conversations/{cid}/topics/{first['id']}/reopen", {}).status_code == 200
     )
-    stub.reply("Proof it overnight.\nDONE: answered")
+    stub.reply("Proof it overnight.\nKEEL DONE: answered")
     assert say(server, cid, "How long should it rise?", {}).json()["reply"] == "Proof it overnight."
     seen = "\n".join(str(m.get("content")) for m in stub.requests[-1]["messages"])
     assert "sourdough" in seen and "tomatoes" not in seen

@@ -80,7 +80,7 @@ def test_every_worker_answers_for_all_of_them(postgres_server):
 async def test_a_refusal_is_counted_by_status_and_code(tmp_path):
     with keel_server_with_model(f"sqlite:///{tmp_path / 'keel.db'}") as (server, stub):
         stub.reply("Chores")  # the topic's title
-        stub.reply("Thinking it over.\nDONE: answered")
+        stub.reply("Thinking it over.\nKEEL DONE: answered")
         stub.delays[1] = 3.0  # the model is slow to answer
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
             cid = (await client.post("/v1/conversations", json={})).json()["conversation_id"]

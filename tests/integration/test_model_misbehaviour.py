@@ -79,7 +79,7 @@ def test_never_done_and_a_closing_question_leave_the_next_request_its_own(served
     assert not greeted["complete"] and kinds(greeted, "loop_limit")
     stub.default = None
     stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call the plumber"}}])
-    stub.reply("Added.\nDONE: added")
+    stub.reply("Added.\nKEEL DONE: added")
     added = say(server, cid, "Add call the plumber")
     assert [r["reason"] for r in kinds(added, "state_updated")] == ["unfinished_turn_abandoned"]
     assert added["mission"] == "Add call the plumber" and added["complete"]
@@ -130,7 +130,7 @@ def test_a_runaway_answer_is_cut_at_max_tokens(served, stub):
     server, _ = served
     cid = conversation(server, stub)
     stub.misbehaving(RUNAWAY)
-    stub.reply("That was long.\nDONE: answered")
+    stub.reply("That was long.\nKEEL DONE: answered")
     result = say(server, cid, "Tell me a long story")
     assert result["complete"] and result["reply"] == "That was long."
     assert [r["max_tokens"] for r in stub.requests[-2:]] == [64, 64]
@@ -141,7 +141,7 @@ def test_refused_structured_output_plans_by_the_phrasings_visibly(served, stub):
     cid = conversation(server, stub)
     stub.refuse_plans = 500
     stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "paint"}}])
-    stub.reply("Added paint.\nDONE: added")
+    stub.reply("Added paint.\nKEEL DONE: added")
     result = say(server, cid, "Add paint")
     [fallback] = kinds(result, "model_fallback")
     assert fallback["step"] == "plan" and fallback["reason"] == "structured_output_refused"
@@ -157,7 +157,7 @@ def test_the_turn_budget_ends_a_hanging_turn(tmp_path):
         assert kinds(result, "turn_timed_out") == [{"seconds": 2, "open_items": ["Add buy milk"]}]
         assert not result["complete"] and "ran out of time" in result["reply"]
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "eggs"}}])
-        stub.reply("Added eggs.\nDONE: added")
+        stub.reply("Added eggs.\nKEEL DONE: added")
         nxt = say(server, cid, "Add eggs")
         assert nxt["complete"] and nxt["mission"] == "Add eggs"
         assert stub.closed == 1  # the abandoned request was closed

@@ -17,7 +17,7 @@ def test_repeated_call_ids_from_the_model_never_answer_one_call_with_anothers_re
             if conversation == "one" and fruit == "apples" or conversation == "two":
                 stub.reply(fruit.title())  # a new topic's title
             stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": fruit}}])
-            stub.reply(f"Added {fruit}.\nDONE: added")
+            stub.reply(f"Added {fruit}.\nKEEL DONE: added")
             answer = httpx.post(
                 f"{server.url}/v1/conversations/{cids[conversation]}/messages",
                 json={"content": f"Add {fruit}"},

@@ -26,7 +26,7 @@ def create(title: str) -> AIMessage:
 def creating(*titles: str) -> ScriptedModel:
     replies = []
     for title in titles:
-        replies += [create(title), AIMessage(f"Added {title}.\nDONE: added")]
+        replies += [create(title), AIMessage(f"Added {title}.\nKEEL DONE: added")]
     return ScriptedModel(replies=replies, seen=[])
 
 
@@ -89,11 +89,11 @@ async def test_a_fork_runs_its_own_tool_calls_and_a_replay_runs_none(keel):
     assert titles == ["apples", "pears", "plums"]  # the same call id, another turn: it ran
 
     before = [(m.key, m.content) for m in await keel.messages.history(cid)]
-    model.replies += [create("plums"), AIMessage("Added plums.\nDONE: added")]
+    model.replies += [create("plums"), AIMessage("Added plums.\nKEEL DONE: added")]
     await say(keel, cid, "Add plums", model, at=turn_1.config)  # the same turn, run again
     history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     before_tools = next(s for s in history if s.next == ("tool_execution",))
-    model.replies += [AIMessage("Added plums.\nDONE: added")]
+    model.replies += [AIMessage("Added plums.\nKEEL DONE: added")]
     await keel.graph.ainvoke(None, before_tools.config, context=keel.context(model=model))
 
     assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
@@ -103,7 +103,7 @@ async def test_a_fork_runs_its_own_tool_calls_and_a_replay_runs_none(keel):
 
 async def test_a_forks_context_holds_its_own_branch_only(keel):
     cid, model, _ = await forked(keel)
-    model.replies += [create("kiwis"), AIMessage("Added kiwis.\nDONE: added")]
+    model.replies += [create("kiwis"), AIMessage("Added kiwis.\nKEEL DONE: added")]
     model.seen.clear()
     await say(keel, cid, "Add kiwis", model)
 
@@ -119,7 +119,7 @@ async def test_the_forks_first_turn_sees_only_what_came_before_it(keel):
     await say(keel, cid, "Add apples", model)
     await say(keel, cid, "Add pears", model)
     turn_1 = await end_of_turn(keel, cid, 1)
-    model.replies += [create("plums"), AIMessage("Added plums.\nDONE: added")]
+    model.replies += [create("plums"), AIMessage("Added plums.\nKEEL DONE: added")]
     model.seen.clear()
     await say(keel, cid, "Add plums", model, at=turn_1.config)
 
@@ -134,7 +134,7 @@ async def test_a_fork_of_the_original_after_a_fork_shares_the_originals_turns(ke
     turn_2 = next(
         s for s in history if not s.next and "Add pears" in [m.text for m in s.values["window"]]
     )
-    model.replies += [create("figs"), AIMessage("Added figs.\nDONE: added")]
+    model.replies += [create("figs"), AIMessage("Added figs.\nKEEL DONE: added")]
     await say(keel, cid, "Add figs", model, at=turn_2.config)
 
     assert users(await active(keel, cid)) == ["Add apples", "Add pears", "Add figs"]
@@ -184,13 +184,13 @@ async def test_a_forked_turn_written_again_stays_on_its_branch_in_order(keel, ex
 
 async def test_a_fork_of_a_fork_sees_both_branches_it_descends_from(keel):
     cid, model, _ = await forked(keel)
-    model.replies += [create("kiwis"), AIMessage("Added kiwis.\nDONE: added")]
+    model.replies += [create("kiwis"), AIMessage("Added kiwis.\nKEEL DONE: added")]
     await say(keel, cid, "Add kiwis", model)
     history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     plums = next(
         s for s in history if not s.next and "Add plums" in [m.text for m in s.values["window"]]
     )
-    model.replies += [create("limes"), AIMessage("Added limes.\nDONE: added")]
+    model.replies += [create("limes"), AIMessage("Added limes.\nKEEL DONE: added")]
     model.seen.clear()
     await say(keel, cid, "Add limes", model, at=plums.config)
 

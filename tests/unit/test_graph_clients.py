@@ -178,7 +178,7 @@ async def test_the_messages_stream_carries_only_assistant_text_without_done(memo
 async def test_openai_tokens_stream_without_the_done_line(memory_keel):
     with StubOpenAI() as stub:
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
-        stub.reply("Created task: milk\nDONE: added milk")
+        stub.reply("Created task: milk\nKEEL DONE: added milk")
         model = build_agent_model(AGENT_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
         context = memory_keel.context(model=model)
         chunks = [
@@ -216,11 +216,11 @@ async def test_a_run_with_no_context_opens_the_process_run_from_the_settings(mon
 @pytest.mark.parametrize(
     "pieces",
     [
-        ["Created task: milk\nDONE: added"],
-        ["Creat", "ed task: ", "milk\nDO", "NE: added"],
-        ["Created task: milk\r", "\nDONE: added\r\n"],
-        ["\n\nCreated task: milk\n\n", "DONE: x\nmore\n"],
-        ["one\nDONE: x\n\ntwo"],
+        ["Created task: milk\nKEEL DONE: added"],
+        ["Creat", "ed task: ", "milk\nKEEL DO", "NE: added"],
+        ["Created task: milk\r", "\nKEEL DONE: added\r\n"],
+        ["\n\nCreated task: milk\n\n", "KEEL DONE: x\nmore\n"],
+        ["one\nKEEL DONE: x\n\ntwo"],
     ],
 )
 def test_done_lines_give_what_strip_done_gives(pieces):

@@ -89,10 +89,10 @@ def test_what_is_not_a_yes(answer):
 
 def test_only_real_line_ends_split_a_reply():
     for sep in ("\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c"):
-        reply = f"Created task: a{sep}DONE: b"
+        reply = f"Created task: a{sep}KEEL DONE: b"
         assert strip_done(reply) == reply.strip()
         assert not has_done(reply)
-    assert strip_done("Created task: a\r\nDONE: b") == "Created task: a"
+    assert strip_done("Created task: a\r\nKEEL DONE: b") == "Created task: a"
     assert lines("a\rb\nc\r\nd") == ["a", "b", "c", "d"]
 
 

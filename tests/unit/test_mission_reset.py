@@ -153,7 +153,7 @@ async def test_user_reset_drops_a_pending_confirmation(memory_keel):
 async def test_mission_reset_payload_with_a_scripted_model(memory_keel):
     cid = str(uuid.uuid4())
     model = ScriptedModel(
-        replies=[AIMessage("hi\nDONE: ok"), AIMessage("again\nDONE: ok")], seen=[]
+        replies=[AIMessage("hi\nKEEL DONE: ok"), AIMessage("again\nKEEL DONE: ok")], seen=[]
     )
     first = await memory_keel.say(cid, "hello", model=model)
     second = await memory_keel.say(cid, "hello again", model=model)
@@ -166,7 +166,7 @@ async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(mem
     model = ScriptedModel(
         replies=[
             AIMessage("Happy to.", tool_calls=[question]),
-            AIMessage("Then plan around Friday.\nDONE: planned"),
+            AIMessage("Then plan around Friday.\nKEEL DONE: planned"),
         ],
         seen=[],
     )
@@ -206,7 +206,7 @@ async def test_a_closing_question_after_the_work_is_done_is_no_pending_question(
         replies=[
             AIMessage("", tool_calls=[call("create_todo_task", title="milk")]),
             AIMessage("Added it. Anything else?"),
-            AIMessage("Added milk.\nDONE: added"),
+            AIMessage("Added milk.\nKEEL DONE: added"),
         ],
         seen=[],
     )

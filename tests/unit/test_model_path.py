@@ -62,7 +62,7 @@ async def test_a_reply_ending_in_a_question_does_not_swallow_the_next_request(me
         greeted = await stubbed(memory_keel, cid, "Hi! How are you today?", stub, loop_limit=1)
         stub.default = None
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call the plumber"}}])
-        stub.reply("Added call the plumber.\nDONE: added")
+        stub.reply("Added call the plumber.\nKEEL DONE: added")
         added = await stubbed(memory_keel, cid, "Add call the plumber", stub)
     assert not greeted.complete
     assert added.mission == "Add call the plumber" and added.complete
@@ -75,7 +75,7 @@ async def test_a_question_asked_with_ask_user_waits_for_its_answer(memory_keel):
         stub.reply(tool_calls=[{"name": "ask_user", "args": {"question": "Which title?"}}])
         asked = await stubbed(memory_keel, cid, "Add a task", stub)
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
-        stub.reply("Added milk.\nDONE: added")
+        stub.reply("Added milk.\nKEEL DONE: added")
         answered = await stubbed(memory_keel, cid, "milk", stub)
         sent = stub.requests[-1]["messages"]
     assert asked.reply == "Which title?" and not asked.complete
@@ -158,7 +158,7 @@ async def test_a_stop_cancels_the_model_call_in_flight(memory_keel):
 async def test_a_runaway_answer_is_bounded_by_max_tokens(memory_keel):
     with StubOpenAI() as stub:
         stub.misbehaving(RUNAWAY)
-        stub.reply("Nothing to do.\nDONE: answered")
+        stub.reply("Nothing to do.\nKEEL DONE: answered")
         result = await stubbed(
             memory_keel, str(uuid.uuid4()), "Tell me a story", stub, max_tokens=40
         )
@@ -178,8 +178,8 @@ async def test_an_empty_or_garbled_answer_is_retried_once_then_finished_offline(
             stub.repeated_name("create_todo_task", {"title": "buy milk"}, times=2)
         else:
             stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
-            stub.reply("DONE: added")
-            stub.reply("\nDONE: added")
+            stub.reply("KEEL DONE: added")
+            stub.reply("\nKEEL DONE: added")
         result = await stubbed(memory_keel, str(uuid.uuid4()), "Add buy milk", stub)
     reason = {"empty stream": "empty_answer", "empty reply": "empty_answer"}.get(
         misbehave, "bad_tool_name"

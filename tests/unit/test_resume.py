@@ -98,7 +98,7 @@ async def test_exhausting_a_small_budget_twice_still_completes_the_plan(keel):
     """Four single steps; the budget lets about two fit in a window."""
     cid = str(uuid.uuid4())
     replies = [AIMessage("", tool_calls=[call("create_todo_task", title=t)]) for t in "abcd"]
-    replies.append(AIMessage("All four added.\nDONE: added a, b, c, d"))
+    replies.append(AIMessage("All four added.\nKEEL DONE: added a, b, c, d"))
     model = ScriptedModel(replies=replies, seen=[])
     base = count_tokens(
         model_input({"window": [HumanMessage("add a; add b; add c; add d")]}, PROMPT)
@@ -133,7 +133,7 @@ async def test_resume_backs_up_and_keeps_ten(keel):
         backups = BackupStore(saver, keel.db, keep=10)
         model = ScriptedModel(replies=[], seen=[])
         for n in range(12):
-            model.replies.append(AIMessage(f"ok {n}\nDONE: ok"))
+            model.replies.append(AIMessage(f"ok {n}\nKEEL DONE: ok"))
             context = keel.context(
                 model=model, context_token_budget=1, backups=backups, loop_limit=1
             )
@@ -153,7 +153,7 @@ async def test_a_failed_backup_warns_and_the_resume_goes_on(memory_keel):
         async def backup(self, *args):
             raise RuntimeError("disk full")
 
-    model = ScriptedModel(replies=[AIMessage("fine\nDONE: ok")], seen=[])
+    model = ScriptedModel(replies=[AIMessage("fine\nKEEL DONE: ok")], seen=[])
     context = memory_keel.context(model=model, context_token_budget=1, backups=Broken())
     with structlog.testing.capture_logs() as logs:
         result = await run_turn(memory_keel.graph, str(uuid.uuid4()), "hello", context)
@@ -167,7 +167,7 @@ async def test_the_template_and_the_recorded_note_shape_the_prompt(memory_keel):
         AIMessage("", tool_calls=[call("record_next_step", step=2, description="add eggs")]),
         AIMessage("", tool_calls=[call("create_todo_task", title="milk")]),
         AIMessage("", tool_calls=[call("create_todo_task", title="eggs")]),
-        AIMessage("done\nDONE: ok"),
+        AIMessage("done\nKEEL DONE: ok"),
     ]
     model = ScriptedModel(replies=replies, seen=[])
     base = count_tokens(model_input({"window": [HumanMessage("add milk; add eggs")]}, PROMPT))
@@ -202,7 +202,7 @@ async def test_a_provider_context_length_error_resumes_in_a_fresh_window(memory_
     with StubOpenAI() as stub:
         stub.context_length_error()
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
-        stub.reply("Created task: milk\nDONE: added milk")
+        stub.reply("Created task: milk\nKEEL DONE: added milk")
         model = build_agent_model(AGENT_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
         result = await run_turn(
             memory_keel.graph, str(uuid.uuid4()), "add milk", memory_keel.context(model=model)

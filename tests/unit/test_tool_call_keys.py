@@ -20,11 +20,11 @@ async def test_the_same_call_id_in_other_turns_and_conversations_runs_each_call(
     model = ScriptedModel(
         replies=[
             create("apples"),
-            AIMessage("Added apples.\nDONE: added"),
+            AIMessage("Added apples.\nKEEL DONE: added"),
             create("pears"),
-            AIMessage("Added pears.\nDONE: added"),
+            AIMessage("Added pears.\nKEEL DONE: added"),
             create("plums"),
-            AIMessage("Added plums.\nDONE: added"),
+            AIMessage("Added plums.\nKEEL DONE: added"),
         ],
         seen=[],
     )

@@ -32,7 +32,7 @@ def topic_events(result):
 
 
 async def chat(keel, cid, model, message, reply):
-    model.replies.append(AIMessage(f"{reply}\nDONE: answered"))
+    model.replies.append(AIMessage(f"{reply}\nKEEL DONE: answered"))
     return await run_turn(keel.graph, cid, message, keel.context(model=model))
 
 
@@ -91,9 +91,9 @@ async def test_without_the_model_keel_says_so_once_and_runs_on_the_phrases(
     model, cid = ScriptedModel(replies=[], seen=[]), str(uuid.uuid4())
     context = memory_keel.context(model=model)
     for message, reply in [*PUPPY, *MUSIC]:
-        model.replies.append(AIMessage(f"{reply}\nDONE: answered"))
+        model.replies.append(AIMessage(f"{reply}\nKEEL DONE: answered"))
         assert topic_events(await run_turn(memory_keel.graph, cid, message, context)) == []
-    model.replies.append(AIMessage("ok\nDONE: ok"))
+    model.replies.append(AIMessage("ok\nKEEL DONE: ok"))
     switched = await run_turn(memory_keel.graph, cid, "new topic: the garden", context)
     assert [e["reason"] for e in topic_events(switched)] == ["phrase"]
 

@@ -107,7 +107,7 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
 
     async def say(text, at):
         clock.set(at)
-        model.replies.append(AIMessage(f"noted: {text[:20]}\nDONE: ok"))
+        model.replies.append(AIMessage(f"noted: {text[:20]}\nKEEL DONE: ok"))
         context = keel.context(clock=clock, model=model, topic_gap_seconds=3600)
         return await run_turn(keel.graph, cid, text, context)
 
