@@ -9,13 +9,33 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from keel.checkpoints.conversations import search_words
+from keel.checkpoints.text_rules import storable
 from keel.graphs.topic_result import TopicSegment
 from keel.nodes.events import StreamEvent
 
 KEY_PATTERN = r"^[\x21-\x7e]+$"
 """An idempotency key: 1 to 200 visible ASCII characters."""
+
+
+def _storable(value: str | None) -> str | None:
+    return None if value is None else storable(value)
+
+
+Storable = AfterValidator(_storable)
+"""For ``Annotated`` text that reaches the database: no NUL, no lone surrogate (422 otherwise)."""
+
+
+def _searchable(value: str | None) -> str | None:
+    if value is not None:
+        search_words(value)
+    return value
+
+
+Searchable = AfterValidator(_searchable)
+"""For a search's words: not more different ones than a search looks for (422 otherwise)."""
 
 STREAM_FRAME: dict[str, Any] = TypeAdapter(StreamEvent).json_schema(
     ref_template="#/components/schemas/{model}"
@@ -75,7 +95,7 @@ class NewMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(description="What the user says.", examples=["Add buy milk"])
-    checkpoint_id: str | None = Field(
+    checkpoint_id: Annotated[str | None, Storable] = Field(
         default=None,
         min_length=1,
         max_length=64,
@@ -93,13 +113,7 @@ class NewMessage(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content must not be empty")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate, e.g. "\ud800" in the JSON
-            raise ValueError("content must be valid Unicode text (no lone surrogates)") from None
-        if "\x00" in value:  # PostgreSQL text cannot hold it; SQLite would: refuse it on both
-            raise ValueError("content must not contain NUL characters")
-        return value
+        return storable(value)
 
 
 class LoggedMessageOut(BaseModel):
@@ -241,9 +255,11 @@ class ConversationRename(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(
+    name: Annotated[str | None, Storable] = Field(
         max_length=200,
-        description="The new name; null or blank names it by its first message again.",
+        description="The new name, on one line: line breaks and tabs read as spaces, control "
+        "characters and direction overrides are dropped; null or blank names it by its first "
+        "message again. A NUL is refused (422).",
         examples=["Groceries"],
     )
 

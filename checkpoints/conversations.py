@@ -21,10 +21,11 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.database import Database, read_time
+from keel.checkpoints.database import Database, SqliteDatabase, read_time
 from keel.checkpoints.in_flight import InFlight, note
 from keel.checkpoints.process_locks import Found
 from keel.checkpoints.saver_internals import thread_tables
+from keel.checkpoints.text_rules import one_line
 
 OWNERS_CACHED = 10_000
 OWNER_SECONDS = 30.0
@@ -43,12 +44,18 @@ LISTED = (
     "FROM keel_conversations c WHERE c.user_id = :user{only}) AS listed "
     "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit OFFSET :offset"
 )
+MAX_SEARCH_WORDS = 10
+"""The most different words one search looks for (each is one more scan of the messages)."""
 MATCHING = (
-    " AND (lower(coalesce(c.name, '')) LIKE :words ESCAPE '!' OR EXISTS (SELECT 1 FROM "
-    "keel_messages m WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant') "
-    "AND lower(m.content) LIKE :words ESCAPE '!'))"
+    " AND ({fold}(coalesce(c.name, '')) LIKE {fold}(:{word}) ESCAPE '!' OR EXISTS (SELECT 1 "
+    "FROM keel_messages m WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant') "
+    "AND {fold}(m.content) LIKE {fold}(:{word}) ESCAPE '!'))"
 )
-"""Conversations whose name, or a message of the user or keel, holds the words searched for."""
+"""Conversations whose name, or a message of the user or keel, holds one word searched for."""
+FOLD = {"sqlite": "keel_fold", "postgresql": "lower"}
+"""The SQL function that folds case in searches: on SQLite, Python's ``str.casefold`` (SQLite's
+own lower() folds ASCII only); on PostgreSQL, lower(), which folds every script in a UTF-8
+database."""
 ONE = " AND c.id = :id"
 FOUND = "SELECT user_id, turn_in_flight FROM keel_conversations WHERE id = :id"
 FOUND_WITH_NEWEST = (
@@ -78,14 +85,41 @@ class ConversationNotFound(LookupError):
         super().__init__(f"conversation {conversation_id} not found")
 
 
-def _one_line(text: str | None) -> str | None:
-    return " ".join(text.split()) if text else None
+class TooManyWords(ValueError):
+    """A search for more different words than ``MAX_SEARCH_WORDS``."""
 
 
-def _like(words: str) -> str:
-    """A LIKE pattern for ``words`` anywhere, its own % and _ taken literally."""
-    escaped = words.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+def search_words(text: str | None) -> list[str]:
+    """The different words of a search, in order; TooManyWords past ``MAX_SEARCH_WORDS``."""
+    words = list(dict.fromkeys(text.split())) if text else []
+    if len(words) > MAX_SEARCH_WORDS:
+        raise TooManyWords(f"holds {len(words)} different words; the most is {MAX_SEARCH_WORDS}")
+    return words
+
+
+def _matching(dialect: str, words: list[str], params: dict[str, Any]) -> str:
+    """The condition that each of ``words`` is in the conversation (patterns put in ``params``)."""
+    where = ""
+    for n, word in enumerate(words):
+        params[f"w{n}"] = _like(word)
+        where += MATCHING.format(fold=FOLD[dialect], word=f"w{n}")
+    return where
+
+
+def _like(word: str) -> str:
+    """A LIKE pattern for ``word`` anywhere, its own % and _ taken literally."""
+    escaped = word.replace("!", "!!").replace("%", "!%").replace("_", "!_")
     return f"%{escaped}%"
+
+
+def _casefold(text: Any) -> Any:
+    """``keel_fold`` on SQLite: text case folded ("Äpfel" -> "äpfel"), anything else as it is."""
+    return text.casefold() if isinstance(text, str) else text
+
+
+def _one_line(text: str | None) -> str | None:
+    """A name or a message's start as listed (``one_line``; a NUL an older keel stored dropped)."""
+    return one_line(text.replace("\x00", "")) or None if text else None
 
 
 def _listed(row: Any) -> dict[str, Any]:
@@ -95,7 +129,7 @@ def _listed(row: Any) -> dict[str, Any]:
         "created_at": read_time(row["created_at"]).isoformat(),
         "last_message_at": read_time(last).isoformat() if last else None,
         "title": _one_line(row["name"]) or _one_line(row["title"]),
-        "name": row["name"],
+        "name": _one_line(row["name"]),
         "preview": _one_line(row["preview"]),
     }
 
@@ -115,6 +149,8 @@ class ConversationStore:
         self.clock = clock
         self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._found = FOUND_WITH_NEWEST if thread_tables(saver, db.dialect) else FOUND
+        if isinstance(db, SqliteDatabase):
+            db.conn.create_function("keel_fold", 1, _casefold, deterministic=True)
 
     def _remember(self, conversation_id: str, user_id: str) -> None:
         self._owners[conversation_id] = (user_id, time.monotonic() + OWNER_SECONDS)
@@ -138,13 +174,11 @@ class ConversationStore:
     ) -> list[dict[str, Any]]:
         """The user's conversations, the most recently active first, with title and preview.
 
-        With ``words``, only those whose name or messages hold them (case-insensitive).
+        With ``words``, only those whose name or messages of the user or keel hold every one of
+        them, in any order and any case (``search_words``: TooManyWords past the most).
         """
         params: dict[str, Any] = {"user": user_id, "limit": limit, "offset": offset}
-        only = ""
-        if words and words.strip():
-            only = MATCHING
-            params["words"] = _like(" ".join(words.split()))
+        only = _matching(self.db.dialect, search_words(words), params)
         rows = await self.db.fetch(LISTED.format(only=only), params)
         return [_listed(r) for r in rows]
 
@@ -155,8 +189,10 @@ class ConversationStore:
         return _listed(rows[0]) if rows else None
 
     async def rename(self, conversation_id: str, name: str | None) -> None:
-        """Give the conversation ``name`` (None or blank: named by its first message again)."""
-        cleaned = " ".join(name.split())[:NAME_CHARS] if name else ""
+        """Give the conversation ``name``, cleaned by ``one_line`` (None or blank: named by its
+        first message again); UnstorableText when it holds a NUL or a lone surrogate.
+        """  # noqa: D205
+        cleaned = one_line(name)[:NAME_CHARS].rstrip() if name else ""
         await self.db.execute(
             "UPDATE keel_conversations SET name = :name WHERE id = :id",
             {"id": conversation_id, "name": cleaned or None},

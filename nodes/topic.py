@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.text_rules import one_line
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.context.history import load_history
 from keel.nodes.context.topic_shifts import (
@@ -48,11 +49,16 @@ RESET_TITLE = "Reset - New Conversation"
 """The title of the topic a reset opens until its first message names it."""
 
 
+def _one_line(text: str) -> str:
+    """``text`` cleaned as names and titles are (``one_line``); what no table holds replaced."""
+    return one_line(text.encode("utf-8", "replace").decode("utf-8").replace("\x00", ""))
+
+
 def topic_title(message: str) -> str:
     """``message`` on one line, whole when it fits in 80 characters, else cut between words
     with "..." (a single long word, a URL, is cut where it must).
     """  # noqa: D205
-    title = " ".join(message.split())
+    title = _one_line(message)
     if len(title) <= TITLE_MAX_CHARS:
         return title or "(empty)"
     cut = title[: TITLE_MAX_CHARS + 1].rsplit(" ", 1)[0]
@@ -69,7 +75,7 @@ async def title_for(message: str, ctx: KeelContext) -> str:
     try:
         messages = [SystemMessage(prompt), HumanMessage(message[:2000])]
         reply = await ctx.resources.title_model.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
-        title = " ".join(reply.text.strip().strip('"').split())
+        title = _one_line(reply.text.strip().strip('"'))
     except Exception as exc:  # a title is never worth failing a turn for
         log.warning("topic_title_failed", error=type(exc).__name__)
         return topic_title(message)

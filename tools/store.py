@@ -13,6 +13,7 @@ from typing import Any
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, Session, read_time
+from keel.checkpoints.text_rules import UnstorableText, one_line
 
 TITLE_MAX_CHARS = 500
 
@@ -28,15 +29,15 @@ class TaskError(Exception):
 
 
 def _clean_title(title: Any) -> str:
-    if not isinstance(title, str) or not title.strip():
+    """The title as it is stored: on one line, without control characters (``one_line``)."""
+    if not isinstance(title, str):
         raise TaskError("invalid_title", "A task title cannot be empty.")
-    title = " ".join(title.split())
     try:
-        title.encode("utf-8")
-    except UnicodeEncodeError:
-        raise TaskError("invalid_title", "A task title must be valid Unicode text.") from None
-    if "\x00" in title:
-        raise TaskError("invalid_title", "A task title cannot contain NUL characters.")
+        title = one_line(title)
+    except UnstorableText as exc:
+        raise TaskError("invalid_title", f"A task title {exc}.") from None
+    if not title:
+        raise TaskError("invalid_title", "A task title cannot be empty.")
     if len(title) > TITLE_MAX_CHARS:
         raise TaskError(
             "invalid_title",

@@ -30,8 +30,10 @@ from keel.api.schemas import (
     NewConversation,
     NewMessage,
     ReopenAnswer,
+    Searchable,
+    Storable,
 )
-from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.conversations import MAX_SEARCH_WORDS, ConversationNotFound
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.legacy_import import import_legacy_session
@@ -93,10 +95,12 @@ async def list_conversations(
         str | None,
         Query(
             max_length=200,
-            description="Only conversations whose name, or a message of the user or keel, "
-            "holds these words (case-insensitive).",
+            description="Only conversations whose name, or messages of the user or keel, hold "
+            f"each of these words (at most {MAX_SEARCH_WORDS}), in any order and any case.",
             examples=["milk"],
         ),
+        Storable,
+        Searchable,
     ] = None,
 ) -> list[dict[str, Any]]:
     """The caller's conversations, the most recently active first, each with a preview.
@@ -220,7 +224,7 @@ async def cancel_turn(cid: ConversationDep, service: ServiceDep) -> dict[str, bo
 )
 async def reopen(
     cid: ConversationDep,
-    topic_id: Annotated[str, Path(max_length=36, description="An earlier topic's id.")],
+    topic_id: Annotated[str, Path(max_length=36, description="An earlier topic's id."), Storable],
     service: ServiceDep,
     user: UserDep,
 ) -> dict[str, Any]:

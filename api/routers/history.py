@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 from keel.api.deps import ConversationDep, ServiceDep
 from keel.api.errors import APIError
 from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
-from keel.api.schemas import BranchOut, CheckpointOut, ErrorOut, LoggedMessageOut
+from keel.api.schemas import BranchOut, CheckpointOut, ErrorOut, LoggedMessageOut, Storable
 from keel.checkpoints.messages import Sibling
 from keel.graphs.runner import thread_config
 from keel.graphs.viewed_branch import branch_tips, holds, viewed_branch
@@ -39,6 +39,7 @@ CheckpointQuery = Annotated[
         description="Read the branch this checkpoint is on (a message's branch tip, from "
         "`/messages/{id}/branches`), not the one the conversation is on.",
     ),
+    Storable,
 ]
 
 
