@@ -1,16 +1,22 @@
 """Token counting for the context budget.
 
-With an OpenAI model configured, tiktoken counts the model input (the encoding files must be
-available to tiktoken: cached or downloadable). Otherwise, and whenever tiktoken cannot load its
-encoding, LangChain's ``count_tokens_approximately`` estimates: one token per four characters of
-text (tool calls included), plus four tokens of framing per message. The estimate errs high for
-English text, so a budget trips early rather than late.
+With an OpenAI model configured, tiktoken counts the model input when its encoding file is in
+tiktoken's local cache (``TIKTOKEN_CACHE_DIR``, else ``DATA_GYM_CACHE_DIR``, else the temporary
+folder's ``data-gym-cache``): counting never downloads it, so a closed network never stalls a turn.
+Otherwise LangChain's ``count_tokens_approximately`` estimates: one token per four characters of
+text (tool calls included), plus four tokens of framing per message. Which of the two counts is
+decided once per model a process. The estimate errs high for English text, so a budget trips early
+rather than late.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -36,16 +42,32 @@ def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
     )
 
 
+ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+"""Where tiktoken fetches an encoding's file; its cache names the file by this address."""
+
+
+def cached_file(encoding_name: str) -> Path:
+    """Where tiktoken keeps ``encoding_name``'s file once it has fetched it."""
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    url = ENCODING_URL.format(name=encoding_name)
+    key = hashlib.sha1(url.encode(), usedforsecurity=False).hexdigest()
+    return Path(folder or Path(tempfile.gettempdir()) / "data-gym-cache") / key
+
+
 @lru_cache(maxsize=8)
 def _encoding(model_name: str) -> Any:
-    try:
-        import tiktoken
+    import tiktoken
 
-        try:
-            return tiktoken.encoding_for_model(model_name)
-        except KeyError:
-            return tiktoken.get_encoding("o200k_base")
-    except Exception as exc:  # no cached encoding and no network: fall back to the estimate
+    try:
+        name = tiktoken.encoding_name_for_model(model_name)
+    except KeyError:
+        name = "o200k_base"
+    if not cached_file(name).is_file():
+        log.warning("tiktoken_not_cached", model=model_name, encoding=name, counting="estimate")
+        return None
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # a damaged cache file: the estimate, decided once
         log.warning("tiktoken_unavailable", model=model_name, error=type(exc).__name__)
         return None
 
