@@ -18,7 +18,8 @@ the other line's, and a re-run of the same turn writes the same keys: nothing tw
 again from the same checkpoint with the same message (and idempotency key) is that same turn, a
 replay, not a fork. Forks cost only the turn that starts one (a few statements, once); the parent
 and fork point live in each checkpoint's state, so no table repeats them and reading a lineage
-needs no lookup: its condition grows with the forks along its line, never with its turns.
+needs no lookup: its condition grows with the forks along its line, never with its turns, and
+stays one flat CASE however deep the forks go.
 """
 
 from __future__ import annotations
@@ -51,16 +52,23 @@ class Lineage:
     segments: tuple[Segment, ...] = (Segment(MAIN),)
 
     def where(self, params: dict[str, Any]) -> str:
-        """The SQL condition that picks the lineage's rows (its parameters added to ``params``)."""
-        parts = []
+        """The SQL condition that picks the lineage's rows (its parameters added to ``params``).
+
+        One CASE over the row's branch, whatever the number of forks: its WHEN list is flat, so
+        no depth of forks nests the condition (SQLite refuses an expression nested 1,000 deep).
+        """
+        if len(self.segments) == 1 and self.segments[0].upto is None:
+            params["branch0"] = self.segments[0].branch
+            return "branch = :branch0"
+        cases = []
         for n, segment in enumerate(self.segments):
             params[f"branch{n}"] = segment.branch
             if segment.upto is None:
-                parts.append(f"branch = :branch{n}")
+                cases.append(f"WHEN :branch{n} THEN TRUE")
             else:
                 params[f"upto{n}"] = segment.upto
-                parts.append(f"(branch = :branch{n} AND (turn IS NULL OR turn <= :upto{n}))")
-        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+                cases.append(f"WHEN :branch{n} THEN coalesce(turn <= :upto{n}, TRUE)")
+        return f"(CASE branch {' '.join(cases)} ELSE FALSE END)"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from tests.helpers import open_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
 
 UNIT_MODULES = (
+    "test_branches",
     "test_checkpoints",
     "test_confirmation",
     "test_graph_clients",

@@ -297,3 +297,14 @@ async def test_an_idempotency_key_names_the_checkpoint_as_well_as_the_text(keel)
 async def lined(keel, cid, values):
     rows = await keel.messages.history(cid, lineage=lineage(values))
     return [(m.role, m.content) for m in rows]
+
+
+async def test_a_lineage_thousands_of_forks_deep_reads_its_rows(keel):
+    cid = str(uuid.uuid4())
+    await keel.say(cid, "Add apples")
+    await keel.say(cid, "Add pears")
+    deep = tuple(Segment(f"fork-{n}", n) for n in range(3000, 0, -1))  # none wrote a row here
+    for upto, seen in ((1, ["Add apples"]), (2, ["Add apples", "Add pears"])):
+        lineage = Lineage((Segment("fork-3001"), *deep, Segment(MAIN, upto)))
+        rows = await keel.messages.history(cid, lineage=lineage)
+        assert [r.content for r in rows if r.role == "user"] == seen
