@@ -8,7 +8,6 @@ it. ``turn_context`` builds a turn's run context for a user on the service's res
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from langchain_core.tools import BaseTool
 
 from keel.api import metrics
+from keel.api.socket_counts import SocketCounts
 from keel.checkpoints.backend import Backend, open_backend
 from keel.checkpoints.conversations import ConversationStore
 from keel.checkpoints.database import Database
@@ -42,8 +42,8 @@ class Service:
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
     turns: Turns
     """Every turn, from arrival to answer (lock, idempotency, recovery, the run, pruning)."""
-    sockets: Counter[str] = field(default_factory=Counter)
-    """Open WebSockets per user in this process."""
+    sockets: SocketCounts = field(default_factory=lambda: SocketCounts(None))
+    """Open WebSockets per user on this server (its workers together)."""
 
     @property
     def db(self) -> Database:
@@ -128,7 +128,9 @@ async def open_service(settings: Settings, tools: Sequence[BaseTool]) -> AsyncIt
             wait_seconds=wait,
             observer=observer,
         )
-        service = Service(settings, backend, graph, resources, turns)
+        service = Service(
+            settings, backend, graph, resources, turns, SocketCounts(settings.metrics_dir)
+        )
         observer.service = service
         try:
             yield service

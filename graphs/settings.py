@@ -116,7 +116,9 @@ class Settings(BaseSettings, Tunables):
         default=600.0, gt=0, description="A WebSocket silent this long is closed (code 1001)."
     )
     ws_per_user: int = Field(
-        default=20, ge=1, description="Open WebSockets a user may have on one server process."
+        default=20,
+        ge=1,
+        description="Open WebSockets a user may have on one server (its workers together).",
     )
 
     telegram_token: SecretStr | None = Field(

@@ -130,17 +130,15 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
     user = await _authorize(ws, service, conversation_id)
     if user is None:
         return
-    if service.sockets[user] >= service.settings.ws_per_user:
+    ticket = await service.sockets.take(user, service.settings.ws_per_user)
+    if ticket is None:
         await _send(ws, "error", TOO_MANY)
         await ws.close(code=CLOSE_TRY_AGAIN_LATER)
         return
-    service.sockets[user] += 1
     try:
         await _serve(ws, service, str(uuid.UUID(conversation_id)), user)
     finally:
-        service.sockets[user] -= 1
-        if not service.sockets[user]:
-            del service.sockets[user]
+        service.sockets.give_back(user, ticket)
 
 
 async def _serve(ws: WebSocket, service: Service, conversation_id: str, user: str) -> None:

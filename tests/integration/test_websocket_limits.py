@@ -2,6 +2,7 @@
 refused (a real `keel serve`)."""
 
 import asyncio
+import contextlib
 import json
 import socket
 
@@ -64,6 +65,21 @@ async def test_a_user_holds_at_most_the_allowed_sockets(server_of_two):
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the closed sockets were never given back")
+
+
+async def test_the_limit_holds_across_a_servers_workers(tmp_path):
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}", 3, KEEL_WS_PER_USER="4") as server:
+        url = socket_url(server)
+        async with contextlib.AsyncExitStack() as sockets:
+            said = []
+            for _ in range(9):  # each a connection of its own, taken by whichever worker accepts
+                ws = await sockets.enter_async_context(websockets.connect(url))
+                said.append(json.loads(await ws.recv())["data"])
+            connected = [d for d in said if d.get("status") == "connected"]
+            refused = [d for d in said if d.get("code") == "too_many_connections"]
+            assert (len(connected), len(refused)) == (4, 5)
+        async with websockets.connect(url) as again:  # closed ones are given back
+            assert json.loads(await again.recv())["data"]["status"] == "connected"
 
 
 async def test_a_frame_over_a_mebibyte_is_refused(server):
