@@ -291,7 +291,7 @@ def build_graph(
         g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
     g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
-    return g.compile(checkpointer=checkpointer, store=store, name="turn" if nested else "keel")
+    return g.compile(checkpointer=checkpointer, store=store, name="keel_turn" if nested else "keel")
 
 
 async def route_turn(state: WindowView) -> Literal["turn", "__end__"]:
@@ -306,7 +306,9 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
 
     A server saves a checkpoint at every step of the graph it runs; the steps inside the turn are
     saved in the turn's own namespace, so the thread's history holds a few checkpoints a turn and a
-    chat client (Agent Chat UI reads the newest ten) can branch from any recent message.
+    chat client (Agent Chat UI reads the newest ten) can branch from any recent message. The turn's
+    streams (the assistant's tokens, keel's events, its nodes' updates) come from inside it: a
+    client asks for them with ``subgraphs=True`` (the SDK's ``stream_subgraphs=True``).
     """
     inner = build_graph(nested=True)
 
