@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Annotated, Any, Literal, cast
 
 import structlog
-from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -59,7 +59,7 @@ from keel.nodes.state.schema import (
     bounded_window,
     unstreamed,
 )
-from keel.nodes.support.confirming import waiting_calls
+from keel.nodes.support.confirming import ran_after_a_yes, waiting_calls
 from keel.nodes.support.in_flight import noted
 from keel.nodes.support.message_log import with_conversation
 from keel.nodes.tool_execution import tool_execution
@@ -117,6 +117,7 @@ class InputView(TypedDict, total=False):
 
     command: CommandName | None
     window: Annotated[list[AnyMessage], bounded_window]
+    agent_state: str
 
 
 class WindowView(TypedDict, total=False):
@@ -166,7 +167,11 @@ async def route_plan(state: PlanView) -> Literal["plan", "resume", AgentState.AS
 
 
 InputRoute = Literal[
-    "reset_conversation", "reopen_topic", "topic_detect", AgentState.TOOL_EXECUTION
+    "reset_conversation",
+    "reopen_topic",
+    "topic_detect",
+    AgentState.TOOL_EXECUTION,
+    AgentState.RESPONSE,
 ]
 
 
@@ -183,7 +188,12 @@ async def route_input(state: InputView) -> InputRoute:
         raise BadCommand(f"no node carries out the command {command!r}")
     window = state.get("window") or []
     answered = bool(window) and isinstance(window[-1], AIMessage) and bool(window[-1].tool_calls)
-    return AgentState.TOOL_EXECUTION if answered else "topic_detect"
+    if answered:
+        return AgentState.TOOL_EXECUTION
+    decided = state.get("agent_state") == AgentState.TOOL_EXECUTION and isinstance(
+        window[-1] if window else None, ToolMessage
+    )  # the served graph runs the turn on after calls decided in its run before (no message)
+    return AgentState.RESPONSE if decided else "topic_detect"
 
 
 async def route_assistant(
@@ -209,6 +219,25 @@ async def route_assistant_handing_over(
         if waiting_calls(cast(KeelState, state), context.resources.tools) is not None:
             return "__end__"  # END
     return target
+
+
+class DecidedView(WindowView, total=False):
+    """What tells whether the turn's calls were decided: the window and where the turn is."""
+
+    agent_state: str
+
+
+async def route_tools_handing_over(
+    state: DecidedView,
+) -> Literal[AgentState.RESPONSE, "__end__"]:
+    """After tool_execution in the served turn graph: calls that needed a yes end the turn graph
+    first, so the graph around it saves their answer and results in a checkpoint of its own (a
+    reply regenerated from there runs the response again, never the question); then it goes on.
+    """  # noqa: D205
+    context = await prepared(get_runtime(KeelContext).context)
+    if ran_after_a_yes(cast(KeelState, state), context.resources.tools):
+        return "__end__"  # END
+    return AgentState.RESPONSE
 
 
 async def route_context(state: ModelInputView) -> Literal["resume", AgentState.ASSISTANT]:
@@ -272,6 +301,7 @@ def build_graph(
             "reopen_topic": "reopen_topic",
             "topic_detect": "topic_detect",
             AgentState.TOOL_EXECUTION: "tool_execution",
+            AgentState.RESPONSE: "response",
         },
     )
     g.add_edge("reset_conversation", END)
@@ -289,16 +319,28 @@ def build_graph(
         )
     else:
         g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
-    g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
+    if nested:  # decided calls: the graph around keeps the answer in a checkpoint, then goes on
+        g.add_conditional_edges(
+            "tool_execution",
+            route_tools_handing_over,
+            {AgentState.RESPONSE: "response", END: END},
+        )
+    else:
+        g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
     return g.compile(checkpointer=checkpointer, store=store, name="keel_turn" if nested else "keel")
 
 
-async def route_turn(state: WindowView) -> Literal["turn", "__end__"]:
-    """After a turn: run it again when it ended on calls that wait for a confirmation."""
+async def route_turn(state: DecidedView) -> Literal["turn", "__end__"]:
+    """After a run of the turn graph: run it again when it ended on calls that wait for a
+    confirmation (to ask) or on decided ones (to go on), else the turn is over.
+    """  # noqa: D205
     context = await prepared(get_runtime(KeelContext).context)
-    waiting = waiting_calls(cast(KeelState, state), context.resources.tools)
-    return "turn" if waiting is not None else "__end__"  # END
+    tools = context.resources.tools
+    again = waiting_calls(cast(KeelState, state), tools) is not None or ran_after_a_yes(
+        cast(KeelState, state), tools
+    )
+    return "turn" if again else "__end__"  # END
 
 
 def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:

@@ -9,14 +9,13 @@ tool calls wait for their confirmation (the window ends with them, none run), a 
 answer: it follows the question in ``messages`` and the graph goes back to tool_execution with it.
 This is how a plain new input on a paused thread answers it, for any client; ``Command(resume=...)``
 does the same without a new input. With no new message at all (the served graph runs the turn again
-once the waiting calls are in its state, ``keel.graphs.builder.served``) it goes straight on to
-them, to ask. Otherwise a new turn begins (USER_INPUT): a fresh window holding
-only the message (earlier turns live in the message log), the per-turn counters reset, the turn
-counted. The turn
-gets its key (``keel.nodes.state.lineage``), which names its message: a re-run writes the same
-message, never a second one, and a turn forked from an earlier checkpoint writes its own. The
-turn's time budget (``turn_seconds``) starts here, for a new turn and for the answer to a
-confirmation.
+once the waiting calls, or their results, are in its state: ``keel.graphs.builder.served``) it goes
+straight on to them, to ask, or to the response that follows them. Otherwise a new turn begins
+(USER_INPUT): a fresh window holding only the message (earlier turns live in the message log), the
+per-turn counters reset, the turn counted. The turn gets its key (``keel.nodes.state.lineage``),
+which names its message: a re-run writes the same message, never a second one, and a turn forked
+from an earlier checkpoint writes its own. The turn's time budget (``turn_seconds``) starts here,
+for a new turn and for the answer to a confirmation.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from keel.nodes.support.confirming import (
     answers_after,
     ask,
     question_id,
+    ran_after_a_yes,
     waiting_calls,
 )
 from keel.nodes.support.in_flight import note_answer
@@ -73,7 +73,10 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
         typed = [HumanMessage(content, id=step_key(runtime, "command"))] if as_content else []
         return {**command, "messages": unstreamed(typed)} if content else command
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
-    if (last := waiting_calls(state, runtime.context.resources.tools)) is not None:
+    tools = runtime.context.resources.tools
+    if not as_content and not _newest_is_human(state) and ran_after_a_yes(state, tools):
+        return {}  # no message: the served graph runs the turn on after decided calls
+    if (last := waiting_calls(state, tools)) is not None:
         if not as_content and not _newest_is_human(state):
             return {}  # no message: the served graph runs the turn again to ask (on to the calls)
         log.info("confirmation_answered", message_preview=preview(content))

@@ -86,6 +86,22 @@ def waiting_calls(state: KeelState, tools: Sequence[BaseTool]) -> AIMessage | No
     return last if any(c["name"] in asking for c in last.tool_calls) else None
 
 
+def ran_after_a_yes(state: KeelState, tools: Sequence[BaseTool]) -> bool:
+    """The turn's window ends with the results of calls of which one needed a yes: they were
+    decided (run, or cancelled) and the turn goes on to its response.
+    """  # noqa: D205
+    window = state.get("window") or []
+    if (
+        not window
+        or not isinstance(window[-1], ToolMessage)
+        or state.get("agent_state") != ("tool_execution")
+    ):
+        return False
+    calls = next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
+    asking = confirmations(tools)
+    return calls is not None and any(c["name"] in asking for c in calls.tool_calls)
+
+
 def question_id(last: AIMessage, asked: int) -> str:
     """The id of the ``asked``-th question about ``last``'s calls in ``messages``."""
     return f"{call_key(last, 'confirmation')}:ask:{asked}"

@@ -261,6 +261,30 @@ async def test_an_unclear_answer_then_yes_keeps_each_answer_under_its_question(l
     ]
 
 
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+async def test_a_reply_regenerated_after_the_card_is_the_same_reply(langgraph_dev, decision):
+    """Agent Chat UI's regenerate after Approve or Reject: the turn goes on, nothing asked again."""
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": f"studio-regenerate-{decision}"}
+    tid = (await client.threads.create())["thread_id"]
+    said = [{"type": "human", "content": "Add buy milk"}]
+    await client.runs.wait(tid, "keel", input={"messages": said}, context=user)
+    said = [{"type": "human", "content": "Delete task 1"}]
+    await client.runs.wait(tid, "keel", input={"messages": said}, context=user)
+    resume = Command(resume={"decisions": [{"type": decision}]})
+    done = await client.runs.wait(tid, "keel", command=resume, context=user)
+    reply = done["messages"][-1]
+    history = await client.threads.get_history(tid, limit=10)
+    first = [s for s in history if reply["id"] in {m["id"] for m in s["values"]["messages"]}][-1]
+    again = await client.runs.wait(  # what the UI sends: no input, from the reply's parent
+        tid, "keel", input=None, checkpoint=first["parent_checkpoint"], context=user
+    )
+    assert not again.get("__interrupt__")
+    assert [m["content"] for m in again["messages"][-4:]] == [
+        m["content"] for m in done["messages"][-4:]
+    ]
+
+
 async def test_everyday_words_and_one_question_for_several_under_the_langgraph_server(
     langgraph_dev,
 ):

@@ -205,4 +205,5 @@ def test_the_drawing_shows_each_command_from_user_input_to_the_end():
         "reopen_topic",
         "topic_detect",
         "tool_execution",
+        "response",  # no message, the calls decided: the turn goes on (the served graph)
     }
