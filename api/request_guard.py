@@ -141,9 +141,11 @@ class RequestGuard:
         await self._read_then_pass(scope, receive, send)
 
     def _check_webhook_secret(self, headers: Headers) -> None:
-        """Telegram's webhook carries the secret token instead of a key (401 without it)."""
+        """Telegram's webhook carries the secret token instead of a key (401 without it); no
+        webhook configured, the path is not found (404), and its body is never read.
+        """  # noqa: D205
         if self.webhook_secret is None:
-            return  # not configured: the route answers 404
+            raise APIError(404, "not_found", "no Telegram webhook is configured on this server")
         given = headers.get(SECRET_HEADER, "").encode()
         if not hmac.compare_digest(given, self.webhook_secret):
             raise APIError(401, "unauthorized", f"a missing or wrong {SECRET_HEADER}")

@@ -157,10 +157,19 @@ telegram_chats = sa.Table(
     sa.Column("chat_id", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("telegram_user_id", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("conversation_id", sa.String(36), nullable=False),
-    sa.Column("answered_update_id", sa.BigInteger, nullable=True),
     sa.Column("question_message_id", sa.BigInteger, nullable=True),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Index("ix_keel_telegram_chats_conversation", "conversation_id"),
 )
-"""Per Telegram chat and member: the active conversation, the last update answered, and the
-message whose Yes / No buttons wait for an answer."""
+"""Per Telegram chat and member: the active conversation, and the message whose Yes / No buttons
+wait for an answer."""
+
+telegram_answered = sa.Table(
+    "keel_telegram_answered",
+    metadata,
+    sa.Column("chat_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("said", sa.String(100), primary_key=True),
+    sa.Column("answered_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_keel_telegram_answered_at", "answered_at"),
+)
+"""Per Telegram chat: the messages and button presses the bot answered (kept for a while)."""

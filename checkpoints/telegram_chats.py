@@ -1,19 +1,26 @@
-"""Telegram chats and their conversations: the ``keel_telegram_chats`` table.
+"""Telegram chats and their conversations: the ``keel_telegram_chats`` table and what was answered.
 
 Each member of a Telegram chat (a private chat has one, a group many) has one active
-conversation there, kept here so a restarted bot continues where people were. The row also holds
-the last update the bot answered for that member (an update Telegram delivers again after a
-restart is not answered twice) and the message whose Yes / No buttons wait for an answer (they are
-taken away once it is answered, by a button or typed). Rows go with their conversation. Used by
+conversation there, kept here so a restarted bot continues where people were, with the message
+whose Yes / No buttons wait for an answer (they are taken away once it is answered, by a button or
+typed). Member rows go with their conversation. ``keel_telegram_answered`` notes, per chat, each
+message and button press the bot answered, so one Telegram delivers again (after a restart, a lost
+webhook answer) is not answered twice. It is kept for ``KEPT_FOR``: Telegram keeps an update it
+could not deliver for 24 hours at most. Update ids are no record of it: Telegram numbers them in
+order, but starts from a random number after a week without updates. Used by
 ``keel.api.telegram``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database
+
+KEPT_FOR = timedelta(days=2)
+"""How long an answered message or press is remembered (Telegram redelivers within a day)."""
 
 
 @dataclass(frozen=True)
@@ -22,14 +29,12 @@ class ChatMember:
 
     conversation_id: str
     """The active conversation."""
-    answered_update_id: int | None
-    """The last update answered (None: none yet in this conversation)."""
     question_message_id: int | None
     """The message whose Yes / No buttons are still shown."""
 
 
 class TelegramChats:
-    """Which conversation each chat member talks in, and what the bot answered them."""
+    """Which conversation each chat member talks in, and what the bot answered in each chat."""
 
     def __init__(self, db: Database, clock: Clock = utcnow) -> None:
         """Work on the app tables of ``db``, stamping rows with ``clock``."""
@@ -39,15 +44,13 @@ class TelegramChats:
     async def get(self, chat_id: int, user_id: int) -> ChatMember | None:
         """The member's row, if the bot talked with them in this chat."""
         row = await self.db.fetchone(
-            "SELECT conversation_id, answered_update_id, question_message_id "
+            "SELECT conversation_id, question_message_id "
             "FROM keel_telegram_chats WHERE chat_id = :chat AND telegram_user_id = :user",
             {"chat": chat_id, "user": user_id},
         )
         if row is None:
             return None
-        return ChatMember(
-            str(row["conversation_id"]), row["answered_update_id"], row["question_message_id"]
-        )
+        return ChatMember(str(row["conversation_id"]), row["question_message_id"])
 
     async def activate(self, chat_id: int, user_id: int, conversation_id: str) -> None:
         """Make ``conversation_id`` the member's active conversation in the chat."""
@@ -59,21 +62,45 @@ class TelegramChats:
             {"chat": chat_id, "user": user_id, "c": conversation_id, "now": self._now()},
         )
 
-    async def answered(
-        self, chat_id: int, user_id: int, update_id: int, question_message_id: int | None
-    ) -> None:
-        """Note that ``update_id`` was answered, leaving buttons on ``question_message_id``."""
-        await self.db.execute(
-            "UPDATE keel_telegram_chats SET answered_update_id = :u, question_message_id = :q, "
-            "updated_at = :now WHERE chat_id = :chat AND telegram_user_id = :user",
-            {
-                "chat": chat_id,
-                "user": user_id,
-                "u": update_id,
-                "q": question_message_id,
-                "now": self._now(),
-            },
+    async def was_answered(self, chat_id: int, said: str) -> bool:
+        """The bot answered ``said`` (a message or a press, see ``answered``) in the chat."""
+        row = await self.db.fetchone(
+            "SELECT 1 AS found FROM keel_telegram_answered WHERE chat_id = :chat AND said = :said",
+            {"chat": chat_id, "said": said},
         )
+        return row is not None
+
+    async def answered(
+        self, chat_id: int, user_id: int, said: str, question_message_id: int | None
+    ) -> None:
+        """Note ``said`` answered, leaving the member's buttons on ``question_message_id``.
+
+        ``said`` names what was answered for good: a message by its id, a press by its query id.
+        Notes older than ``KEPT_FOR`` are forgotten on the way.
+        """
+        now = self.clock()
+        params = {
+            "chat": chat_id,
+            "user": user_id,
+            "said": said,
+            "q": question_message_id,
+            "now": self.db.time(now),
+            "expired": self.db.time(now - KEPT_FOR),
+        }
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE keel_telegram_chats SET question_message_id = :q, updated_at = :now "
+                "WHERE chat_id = :chat AND telegram_user_id = :user",
+                params,
+            )
+            await tx.execute(
+                "DELETE FROM keel_telegram_answered WHERE answered_at < :expired", params
+            )
+            await tx.execute(
+                "INSERT INTO keel_telegram_answered (chat_id, said, answered_at) "
+                "VALUES (:chat, :said, :now) ON CONFLICT DO NOTHING",
+                params,
+            )
 
     def _now(self) -> object:
         return self.db.time(self.clock())

@@ -3,9 +3,11 @@
 Requests go to ``{url}/bot{token}/{method}`` as on the real server (a wrong token is a 401).
 The test queues updates as people would cause them (``say``, ``press``), and reads what the bot
 did (``sent``, ``actions``, ``answers``, ``edits``, ``calls``). Updates are confirmed the way
-Telegram confirms them: a getUpdates with ``offset`` drops those before it; ``forget_offset``
-makes the server deliver every update again, as after a bot that never confirmed them.
-``fail`` queues error answers for a method (a 429 with ``retry_after``, a 502).
+Telegram confirms them: a getUpdates with ``offset`` drops those it delivered before whose ids are
+below it; ``forget_offset`` makes the server deliver every update again, as after a bot that never
+confirmed them; ``renumber`` numbers the next updates from another id, as Telegram does (at
+random) after a week without updates. ``fail`` queues error answers for a method (a 429 with
+``retry_after``, a 502).
 """
 
 from __future__ import annotations
@@ -53,7 +55,11 @@ class StubTelegram:
     def __init__(self, token: str = "4242:stub-secret-token") -> None:
         self.token = token
         self.updates: list[dict[str, Any]] = []
-        self.confirmed = 0
+        """Every update people caused, in order."""
+        self.pending: list[dict[str, Any]] = []
+        """The updates not confirmed yet."""
+        self.delivered: set[int] = set()
+        """The pending updates getUpdates returned (by object identity: ids may repeat)."""
         self.sent: list[dict[str, Any]] = []
         """Every message the bot sent: chat_id, text, reply_to, buttons, message_id, ..."""
         self.actions: list[dict[str, Any]] = []
@@ -170,12 +176,17 @@ class StubTelegram:
         deadline = time.monotonic() + min(float(params.get("timeout", 0)), 2.0)
         with self.changed:
             if params.get("offset"):
-                self.confirmed = max(self.confirmed, int(params["offset"]))
+                offset = int(params["offset"])
+                self.pending = [
+                    u
+                    for u in self.pending
+                    if id(u) not in self.delivered or u["update_id"] >= offset
+                ]
             while True:
-                waiting = [u for u in self.updates if u["update_id"] >= self.confirmed]
                 left = deadline - time.monotonic()
-                if waiting or left <= 0:
-                    return waiting
+                if self.pending or left <= 0:
+                    self.delivered.update(id(u) for u in self.pending)
+                    return list(self.pending)
                 self.changed.wait(left)
 
     def api_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
@@ -209,12 +220,17 @@ class StubTelegram:
     def _queue(self, update: dict[str, Any]) -> int:
         with self.changed:
             update_id = next(self.ids)
-            self.updates.append({"update_id": update_id, **update})
+            queued = {"update_id": update_id, **update}
+            self.updates.append(queued)
+            self.pending.append(queued)
             self.changed.notify_all()
             return update_id
 
     def say(self, user: int, text: str, chat_id: int | None = None) -> int:
-        """``user`` writes ``text`` in a chat (their private chat by default); the message id."""
+        """``user`` writes ``text`` in a chat (their private chat by default); the message id.
+
+        Someone else's private chat makes a forged update (Telegram never sends one).
+        """
         message_id = next(self.message_ids)
         message = {
             "message_id": message_id,
@@ -254,7 +270,13 @@ class StubTelegram:
     def forget_offset(self) -> None:
         """Deliver every update again (the bot never confirmed them)."""
         with self.changed:
-            self.confirmed = 0
+            self.pending = list(self.updates)
+            self.delivered.clear()
+
+    def renumber(self, first: int) -> None:
+        """Number the next updates from ``first`` on."""
+        with self.changed:
+            self.ids = itertools.count(first)
 
     # --- waiting for the bot ----------------------------------------------------------------
 

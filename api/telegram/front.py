@@ -3,9 +3,12 @@
 ``TelegramFront.handle`` takes one update. Each Telegram user is the keel user
 ``telegram:<id>`` (their tasks and conversations are theirs only) and each member of a chat has
 one active conversation there (``keel.checkpoints.telegram_chats``); in a group the bot answers
-the message it replies to. A message runs as a turn whose idempotency key is its update id, so an
-update Telegram delivers again after a restart never runs twice: one already answered is skipped,
-one whose turn ran but whose answer was never sent is answered from the recorded turn. Commands:
+the message it replies to. A message runs as a turn whose idempotency key names the message (a
+press, the press), so one Telegram delivers again never runs twice: one already answered is
+skipped, one still being answered is refused (``UpdateUnderWay``: Telegram sends it again later),
+one whose turn ran but whose answer was never sent is answered from the recorded turn. A forged
+private-chat update is dropped, and a text the HTTP API would refuse is answered with the reason,
+without a turn (``keel.api.telegram.inbound``). Commands:
 /start, /help, /reset (the graph's reset command), /state, /new, /topics (buttons that reopen a
 topic: the graph's reopen command). A question the graph asks before a destructive action comes
 with Yes / No buttons whose data names the checkpoint the question waits on: a button of any other
@@ -14,13 +17,13 @@ question has expired. Behaviour stays in the graph; this module only translates.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 import structlog
 from telegram import CallbackQuery, Message, Update
 
 from keel.api.telegram import texts
+from keel.api.telegram.inbound import UpdateUnderWay, forged, loggable, refusal, said_of
 from keel.api.telegram.wire import Buttons, Wire
 from keel.checkpoints.conversations import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
@@ -31,6 +34,7 @@ from keel.graphs.runner import thread_config
 from keel.graphs.turns import Turns
 from keel.nodes.state.confirmation import is_approval_request
 from keel.nodes.state.schema import TurnCommand
+from keel.nodes.support.previews import preview
 
 log = structlog.get_logger(__name__)
 
@@ -47,18 +51,14 @@ def keel_user(telegram_user_id: int) -> str:
     return f"telegram:{telegram_user_id}"
 
 
-def update_key(update_id: int) -> str:
-    """The idempotency key of the turn an update runs."""
-    return f"telegram-update:{update_id}"
-
-
 @dataclass(frozen=True)
 class Said:
-    """Who said something where: the chat, its member, the update, what to reply to."""
+    """Who said what where: the chat, its member, the message or press, what to reply to."""
 
     chat_id: int
     user_id: int
-    update_id: int
+    name: str
+    """The message or press, named for good (``keel.api.telegram.inbound.said_of``)."""
     reply_to: int | None
     """The message the answer replies to (in groups), or None."""
 
@@ -66,6 +66,11 @@ class Said:
     def user(self) -> str:
         """The keel user."""
         return keel_user(self.user_id)
+
+    @property
+    def key(self) -> str:
+        """The idempotency key of the turn it runs."""
+        return f"telegram:{self.chat_id}:{self.name}"
 
 
 def command_of(text: str, username: str | None) -> tuple[str | None, str]:
@@ -88,6 +93,8 @@ class TelegramFront:
 
     turns: Turns
     wire: Wire
+    max_chars: int
+    """The longest message taken (KEEL_MAX_MESSAGE_CHARS, as in the HTTP API)."""
     allowed: frozenset[int] | None = None
     """Telegram user ids answered; None: everyone."""
     username: str | None = None
@@ -96,32 +103,48 @@ class TelegramFront:
     def __post_init__(self) -> None:
         """Keep the chats beside the rest of keel's tables."""
         self.chats = TelegramChats(self.turns.db)
+        self.under_way: set[tuple[int, str]] = set()
+        """The messages and presses being answered in this process."""
 
     async def handle(self, update: Update) -> None:
         """Answer one update (messages and button presses; anything else is let go).
 
-        Raises what the database or Telegram could not do, for the update to be tried again.
+        Raises ``UpdateUnderWay`` for one being answered already, and what the database or
+        Telegram could not do: the update is to be tried again.
         """
-        if update.callback_query is not None:
-            await self._pressed(update.update_id, update.callback_query)
-        elif update.message is not None and update.message.from_user is not None:
-            await self._message(update.update_id, update.message)
+        said = said_of(update)
+        if said is None:
+            return
+        if said in self.under_way:
+            raise UpdateUnderWay(said[1])
+        self.under_way.add(said)
+        try:
+            if await self.chats.was_answered(*said):
+                log.info("telegram_update_answered_before", update_id=update.update_id)
+            elif update.callback_query is not None:
+                await self._pressed(said[1], update.callback_query)
+            elif update.message is not None:
+                await self._message(said[1], update.message)
+        finally:
+            self.under_way.discard(said)
 
     # --- messages ---------------------------------------------------------------------------
 
-    async def _message(self, update_id: int, message: Message) -> None:
+    async def _message(self, name: str, message: Message) -> None:
         assert message.from_user is not None
+        if forged(message.chat, message.from_user.id):
+            log.warning(
+                "telegram_forged_update", chat_id=message.chat_id, from_id=message.from_user.id
+            )
+            return
         group = message.chat.type != "private"
         said = Said(
-            message.chat_id, message.from_user.id, update_id, message.message_id if group else None
+            message.chat_id, message.from_user.id, name, message.message_id if group else None
         )
         if not self._may(said.user_id):
-            await self.wire.send(said.chat_id, texts.PRIVATE, said.reply_to)
+            await self._reply(said, texts.PRIVATE)
             return
         member = await self._member(said)
-        if member.answered_update_id is not None and update_id <= member.answered_update_id:
-            log.info("telegram_update_answered_before", update_id=update_id)
-            return
         if message.text is None:
             await self._say(said, member, texts.TEXT_ONLY)
             return
@@ -134,7 +157,7 @@ class TelegramFront:
         self, said: Said, member: ChatMember, command: str | None, text: str
     ) -> None:
         if command is None:
-            await self._turn(said, member, text)
+            await self._message_turn(said, member, text)
         elif command == "start":
             await self._say(said, member, texts.START)
         elif command == "help":
@@ -152,6 +175,15 @@ class TelegramFront:
             await self._topics(said, member)
         else:
             await self._say(said, member, texts.UNKNOWN_COMMAND)
+
+    async def _message_turn(self, said: Said, member: ChatMember, text: str) -> None:
+        """Run a typed message as a turn, or say why the HTTP API would refuse it."""
+        reason = refusal(text, self.max_chars)
+        if reason is None:
+            await self._turn(said, member, text)
+            return
+        log.info("telegram_message_refused", reason=reason, message_preview=preview(loggable(text)))
+        await self._say(said, member, texts.refused(reason))
 
     async def _state(self, conversation_id: str) -> str:
         snap = await self.turns.graph.aget_state(thread_config(conversation_id))
@@ -172,16 +204,21 @@ class TelegramFront:
 
     # --- button presses ---------------------------------------------------------------------
 
-    async def _pressed(self, update_id: int, query: CallbackQuery) -> None:
+    async def _pressed(self, name: str, query: CallbackQuery) -> None:
         message = query.message
         verb, _, rest = (query.data or "").partition(":")
         ref, _, owner = rest.rpartition(":")
         if message is None:
             await self.wire.answer_button(query.id, texts.EXPIRED)
             return
+        if forged(message.chat, query.from_user.id):
+            log.warning(
+                "telegram_forged_update", chat_id=message.chat.id, from_id=query.from_user.id
+            )
+            return
         group = message.chat.type != "private"
         said = Said(
-            message.chat.id, query.from_user.id, update_id, message.message_id if group else None
+            message.chat.id, query.from_user.id, name, message.message_id if group else None
         )
         if not self._may(said.user_id):
             await self.wire.answer_button(query.id, texts.PRIVATE)
@@ -190,8 +227,6 @@ class TelegramFront:
             await self.wire.answer_button(query.id, texts.NOT_YOURS)
             return
         member = await self._member(said)
-        if member.answered_update_id is not None and update_id <= member.answered_update_id:
-            return
         if verb in ANSWERS and ref == await self._question_checkpoint(member.conversation_id):
             await self.wire.answer_button(query.id)
             await self.wire.drop_buttons(said.chat_id, message.message_id)
@@ -206,7 +241,7 @@ class TelegramFront:
         await self.wire.drop_buttons(said.chat_id, message.message_id)
         asked = member.question_message_id
         await self.chats.answered(
-            said.chat_id, said.user_id, update_id, None if asked == message.message_id else asked
+            said.chat_id, said.user_id, said.name, None if asked == message.message_id else asked
         )
 
     async def _question_checkpoint(self, conversation_id: str) -> str | None:
@@ -227,6 +262,8 @@ class TelegramFront:
         if result is None:
             await self.wire.send(said.chat_id, texts.BUSY, said.reply_to)
             return
+        if result.replayed and await self.chats.was_answered(said.chat_id, said.name):
+            return  # answered from another process meanwhile
         member = await self._member(said)  # a conversation deleted meanwhile was replaced
         text = result.reply
         if command is not None and command["command"] == "reset":
@@ -243,11 +280,15 @@ class TelegramFront:
     async def _take(
         self, said: Said, member: ChatMember, content: str, command: TurnCommand | None
     ) -> TurnResult | None:
-        cid, key = member.conversation_id, update_key(said.update_id)
+        cid, key = member.conversation_id, said.key
         for attempt in range(1, TURN_ATTEMPTS + 1):
             try:
                 return await self.turns.take(cid, said.user, content, key=key, command=command)
             except ConversationLocked:
+                if await self.turns.requests.get(cid, key) is not None:
+                    raise UpdateUnderWay(
+                        said.name
+                    ) from None  # this very message holds it, elsewhere
                 return None
             except ConversationNotFound:  # deleted from elsewhere: a new one takes its place
                 cid = await self._new_conversation(said)
@@ -255,7 +296,8 @@ class TelegramFront:
                 if trouble_of(exc) is None or attempt == TURN_ATTEMPTS:
                     raise
                 log.warning("telegram_turn_retried", reason=trouble_of(exc), attempt=attempt)
-                await asyncio.sleep(min(10.0, attempt))
+                if not await self.wire.rest(min(10.0, attempt)):
+                    raise
         raise ConversationNotFound(cid)
 
     async def _say(
@@ -279,7 +321,7 @@ class TelegramFront:
         """
         sent = await self.wire.send(said.chat_id, text, said.reply_to, buttons)
         asked = sent if asks else question
-        await self.chats.answered(said.chat_id, said.user_id, said.update_id, asked)
+        await self.chats.answered(said.chat_id, said.user_id, said.name, asked)
 
     async def _drop_question(self, said: Said, member: ChatMember) -> None:
         if member.question_message_id is not None:

@@ -6,7 +6,8 @@ for updates in a loop. Updates of different chats are handled side by side, thos
 order. An update is confirmed to Telegram (by the next request's ``offset``) only once it has been
 answered: one the database or Telegram could not take is asked for again after a pause, and after
 a restart Telegram delivers again whatever was not confirmed (``front`` never runs one twice).
-SIGTERM or Ctrl-C lets the updates under way finish first.
+SIGTERM or Ctrl-C lets the updates under way finish first, without waiting out the Bot API: a
+call that fails then is not tried again, and its update is left for the next start.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from telegram import BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
 
 from keel.api.telegram.front import TelegramFront
+from keel.api.telegram.inbound import UpdateUnderWay
 from keel.api.telegram.texts import COMMANDS
 from keel.api.telegram.wire import Wire, new_bot, pause, retry_after
 from keel.checkpoints.backend import open_backend
@@ -41,13 +43,19 @@ POLL_SECONDS = 25
 UPDATES = ("message", "callback_query")
 TURN_WAIT_SECONDS = 30
 """How long a message waits for a turn of the same conversation running elsewhere."""
+PATIENCE_SECONDS = 60.0
+"""How long one Bot API call is retried before its update is left for later."""
 
 
-def wire_of(settings: Settings) -> Wire:
-    """The Bot API client of ``settings`` (KEEL_TELEGRAM_TOKEN, KEEL_TELEGRAM_API_URL)."""
+def wire_of(settings: Settings, patience: float = PATIENCE_SECONDS) -> Wire:
+    """The Bot API client of ``settings`` (KEEL_TELEGRAM_TOKEN, KEEL_TELEGRAM_API_URL).
+
+    Each call is retried for at most ``patience`` seconds.
+    """
     if settings.telegram_token is None:
         raise ValueError("KEEL_TELEGRAM_TOKEN is not set: get a bot token from @BotFather")
-    return Wire(new_bot(settings.telegram_token.get_secret_value(), settings.telegram_api_url))
+    bot = new_bot(settings.telegram_token.get_secret_value(), settings.telegram_api_url)
+    return Wire(bot, patience)
 
 
 async def introduce(wire: Wire) -> str:
@@ -72,7 +80,7 @@ async def opened_front(settings: Settings, wire: Wire) -> AsyncIterator[Telegram
             wait_seconds=TURN_WAIT_SECONDS,
         )
         try:
-            yield TelegramFront(turns, wire, settings.telegram_users)
+            yield TelegramFront(turns, wire, settings.max_message_chars, settings.telegram_users)
         finally:
             await turns.drain()
 
@@ -83,7 +91,9 @@ async def _chat_in_order(front: TelegramFront, updates: Sequence[Update]) -> int
         try:
             await front.handle(update)
         except Exception as exc:
-            if trouble_of(exc) is not None or isinstance(exc, NetworkError | RetryAfter):
+            if trouble_of(exc) is not None or isinstance(
+                exc, NetworkError | RetryAfter | UpdateUnderWay
+            ):
                 log.warning(
                     "telegram_update_postponed",
                     update_id=update.update_id,
@@ -109,15 +119,14 @@ async def handle_batch(front: TelegramFront, updates: Sequence[Update]) -> int:
     return min(waiting) if waiting else updates[-1].update_id + 1
 
 
-async def poll(front: TelegramFront, stop: asyncio.Event) -> None:
-    """Ask for updates and answer them until ``stop`` is set."""
-    offset: int | None = None
-    failures = 0
-    while not stop.is_set():
+async def poll(front: TelegramFront) -> None:
+    """Ask for updates and answer them until the wire is closed."""
+    wire, offset, failures = front.wire, None, 0
+    while not wire.closed.is_set():
         asking = asyncio.ensure_future(
-            front.wire.bot.get_updates(offset, timeout=POLL_SECONDS, allowed_updates=UPDATES)
+            wire.bot.get_updates(offset, timeout=POLL_SECONDS, allowed_updates=UPDATES)
         )
-        stopping = asyncio.ensure_future(stop.wait())
+        stopping = asyncio.ensure_future(wire.closed.wait())
         await asyncio.wait({asking, stopping}, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
         if not asking.done():
@@ -128,48 +137,47 @@ async def poll(front: TelegramFront, stop: asyncio.Event) -> None:
         try:
             updates = asking.result()
         except RetryAfter as exc:
-            await _sleep(stop, retry_after(exc))
+            await wire.rest(retry_after(exc))
             continue
         except InvalidToken:
             raise
         except TelegramError as exc:  # network trouble, a conflicting poller or webhook
             failures += 1
-            log.warning("telegram_poll_failed", error=front.wire.redact(str(exc)), attempt=failures)
-            await _sleep(stop, pause(failures))
+            log.warning("telegram_poll_failed", error=wire.redact(str(exc)), attempt=failures)
+            await wire.rest(pause(failures))
             continue
         failures = 0
         if not updates:
             continue
         offset = await handle_batch(front, updates)
         if offset <= updates[-1].update_id:  # one was postponed: ask again after a pause
-            await _sleep(stop, 1.0)
+            await wire.rest(1.0)
     if offset is not None:  # confirm what was answered, so a restart does not get it again
         with suppress(TelegramError):
-            await front.wire.bot.get_updates(offset, timeout=0, allowed_updates=UPDATES)
-
-
-async def _sleep(stop: asyncio.Event, seconds: float) -> None:
-    with suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
+            await wire.bot.get_updates(offset, timeout=0, allowed_updates=UPDATES)
 
 
 async def run_polling(settings: Settings) -> int:
     """Run the bot until SIGTERM or Ctrl-C; the exit status."""
     wire = wire_of(settings)
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, wire.close)
     try:
         username = await introduce(wire)
         await wire.call("deleteWebhook", wire.bot.delete_webhook)
         async with opened_front(settings, wire) as front:
             front.username = username
             log.info("telegram_polling", bot=username)
-            await poll(front, stop)
+            await poll(front)
     except InvalidToken:
         log.error("telegram_token_refused", hint="check KEEL_TELEGRAM_TOKEN")
         return 2
+    except NetworkError as exc:
+        log.error(
+            "telegram_unreachable", error=wire.redact(str(exc)), url=settings.telegram_api_url
+        )
+        return 1
     finally:
         await wire.bot.shutdown()
     log.info("telegram_stopped")

@@ -53,6 +53,11 @@ UNKNOWN_COMMAND = "I don't know that command; /help lists the ones I do."
 NO_TOPICS = "This conversation has no topics yet: say something first."
 
 
+def refused(reason: str) -> str:
+    """The answer to a message keel does not take (too long, a NUL character), with why."""
+    return f"Sorry, I can't take that message ({reason}). Nothing was done with it."
+
+
 def units(text: str) -> int:
     """The length of ``text`` as Telegram counts it (UTF-16 code units)."""
     return len(text.encode("utf-16-le")) // 2

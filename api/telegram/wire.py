@@ -3,9 +3,11 @@
 ``Wire`` wraps python-telegram-bot's ``Bot`` (the API client only; keel runs its own update loop).
 A 429 is waited out for as long as Telegram's ``retry_after`` says, a network error (a refused
 connection, a timeout, a 5xx) is retried with a growing pause, and a request Telegram refuses (a
-400, a blocked bot) is given up at once. ``send`` cuts a reply to Telegram's size and sends it as
-plain text; ``typing`` keeps "typing..." shown while a turn runs. The bot's token is part of every
-request's URL: ``redact`` takes it out of whatever is logged.
+400, a blocked bot) is given up at once. Every wait has a bound: each HTTP request has its
+timeouts, a call gives up (``TimedOut``) after its ``patience``, and once the wire is ``close``d
+a call is tried once more at most, so a stopping bot stops soon. ``send`` cuts a reply to
+Telegram's size and sends it as plain text; ``typing`` keeps "typing..." shown while a turn runs.
+The bot's token is part of every request's URL: ``redact`` takes it out of whatever is logged.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TypeVar
 
 import structlog
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, ReplyParameters
-from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.request import HTTPXRequest
 
 from keel.api.telegram.texts import split_message
@@ -29,8 +31,12 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 ATTEMPTS = 12
-"""Tries of one call through 429s and network errors (the pauses add up to a few minutes)."""
+"""Tries of one call through 429s and network errors (within the call's patience)."""
 LONGEST_PAUSE = 30.0
+CONNECT_SECONDS = 5.0
+"""How long a connection to the Bot API may take to open (or a pooled one to come free)."""
+READ_SECONDS = 20.0
+"""How long an answer may take once a request was sent (getUpdates adds its long-poll time)."""
 TYPING_EVERY = 4.0
 """Telegram shows "typing..." for 5 s after each sendChatAction."""
 Buttons = Sequence[Sequence[tuple[str, str]]]
@@ -74,8 +80,19 @@ def new_bot(token: str, api_url: str) -> Bot:
     return Bot(
         token,
         base_url=f"{api_url.rstrip('/')}/bot",
-        request=HTTPXRequest(connection_pool_size=16, read_timeout=20, connect_timeout=10),
-        get_updates_request=HTTPXRequest(read_timeout=10, connect_timeout=10),
+        request=bounded_request(pool_size=16),
+        get_updates_request=bounded_request(pool_size=1),
+    )
+
+
+def bounded_request(pool_size: int) -> HTTPXRequest:
+    """An HTTP client for the Bot API whose every wait (connect, pool, write, read) is bounded."""
+    return HTTPXRequest(
+        connect_timeout=CONNECT_SECONDS,
+        pool_timeout=CONNECT_SECONDS,
+        write_timeout=READ_SECONDS,
+        read_timeout=READ_SECONDS,
+        connection_pool_size=pool_size,
     )
 
 
@@ -94,17 +111,41 @@ def markup(buttons: Buttons | None) -> InlineKeyboardMarkup | None:
 class Wire:
     """The Bot API, called with retries."""
 
-    def __init__(self, bot: Bot) -> None:
-        """Call the API through ``bot``."""
+    def __init__(self, bot: Bot, patience: float) -> None:
+        """Call the API through ``bot``, each call for at most ``patience`` seconds."""
         self.bot = bot
         self.token = bot.token
+        self.patience = patience
+        self.closed = asyncio.Event()
+        """Set by ``close``: calls no longer wait to try again."""
+
+    def close(self) -> None:
+        """Stop retrying: a call under way is tried once more at most, then fails."""
+        self.closed.set()
+
+    async def rest(self, seconds: float) -> bool:
+        """Wait ``seconds``, less if the wire is closed meanwhile; False when it is closed."""
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self.closed.wait(), seconds)
+        return not self.closed.is_set()
 
     def redact(self, text: str) -> str:
         """``text`` without the bot's token."""
         return text.replace(self.token, "<token>")
 
     async def call(self, method: str, request: Callable[[], Awaitable[T]]) -> T:
-        """Run ``request`` until it answers: 429s waited out, network errors retried."""
+        """Run ``request`` until it answers: 429s waited out, network errors retried.
+
+        Gives up with ``TimedOut`` after ``patience`` seconds, and at the first failure once closed.
+        """
+        try:
+            async with asyncio.timeout(self.patience):
+                return await self._retried(method, request)
+        except TimeoutError:
+            log.warning("telegram_call_gave_up", method=method, seconds=self.patience)
+            raise TimedOut(f"{method}: no answer from the Bot API in {self.patience:g} s") from None
+
+    async def _retried(self, method: str, request: Callable[[], Awaitable[T]]) -> T:
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 return await request()
@@ -120,8 +161,9 @@ class Wire:
                 log.warning(
                     "telegram_network_error", method=method, error=self.redact(str(exc)), wait=wait
                 )
-            await asyncio.sleep(wait)
-        raise NetworkError(f"{method}: still rate limited after {ATTEMPTS} tries")
+            if not await self.rest(wait):
+                break
+        raise NetworkError(f"{method}: no answer after {attempt} tries")
 
     async def send(
         self,
