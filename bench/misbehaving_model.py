@@ -68,8 +68,13 @@ SCENARIOS: list[tuple[str, list[tuple[str, Script]]]] = [
     ("hang", [("Add oil the door", lambda s: s.misbehaving(HANG, 2))]),
     (
         "runaway answer",
-        [("Tell me a story", lambda s: (s.misbehaving(RUNAWAY), s.reply("The end.\nKEEL DONE: told")))],
-    ),  # noqa: E501
+        [
+            (
+                "Tell me a story",
+                lambda s: (s.misbehaving(RUNAWAY), s.reply("The end.\nKEEL DONE: told")),
+            )
+        ],
+    ),
     ("empty stream", [("Add buy milk", lambda s: s.misbehaving(EMPTY_STREAM, 2))]),
     (
         "repeated tool name",
