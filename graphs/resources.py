@@ -95,7 +95,7 @@ def open_resources(
         "pause_at": settings.pause_at,
         "clock": clock,
     }
-    load_encoding(settings.token_model)  # it reads files: here, not in a turn on the event loop
+    load_encoding(settings.token_model, settings.tiktoken_cache_dir)  # it reads files: here
     reader_for(tools)  # the offline understanding loaded (trained, for new tools) here too
     resources = Resources(**{**values, **overrides})
     if overrides.get("model") is not None:  # keel's own models take their DONE lines out

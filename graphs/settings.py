@@ -112,6 +112,12 @@ class Settings(BaseSettings, Tunables):
         description="Where the workers of one server count their metrics together "
         "(``keel serve --workers N`` makes one).",
     )
+    tiktoken_cache_dir: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"),
+        description="Where tiktoken keeps its encoding files (unset: the temporary folder's "
+        "data-gym-cache); keel counts tokens with tiktoken only when the file is there.",
+    )
     ws_idle_seconds: float = Field(
         default=600.0, gt=0, description="A WebSocket silent this long is closed (code 1001)."
     )

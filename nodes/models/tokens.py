@@ -1,8 +1,10 @@
 """Token counting for the context budget.
 
 With an OpenAI model configured, tiktoken counts the model input when its encoding file is in
-tiktoken's local cache (``TIKTOKEN_CACHE_DIR``, else ``DATA_GYM_CACHE_DIR``, else the temporary
-folder's ``data-gym-cache``): counting never downloads it, so a closed network never stalls a turn.
+tiktoken's local cache (the setting ``tiktoken_cache_dir``: ``TIKTOKEN_CACHE_DIR``, else
+``DATA_GYM_CACHE_DIR``, else the temporary folder's ``data-gym-cache``), loaded once when the
+process opens its resources (``load_encoding``): counting never downloads it, so a closed network
+never stalls a turn.
 Otherwise LangChain's ``count_tokens_approximately`` estimates: one token per four characters of
 text (tool calls included), plus four tokens of framing per message. Which of the two counts is
 decided once per model a process. The estimate errs high for English text, so a budget trips early
@@ -12,7 +14,6 @@ rather than late.
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
@@ -44,38 +45,40 @@ def estimate_tokens(messages: Sequence[BaseMessage]) -> int:
 
 ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 """Where tiktoken fetches an encoding's file; its cache names the file by this address."""
+_LOADED: dict[str, Any] = {}
+"""The encodings loaded, by model: the models whose tokens tiktoken counts in this process."""
 
 
-def cached_file(encoding_name: str) -> Path:
+def cached_file(encoding_name: str, cache_dir: str | None) -> Path:
     """Where tiktoken keeps ``encoding_name``'s file once it has fetched it."""
-    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
     url = ENCODING_URL.format(name=encoding_name)
     key = hashlib.sha1(url.encode(), usedforsecurity=False).hexdigest()
-    return Path(folder or Path(tempfile.gettempdir()) / "data-gym-cache") / key
+    return Path(cache_dir or Path(tempfile.gettempdir()) / "data-gym-cache") / key
 
 
 @lru_cache(maxsize=8)
-def _encoding(model_name: str) -> Any:
+def load_encoding(model_name: str | None, cache_dir: str | None = None) -> bool:
+    """Decide once whether tiktoken counts ``model_name``'s tokens: only when its encoding file
+    is in tiktoken's cache ``cache_dir`` (then it is loaded now: it reads files, so call this off
+    the event loop). Nothing is ever fetched.
+    """  # noqa: D205
+    if not model_name:
+        return False
     import tiktoken
 
     try:
         name = tiktoken.encoding_name_for_model(model_name)
     except KeyError:
         name = "o200k_base"
-    if not cached_file(name).is_file():
+    if not cached_file(name, cache_dir).is_file():
         log.warning("tiktoken_not_cached", model=model_name, encoding=name, counting="estimate")
-        return None
+        return False
     try:
-        return tiktoken.get_encoding(name)
+        _LOADED[model_name] = tiktoken.get_encoding(name)
     except Exception as exc:  # a damaged cache file: the estimate, decided once
         log.warning("tiktoken_unavailable", model=model_name, error=type(exc).__name__)
-        return None
-
-
-def load_encoding(model_name: str | None) -> None:
-    """Load ``model_name``'s encoding now (it reads files: call it off the event loop)."""
-    if model_name:
-        _encoding(model_name)
+        return False
+    return True
 
 
 def fits(messages: Sequence[BaseMessage], budget: int, model_name: str | None = None) -> bool:
@@ -92,8 +95,10 @@ def fits(messages: Sequence[BaseMessage], budget: int, model_name: str | None = 
 
 
 def count_tokens(messages: Sequence[BaseMessage], model_name: str | None = None) -> int:
-    """Tokens of ``messages`` for ``model_name`` (tiktoken), or the estimate without a model."""
-    encoding = _encoding(model_name) if model_name else None
+    """Tokens of ``messages`` for ``model_name`` (tiktoken, when ``load_encoding`` loaded it), or
+    the estimate.
+    """  # noqa: D205
+    encoding = _LOADED.get(model_name) if model_name else None
     if encoding is None:
         return estimate_tokens(messages)
     return sum(len(encoding.encode(_text(m))) + FRAMING_TOKENS for m in messages)
