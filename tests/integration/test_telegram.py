@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -265,11 +266,25 @@ def test_the_allow_list(tmp_path):
         assert "answers only" in Person(stub, BOB).says("Add tea")["text"]
 
 
+def _noted_answered(url: str, count: int) -> None:
+    """Wait until the bot noted ``count`` messages answered (it notes each just after its reply)."""
+    import psycopg
+
+    for _ in range(200):
+        with psycopg.connect(url) as conn:
+            (noted,) = conn.execute("SELECT count(*) FROM keel_telegram_answered").fetchone()
+        if noted >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{count} answers never noted")
+
+
 def test_on_postgresql_through_a_database_restart():
     with postgres_cluster() as cluster:
         with telegram_bot(cluster.url) as (process, stub):
             ann = Person(stub, ANN)
             assert ann.says("Add tea")["text"] == "Created task: tea"
+            _noted_answered(cluster.url, 1)  # a restart before the note would send tea again
             cluster.restart()
             assert ann.says("Add coffee")["text"] == "Created task: coffee"
             listing = ann.says("What's on my list?")["text"]
