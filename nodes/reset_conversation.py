@@ -21,8 +21,8 @@ from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import command_done, step_key
 from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
-from keel.nodes.support.confirming import waiting_calls
 from keel.nodes.support.previews import preview
+from keel.nodes.support.waiting import waiting_calls
 from keel.nodes.topic import RESET_TITLE, as_state_topic, start_topic
 
 log = structlog.get_logger(__name__)

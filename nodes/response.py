@@ -26,7 +26,8 @@ from keel.nodes.models.chat import said_done
 from keel.nodes.models.events import turn_timed_out
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.progress import close_open_steps
-from keel.nodes.state.schema import KeelState, open_items, unstreamed
+from keel.nodes.state.reducers import unstreamed
+from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.message_log import finished, flush
 
 log = structlog.get_logger(__name__)

@@ -25,7 +25,8 @@ from keel.nodes.events import audit_entry, resumed
 from keel.nodes.models.markers import RESUME_KWARG, SYNTHETIC
 from keel.nodes.models.tokens import count_tokens, fits
 from keel.nodes.run_context import KeelContext, conversation_id
-from keel.nodes.state.schema import KeelState, bump, open_items, unstreamed
+from keel.nodes.state.reducers import unstreamed
+from keel.nodes.state.schema import KeelState, bump, open_items
 from keel.nodes.support.message_log import flush
 from keel.nodes.support.previews import preview
 

@@ -20,15 +20,11 @@ from langgraph.runtime import Runtime
 from keel.nodes.events import tool_called
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.progress import close_step
-from keel.nodes.state.schema import (
-    ItemStatus,
-    KeelState,
-    NextStep,
-    bump,
-    unstreamed,
-)
-from keel.nodes.support.confirming import call_key, carried_on, confirmed
+from keel.nodes.state.reducers import unstreamed
+from keel.nodes.state.schema import ItemStatus, KeelState, NextStep, bump
+from keel.nodes.support.confirming import carried_on, confirmed
 from keel.nodes.support.previews import preview
+from keel.nodes.support.waiting import call_key
 from keel.tools.calls import run_tool_call
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
 from keel.tools.spec import tool_sentence

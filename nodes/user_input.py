@@ -33,18 +33,19 @@ from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import step_key, turn_command
 from keel.nodes.state.lineage import next_turn_key, starting
 from keel.nodes.state.machine import AgentState
-from keel.nodes.state.schema import KeelState, bump, turn_start, unstreamed
-from keel.nodes.support.confirming import (
-    Asked,
+from keel.nodes.state.reducers import unstreamed
+from keel.nodes.state.schema import KeelState, bump, turn_start
+from keel.nodes.support.confirming import Asked, ask
+from keel.nodes.support.in_flight import note_answer
+from keel.nodes.support.message_log import user_message_id
+from keel.nodes.support.previews import preview
+from keel.nodes.support.waiting import (
     answers_after,
-    ask,
+    position,
     question_id,
     ran_after_a_yes,
     waiting_calls,
 )
-from keel.nodes.support.in_flight import note_answer
-from keel.nodes.support.message_log import user_message_id
-from keel.nodes.support.previews import preview
 
 log = structlog.get_logger(__name__)
 
@@ -129,9 +130,9 @@ async def answering(
     if content is not None:
         number = len(answers_after(messages, last)) + 1
         messages.append(HumanMessage(content, id=f"{question_id(last, number)}:answer"))
-    at = next(  # the calls' message; not kept in the bounded list: the newest answer alone
-        (i for i, m in enumerate(messages) if m.id == last.id), len(messages) - 2
-    )
+    at = position(messages, last)
+    if at is None:  # the calls' message cut from the bounded list: the newest answer alone
+        at = len(messages) - 2
     asked: Asked | None = None
     exchange: list[Any] = []
     for number, answer in enumerate((m for m in messages[at + 1 :] if m.type == "human"), 1):

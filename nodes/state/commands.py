@@ -21,7 +21,8 @@ from langgraph.runtime import Runtime
 from keel.nodes.context.topic_shifts import RESET_COMMAND
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.machine import AgentState
-from keel.nodes.state.schema import CommandName, KeelState, turn_start, unstreamed
+from keel.nodes.state.reducers import unstreamed
+from keel.nodes.state.schema import CommandName, KeelState, turn_start
 
 COMMANDS: tuple[CommandName, ...] = ("reset", "reopen")
 

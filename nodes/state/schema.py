@@ -2,26 +2,25 @@
 
 Graph state holds the working set of one conversation: the state machine's position, the mission
 and its todolist, the active topic, a bounded window of recent messages, and counters. Nodes read
-it and return partial updates; the graph builder wires the reducers declared here.
+it and return partial updates; the reducers its lists are kept by are in
+``keel.nodes.state.reducers``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.messages import AnyMessage
 from langgraph.channels.ephemeral_value import EphemeralValue
-from langgraph.graph.message import add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from keel.nodes.state.reducers import (
+    bounded_audit,
+    bounded_messages,
+    bounded_window,
+)
 from keel.tools.next_step import NextStep
-
-WINDOW_MAX_MESSAGES = 40
-"""Upper bound on the messages kept in ``window``, reached by dropping earlier turns' messages;
-the current turn's (from its user message on) are never dropped."""
-AUDIT_MAX_ENTRIES = 20  # upper bound on ``audit`` entries kept in state
 
 ItemStatus = Literal["pending", "in_progress", "done", "skipped"]
 CommandName = Literal["reset", "reopen"]
@@ -118,70 +117,6 @@ class AuditEntry(TypedDict, total=False):
     detail: dict[str, Any]
 
 
-UNSTREAMED = "unstreamed"
-
-
-def unstreamed(messages: Sequence[BaseMessage]) -> dict[str, Sequence[BaseMessage]]:
-    """A window update kept off LangGraph's ``messages`` stream, which only the assistant feeds.
-
-    The stream picks up messages, and lists of them, that a node returns; the user's own message,
-    tool results and window resets are state, not something to show as it is typed.
-    """
-    return {UNSTREAMED: messages}
-
-
-def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
-    """Append messages (``add_messages`` semantics), keeping at most WINDOW_MAX_MESSAGES.
-
-    ``right`` may be an ``unstreamed`` update.
-
-    Only messages before the current turn's user message (the last human message) are ever
-    dropped, oldest first, so a turn keeps all of its own messages however many there are; the cut
-    never leaves a tool result without the assistant message that asked for it (the window starts
-    at a human message when it is trimmed).
-    """
-    if isinstance(right, dict):
-        right = right[UNSTREAMED]
-    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
-    if len(merged) <= WINDOW_MAX_MESSAGES:
-        return merged
-    turn = max((i for i, m in enumerate(merged) if m.type == "human"), default=0)
-    cut = min(len(merged) - WINDOW_MAX_MESSAGES, turn)
-    while cut < turn and merged[cut].type != "human":
-        cut += 1
-    return merged[cut:]
-
-
-MESSAGES_MAX = 200
-"""Upper bound on the messages kept in ``messages``: the conversation's newest, from a user message
-on. The message log keeps the whole conversation; the page and the API read it there."""
-
-
-def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
-    """Append messages (``add_messages`` semantics), keeping the newest MESSAGES_MAX, cut before a
-    user message (no tool result is kept without the assistant message that asked for it).
-    ``right`` may be an ``unstreamed`` update: keel's nodes add the turn's messages that way, so
-    the ``messages`` stream carries the assistant's tokens alone.
-    """  # noqa: D205
-    if isinstance(right, dict):
-        right = right[UNSTREAMED]
-    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
-    if len(merged) <= MESSAGES_MAX:
-        return merged
-    cut = len(merged) - MESSAGES_MAX
-    while cut < len(merged) - 1 and merged[cut].type != "human":
-        cut += 1
-    return merged[cut:]
-
-
-def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[AuditEntry]:
-    """Append audit entries, keeping the most recent AUDIT_MAX_ENTRIES. An entry already kept is not
-    added again: a nested graph returns the whole list it was given, with its own entries after.
-    """  # noqa: D205
-    kept = list(left or [])
-    return (kept + [e for e in right or [] if e not in kept])[-AUDIT_MAX_ENTRIES:]
-
-
 class TurnCommand(TypedDict):
     """A command given as a turn's input instead of a message: what it asks and for which topic."""
 
@@ -220,7 +155,7 @@ class KeelState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], bounded_messages]
     """The conversation as LangChain messages, for every LangGraph client: the user's messages,
     the confirmation questions, the tool calls and their results, the replies (the newest
-    ``MESSAGES_MAX``). A turn's own messages are added when it ends or a question is answered."""
+    ``reducers.MESSAGES_MAX``). A turn's own messages are added as its nodes write them."""
     request_key: str | None
     """The idempotency key of the latest message, as keel's service gives it."""
     command: Annotated[CommandName | None, EphemeralValue]

@@ -11,13 +11,12 @@ runs the calls, a no cancels them, an unclear answer asks again ("Please answer 
 new request instead of an answer ("add eggs") cancels them and is then carried out. A call whose
 task is not there is left out of the question and answers its error. LangGraph runs the node
 again from its start when it is resumed: the question is asked, and every answer read, before
-anything is changed. ``call_key`` names a tool call for the ledger and the log, the same in every
-run of the turn.
+anything is changed. Where the turn stands (the calls that wait, the answers typed) is read by
+``keel.nodes.support.waiting``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.confirmation import ApprovalRequest, ConfirmationChange, approval_request
 from keel.nodes.state.schema import KeelState
 from keel.nodes.support.message_log import flush, log_exchange
+from keel.nodes.support.waiting import call_key, question_id, typed_answers
 from keel.tools.answers import answer_of
 from keel.tools.calls import run_tool_call
 from keel.tools.ledger import recall
@@ -57,75 +57,6 @@ AGAIN = "Please answer yes or no."
 def confirm_of(call: ToolCall, runtime: Runtime[KeelContext]) -> Confirm | None:
     """The confirmation the call's tool needs (None: it runs without asking)."""
     return confirmations(runtime.context.resources.tools).get(call["name"])
-
-
-def call_key(message: AIMessage, call_id: str | None) -> str:
-    """A tool call's key in the ledger and the log: its id within the assistant message.
-
-    The message's id names the conversation, the turn and the round, so only a replay of the very
-    same call matches; a provider's ids alone (``functions.create_todo_task:0``) repeat.
-    """
-    key = f"{message.id}:{call_id}" if message.id else call_id or ""
-    if len(key) > KEY_MAX_CHARS:  # the ledger's and the log's key columns hold 200
-        key = "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-    return key
-
-
-KEY_MAX_CHARS = 180
-
-
-def waiting_calls(state: KeelState, tools: Sequence[BaseTool]) -> AIMessage | None:
-    """The assistant message whose calls wait for a yes or no: the turn's window ends with it
-    (none of its calls has run) and one of them needs a confirmation.
-    """  # noqa: D205
-    window = state.get("window") or []
-    last = window[-1] if window else None
-    if not isinstance(last, AIMessage) or not last.tool_calls:
-        return None
-    asking = confirmations(tools)
-    return last if any(c["name"] in asking for c in last.tool_calls) else None
-
-
-def ran_after_a_yes(state: KeelState, tools: Sequence[BaseTool]) -> bool:
-    """The turn's window ends with the results of calls of which one needed a yes: they were
-    decided (run, or cancelled) and the turn goes on to its response.
-    """  # noqa: D205
-    window = state.get("window") or []
-    if (
-        not window
-        or not isinstance(window[-1], ToolMessage)
-        or state.get("agent_state") != ("tool_execution")
-    ):
-        return False
-    calls = next((m for m in reversed(window) if isinstance(m, AIMessage)), None)
-    asking = confirmations(tools)
-    return calls is not None and any(c["name"] in asking for c in calls.tool_calls)
-
-
-def question_id(last: AIMessage, asked: int) -> str:
-    """The id of the ``asked``-th question about ``last``'s calls in ``messages``."""
-    return f"{call_key(last, 'confirmation')}:ask:{asked}"
-
-
-def typed_answers(state: KeelState, last: AIMessage) -> list[str]:
-    """The answers typed to the questions about ``last``'s calls: the user messages that follow
-    it in ``messages``, in order (the n-th answers the n-th question). Without ``last`` there (cut
-    from the bounded list), each user message that follows one of the questions.
-    """  # noqa: D205
-    return [m.text for m in answers_after(state.get("messages") or [], last)]
-
-
-def answers_after(messages: Sequence[AnyMessage], last: AIMessage) -> list[AnyMessage]:
-    """The user messages of ``messages`` that answer the questions about ``last``'s calls."""
-    at = next((i for i, m in enumerate(messages) if m.id is not None and m.id == last.id), None)
-    if at is not None:
-        return [m for m in messages[at + 1 :] if m.type == "human"]
-    prefix = f"{call_key(last, 'confirmation')}:ask:"
-    return [
-        m
-        for before, m in zip(messages, messages[1:], strict=False)
-        if m.type == "human" and (before.id or "").startswith(prefix)
-    ]
 
 
 @dataclass

@@ -22,7 +22,8 @@ from langgraph.runtime import Runtime
 from keel.nodes.models.markers import SYNTHETIC
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import logged, place, turn_key
-from keel.nodes.state.schema import UNSTREAMED, KeelState, unstreamed
+from keel.nodes.state.reducers import UNSTREAMED, unstreamed
+from keel.nodes.state.schema import KeelState
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 

@@ -11,7 +11,7 @@ from keel.nodes.state.machine import (
     path_map,
     validate_transition,
 )
-from keel.nodes.state.schema import AUDIT_MAX_ENTRIES, bounded_audit
+from keel.nodes.state.reducers import AUDIT_MAX_ENTRIES, bounded_audit
 
 VALID = {
     (AgentState.USER_INPUT, AgentState.ASSISTANT),

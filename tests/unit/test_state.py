@@ -1,9 +1,10 @@
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from keel.graphs.legacy_import import from_legacy
-from keel.nodes.state import schema as state_mod
+from keel.nodes.state import reducers as state_mod
 from keel.nodes.state.machine import AgentState
-from keel.nodes.state.schema import bounded_window, is_plan_complete
+from keel.nodes.state.reducers import bounded_window
+from keel.nodes.state.schema import is_plan_complete
 from tests.helpers import is_complete, is_processing
 
 

@@ -5,7 +5,7 @@ import uuid
 from langchain_core.messages import AIMessage
 
 from keel.graphs.turn import run_turn
-from keel.nodes.support.confirming import call_key
+from keel.nodes.support.waiting import call_key
 from tests.unit.scripted import ScriptedModel
 
 NUMBERED = "functions.create_todo_task:0"
