@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.database import Database, SqliteDatabase, read_time
+from keel.checkpoints.database import Database, read_time
 from keel.checkpoints.in_flight import InFlight, note
 from keel.checkpoints.process_locks import Found
 from keel.checkpoints.saver_internals import thread_tables
@@ -52,10 +52,6 @@ MATCHING = (
     "AND {fold}(m.content) LIKE {fold}(:{word}) ESCAPE '!'))"
 )
 """Conversations whose name, or a message of the user or keel, holds one word searched for."""
-FOLD = {"sqlite": "keel_fold", "postgresql": "lower"}
-"""The SQL function that folds case in searches: on SQLite, Python's ``str.casefold`` (SQLite's
-own lower() folds ASCII only); on PostgreSQL, lower(), which folds every script in a UTF-8
-database."""
 ONE = " AND c.id = :id"
 FOUND = "SELECT user_id, turn_in_flight FROM keel_conversations WHERE id = :id"
 FOUND_WITH_NEWEST = (
@@ -97,12 +93,12 @@ def search_words(text: str | None) -> list[str]:
     return words
 
 
-def _matching(dialect: str, words: list[str], params: dict[str, Any]) -> str:
+def _matching(fold: str, words: list[str], params: dict[str, Any]) -> str:
     """The condition that each of ``words`` is in the conversation (patterns put in ``params``)."""
     where = ""
     for n, word in enumerate(words):
         params[f"w{n}"] = _like(word)
-        where += MATCHING.format(fold=FOLD[dialect], word=f"w{n}")
+        where += MATCHING.format(fold=fold, word=f"w{n}")
     return where
 
 
@@ -110,11 +106,6 @@ def _like(word: str) -> str:
     """A LIKE pattern for ``word`` anywhere, its own % and _ taken literally."""
     escaped = word.replace("!", "!!").replace("%", "!%").replace("_", "!_")
     return f"%{escaped}%"
-
-
-def _casefold(text: Any) -> Any:
-    """``keel_fold`` on SQLite: text case folded ("Äpfel" -> "äpfel"), anything else as it is."""
-    return text.casefold() if isinstance(text, str) else text
 
 
 def _one_line(text: str | None) -> str | None:
@@ -149,8 +140,6 @@ class ConversationStore:
         self.clock = clock
         self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._found = FOUND_WITH_NEWEST if thread_tables(saver, db.dialect) else FOUND
-        if isinstance(db, SqliteDatabase):
-            db.conn.create_function("keel_fold", 1, _casefold, deterministic=True)
 
     def _remember(self, conversation_id: str, user_id: str) -> None:
         self._owners[conversation_id] = (user_id, time.monotonic() + OWNER_SECONDS)
@@ -178,7 +167,7 @@ class ConversationStore:
         them, in any order and any case (``search_words``: TooManyWords past the most).
         """
         params: dict[str, Any] = {"user": user_id, "limit": limit, "offset": offset}
-        only = _matching(self.db.dialect, search_words(words), params)
+        only = _matching(self.db.fold, search_words(words), params)
         rows = await self.db.fetch(LISTED.format(only=only), params)
         return [_listed(r) for r in rows]
 

@@ -94,6 +94,8 @@ class Database(Session):
     """keel's tables on SQLite or PostgreSQL."""
 
     dialect: Literal["sqlite", "postgresql"]
+    fold: str
+    """The SQL function that folds a text's case in every script (searches compare folded)."""
     unflushed: str = ""
     """A relation to join into a write whose commit need not wait for the disk: one that a later
     commit of the same turn makes durable with it (PostgreSQL writes its log in order, and a
@@ -190,18 +192,26 @@ class _SqliteTx(Session):
         return await run_sqlite(self.conn, self.offload, _sqlite_many, sql, [dict(r) for r in rows])
 
 
+def _casefold(text: str | None) -> str | None:
+    """Text case folded ("Äpfel" -> "äpfel"); NULL as it is."""
+    return text.casefold() if isinstance(text, str) else text
+
+
 class SqliteDatabase(Database):
     """keel's tables in a SQLite file (or shared in-memory database)."""
 
     dialect: Literal["sqlite", "postgresql"] = "sqlite"
+    fold = "keel_fold"
 
     def __init__(self, conn: sqlite3.Connection, lock: asyncio.Lock, offload: bool = False) -> None:
         """Use ``conn`` (autocommit mode, busy timeout 0) while holding ``lock``.
 
         ``lock`` is the checkpointer's, so that keel's writes and the checkpointer's never wait on
-        each other inside SQLite. ``offload`` runs statements in a worker thread.
+        each other inside SQLite. ``offload`` runs statements in a worker thread. ``keel_fold``
+        is Python's ``str.casefold`` (SQLite's own lower() folds ASCII only).
         """
         conn.row_factory = sqlite3.Row
+        conn.create_function("keel_fold", 1, _casefold, deterministic=True)
         self.conn, self.lock, self.offload = conn, lock, offload
 
     @override
@@ -264,6 +274,7 @@ class PostgresDatabase(Database):
     """keel's tables in PostgreSQL, on the checkpointer's connection pool."""
 
     dialect: Literal["sqlite", "postgresql"] = "postgresql"
+    fold = "lower"  # Unicode-aware in a UTF-8 database
     unflushed = "(SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
 
     def __init__(self, pool: AsyncConnectionPool) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.graph import END
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict
@@ -95,7 +95,8 @@ InputRoute = Literal[
 
 async def route_input(state: InputView) -> InputRoute:
     """After user_input: a command to its node, an answer to the waiting tool calls (the window
-    still ends with them: user_input opened no new one), else a turn.
+    still ends with them: user_input opened no new one), the response after calls decided in the
+    served graph's run before, else a turn.
     """  # noqa: D205
     command = state.get("command")
     if command == "reset":
@@ -108,10 +109,10 @@ async def route_input(state: InputView) -> InputRoute:
     answered = bool(window) and isinstance(window[-1], AIMessage) and bool(window[-1].tool_calls)
     if answered:
         return AgentState.TOOL_EXECUTION
-    decided = state.get("agent_state") == AgentState.TOOL_EXECUTION and isinstance(
-        window[-1] if window else None, ToolMessage
-    )  # the served graph runs the turn on after calls decided in its run before (no message)
-    return AgentState.RESPONSE if decided else "topic_detect"
+    context = await prepared(get_runtime(KeelContext).context)
+    if ran_after_a_yes(cast(KeelState, state), context.resources.tools):
+        return AgentState.RESPONSE
+    return "topic_detect"
 
 
 async def route_assistant(

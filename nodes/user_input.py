@@ -21,10 +21,12 @@ for a new turn and for the answer to a confirmation.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
@@ -61,25 +63,28 @@ def said(state: KeelState) -> tuple[str, bool]:
     return (newest.text if newest is not None else ""), False
 
 
-def _newest_is_human(state: KeelState) -> bool:
+def _goes_on(state: KeelState, as_content: bool, tools: Sequence[BaseTool]) -> bool:
+    """No new input (no command, no message as ``content`` or last in ``messages``) and the turn
+    stands at calls that wait for a yes or were just decided: the served graph runs it on.
+    """  # noqa: D205
     messages = state.get("messages") or []
-    return bool(messages) and messages[-1].type == "human"
+    if as_content or state.get("command") or (messages and messages[-1].type == "human"):
+        return False
+    return waiting_calls(state, tools) is not None or ran_after_a_yes(state, tools)
 
 
 async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Hand a command on, take the message as the answer to a waiting question, or start a turn."""
     content, as_content = said(state)
+    tools = runtime.context.resources.tools
+    if _goes_on(state, as_content, tools):
+        return {}  # no message: the served graph runs the turn on, to ask or after decided calls
     if (command := turn_command(state, content)) is not None:
         log.info("command_received", command=command["command"])
         typed = [HumanMessage(content, id=step_key(runtime, "command"))] if as_content else []
         return {**command, "messages": unstreamed(typed)} if content else command
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
-    tools = runtime.context.resources.tools
-    if not as_content and not _newest_is_human(state) and ran_after_a_yes(state, tools):
-        return {}  # no message: the served graph runs the turn on after decided calls
     if (last := waiting_calls(state, tools)) is not None:
-        if not as_content and not _newest_is_human(state):
-            return {}  # no message: the served graph runs the turn again to ask (on to the calls)
         log.info("confirmation_answered", message_preview=preview(content))
         note_answer(runtime)  # a yes lets tools act: noted first
         return {

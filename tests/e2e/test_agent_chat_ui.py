@@ -25,7 +25,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from keel.nodes.reset_conversation import RESET_MESSAGE
 from tests.e2e.test_langgraph_server import ROOT, langgraph_server
-from tests.integration.server import free_port, stop, wait_until_ready
+from tests.integration.server import free_port, running
 
 UI_SOURCE = Path(__file__).with_name("agent_chat_ui")
 PNPM = "pnpm@10.5.1"  # the lockfile's packageManager
@@ -64,29 +64,17 @@ def servers(tmp_path_factory) -> Iterator[tuple[str, str]]:
     with langgraph_server(None, workdir, config=str(ROOT / "langgraph.json"), cwd=workdir) as api:
         folder = installed_ui()
         port = free_port()
-        output = (workdir / "ui.log").open("w+")
         env = {
             **os.environ,
             "NEXT_PUBLIC_API_URL": api,
             "NEXT_PUBLIC_ASSISTANT_ID": "keel",
             "NEXT_TELEMETRY_DISABLED": "1",
         }
-        process = subprocess.Popen(
-            [str(folder / "node_modules" / ".bin" / "next"), "dev", "--port", str(port)],
-            cwd=folder,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
         ui = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_ready(process, ui, output, "Agent Chat UI", START_SECONDS)
+        command = [str(folder / "node_modules" / ".bin" / "next"), "dev", "--port", str(port)]
+        with running(command, folder, env, workdir / "ui.log", ui, START_SECONDS):
             httpx.get(ui, timeout=START_SECONDS)  # the first page compiles here
             yield api, ui
-        finally:
-            stop(process)
-            output.close()
 
 
 def _open(browser: Browser, url: str) -> Page:

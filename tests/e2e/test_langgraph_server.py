@@ -7,7 +7,6 @@ stopped after), on a SQLite database of its own; the SDK, Studio's API, sees wha
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from langgraph_sdk.schema import Command
 
 from keel.nodes.reset_conversation import RESET_MESSAGE
 from keel.nodes.support.confirming import AGAIN
-from tests.integration.server import free_port, keel_server, stop, wait_until_ready
+from tests.integration.server import free_port, keel_server, running
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
@@ -60,26 +59,12 @@ def langgraph_server(
     env.pop("KEEL_DATABASE_URL", None)
     if database_url is not None:
         env["KEEL_DATABASE_URL"] = database_url
-    output = (workdir / "server.log").open("w+")
-    process = subprocess.Popen(
-        [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
-        + ["--config", config],
-        cwd=cwd,
-        env=env,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(process, f"{url}/ok", output, "langgraph dev", START_SECONDS)
+    command = [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
+    log = workdir / "server.log"
+    with running([*command, "--config", config], cwd, env, log, f"{url}/ok", START_SECONDS):
         yield url
-    finally:
-        stop(process)
-        output.seek(0)
-        log = output.read()
-        output.close()
-        assert "BlockingError" not in log, log[-4000:]
+    assert "BlockingError" not in log.read_text(), log.read_text()[-4000:]
 
 
 async def test_a_fresh_checkout_runs_on_the_default_database(tmp_path):

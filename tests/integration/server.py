@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 import httpx
@@ -73,6 +74,25 @@ def wait_until_ready(
         if time.monotonic() > deadline:
             raise RuntimeError(f"{name} did not become ready")
         time.sleep(0.2)
+
+
+@contextmanager
+def running(
+    command: list[str], cwd: Path, env: dict[str, str], log: Path, ready: str, seconds: float
+) -> Iterator[None]:
+    """``command`` started in a session of its own, its output in ``log``, until ``ready``
+    answers 200; stopped after.
+    """  # noqa: D205
+    output = log.open("w+")
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        wait_until_ready(process, ready, output, Path(command[0]).name, seconds)
+        yield
+    finally:
+        stop(process)
+        output.close()
 
 
 def stop(process: subprocess.Popen, seconds: float = 20) -> None:
