@@ -6,7 +6,9 @@ answer, a short nudge naming what is still open. Tool calls left without results
 stand-in results first; a context-length refusal from the provider marks the context exhausted.
 The call itself is bounded, checked and, when the provider fails, taken over by the offline model
 (``keel.nodes.models.calls``). A question the model asks with ``ask_user`` becomes the
-reply and the turn's ``pending_question``: the next message answers it.
+reply and the turn's ``pending_question``: the next message answers it. An answer whose every
+call repeats a step the turn already took ends the turn (``repeated_step``): a model going round in
+circles stops at once, not at the loop limit.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from keel.nodes.context.history import render_history
+from keel.nodes.context.history import history_messages, render_history
 from keel.nodes.models.calls import Round, answer_round
 from keel.nodes.models.chat import ContextLengthExceeded
-from keel.nodes.models.markers import NUDGE_PREFIX
+from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX
+from keel.nodes.models.rule_based import RuleBasedChatModel
+from keel.nodes.models.takeover import describe
+from keel.nodes.models.turn_messages import ran, repeats, this_turn
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import turn_key
 from keel.nodes.state.schema import KeelState, open_items
@@ -36,6 +42,7 @@ from keel.nodes.support.in_flight import note_round, replayed
 from keel.nodes.support.previews import preview
 from keel.tools.ask_user import ASK_TOOL, question_of
 from keel.tools.calls import storable
+from keel.tools.spec import spec_of
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +57,6 @@ def nudge_text(state: KeelState) -> str:
 
 
 INTERRUPTED_CALL = "Error: this tool call was interrupted and did not run."
-ANSWERS_HEADER = "Answers the user gave to your questions:"
 
 
 def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -79,14 +85,20 @@ def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
     return repaired
 
 
-def model_input(state: KeelState, prompt: str) -> list[BaseMessage]:
+def model_input(state: KeelState, prompt: str, transcript: bool = True) -> list[BaseMessage]:
     """What the model is given: the system ``prompt``, the history and the user's answers to its
-    questions, the window, and a nudge when one is due.
+    questions, the window, and a nudge when one is due. The history is one system message holding
+    its transcript (what keel's offline model reads), or with ``transcript`` false, the chat's own
+    messages (what any other model reads), and after tool results the model is asked for its
+    answer and DONE line (``ANSWER_NOW``): the system prompt does not ask for the DONE line, since a
+    small model then writes it at once instead of calling the tools.
     """  # noqa: D205
     window = state.get("window", [])
     messages: list[BaseMessage] = [SystemMessage(prompt)]
-    history = render_history(state.get("history", []), bool(state.get("topic_changed")))
-    if history:
+    changed = bool(state.get("topic_changed"))
+    if not transcript:
+        messages.extend(history_messages(state.get("history", []), changed))
+    elif history := render_history(state.get("history", []), changed):
         messages.append(SystemMessage(history))
     if answers := state.get("answers"):
         given = "\n".join(f"- {question} -> {answer}" for question, answer in answers.items())
@@ -95,6 +107,8 @@ def model_input(state: KeelState, prompt: str) -> list[BaseMessage]:
     stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
     if state.get("nudges") and stopped_short:
         messages.append(HumanMessage(nudge_text(state)))
+    elif not transcript and window and isinstance(window[-1], ToolMessage):
+        messages.append(SystemMessage(ANSWER_NOW))
     return messages
 
 
@@ -106,9 +120,11 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
         answered = Round(noted)
     else:
         try:  # the run's models take their DONE lines out: they never reach the window
-            answered = await answer_round(
-                state, runtime, model_input(state, ctx.resources.prompt), reply_id
-            )
+            prompt = ctx.resources.prompt
+            transcript = model_input(state, prompt)
+            offline = isinstance(ctx.resources.model, RuleBasedChatModel)
+            messages = transcript if offline else model_input(state, prompt, transcript=False)
+            answered = await answer_round(state, runtime, reply_id, messages, transcript)
         except ContextLengthExceeded as exc:
             log.warning("context_length_exceeded", detail=preview(exc))
             return {"context_exhausted": True}
@@ -122,11 +138,32 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     )
     for call in reply.tool_calls:
         call["args"] = storable(call["args"])  # a model may name any number
+    if reply.tool_calls and (ended := repeated(state, reply, ctx.resources.tools)) is not None:
+        return {**answered.update, **ended}
     reply, question = asked(reply)
     if reply.tool_calls:  # noted before any tool acts: a cut-off turn is finished from here
         note_round(runtime, reply_id, reply)
     update = {**answered.update, "window": [reply]}
     return {**update, "pending_question": question} if question else update
+
+
+def repeated(
+    state: KeelState, reply: AIMessage, tools: Sequence[BaseTool]
+) -> dict[str, Any] | None:
+    """The update that ends the turn when every call of ``reply`` repeats a step the turn already
+    took (a model going round in circles), else None. The reply keeps what the turn did, in the
+    tools' words; the response node adds the note.
+    """  # noqa: D205
+    window = state.get("window", [])
+    mutating = {t.name for t in tools if spec_of(t).mutates}
+    again = repeats(window, reply.tool_calls, mutating)
+    if len(again) < len(reply.tool_calls):
+        return None
+    names = ", ".join(dict.fromkeys(c["name"] for c in again))
+    log.warning("repeated_step", tools=names, loops=state.get("loops", 0))
+    done = [describe(call, result, tools) for call, result in ran(this_turn(window))]
+    shown = AIMessage("\n".join(done), id=reply.id)
+    return {"window": [shown], "repeated_step": names}
 
 
 def asked(reply: AIMessage) -> tuple[AIMessage, str | None]:

@@ -8,7 +8,10 @@ not converge, with ``complete`` false and a ``loop_limit`` event; so does the tu
 with a ``turn_timed_out`` event. A question the model asked with ``ask_user``
 (``pending_question``) ends the turn waiting for the reply (the next message answers it, see the
 reset node); a reply that merely ends in "?" asks nothing. A turn the caller stopped
-(``stop_requested``) ends at once, with a ``turn_stopped`` event. When the turn ends, its messages
+(``stop_requested``) ends at once, with a ``turn_stopped`` event; so does a model that asked for a
+step the turn already took (``repeated_step``). A turn the offline model finished after the
+provider failed is complete only when no step of the plan is left open: the steps left are named
+in the note, so a request half done is never reported done. When the turn ends, its messages
 are written to the message log, with one assistant message: the reply the user sees.
 """
 
@@ -24,15 +27,21 @@ from keel.nodes.events import loop_limit, turn_stopped
 from keel.nodes.models.calls import seconds_left
 from keel.nodes.models.chat import said_done
 from keel.nodes.models.events import turn_timed_out
+from keel.nodes.models.notes import (
+    LOOP_LIMIT,
+    MODEL_FAILED,
+    NOT_DONE,
+    OUT_OF_TIME,
+    REPEATED,
+    STOPPED,
+)
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.progress import close_open_steps
 from keel.nodes.state.reducers import unstreamed
-from keel.nodes.state.schema import KeelState, open_items
+from keel.nodes.state.schema import KeelState, Todolist, open_items
 from keel.nodes.support.message_log import finished, flush
 
 log = structlog.get_logger(__name__)
-
-STOPPED = "Stopped at your request. What already ran is done and kept."
 
 
 def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
@@ -43,10 +52,6 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
             answered = {m.tool_call_id for m in window[i + 1 :] if isinstance(m, ToolMessage)}
             return [c["id"] or "" for c in message.tool_calls if c.get("id") not in answered]
     return []
-
-
-OUT_OF_TIME = "I ran out of time ({seconds} s) before finishing this."
-MODEL_FAILED = "The model gave no usable answer ({reason}), so I stopped here."
 
 
 async def response(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
@@ -73,7 +78,21 @@ def unfinished(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     if reason := state.get("model_failed"):
         note = MODEL_FAILED.format(reason=reason)
         return {"complete": False, "turn_over": True, "turn_note": note}
+    if tools := state.get("repeated_step"):
+        note = REPEATED.format(tools=tools)
+        return {"complete": False, "turn_over": True, "turn_note": note}
     return None
+
+
+def not_done(todolist: Todolist) -> dict[str, Any]:
+    """The end of a turn the offline model finished with steps of the plan still open: they are
+    closed as skipped and named in the note, and the turn is not complete.
+    """  # noqa: D205
+    still = [i["description"] for i in open_items(todolist)]
+    log.warning("turn_left_steps_open", steps=len(still))
+    closed = close_open_steps(todolist, "*", "skipped", "not done: the model service failed")
+    note = NOT_DONE.format(items="; ".join(still))
+    return {"complete": False, "turn_over": True, "turn_note": note, "todolist": closed}
 
 
 def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
@@ -105,6 +124,8 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         if not open_items(todolist):
             log.info("turn_complete", loops=state.get("loops", 0))
             return {"complete": True, "turn_over": True, "todolist": todolist}
+        if todolist and state.get("fell_back"):  # the offline model did what it could
+            return not_done(todolist)
     if (ended := unfinished(state, runtime)) is not None:
         return {**ended, "todolist": todolist}
     loops = state.get("loops", 0)
@@ -113,7 +134,7 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         still_open = [i["description"] for i in open_items(todolist)]
         runtime.stream_writer(loop_limit(loops, ctx.loop_limit, still_open))
         log.warning("loop_limit_reached", loops=loops, limit=ctx.loop_limit)
-        note = f"I stopped after {loops} rounds without finishing this."
+        note = LOOP_LIMIT.format(loops=loops)
         return {"complete": False, "turn_over": True, "turn_note": note, "todolist": todolist}
     stopped_short = not exhausted and not isinstance(last, ToolMessage)
     nudges = state.get("nudges", 0) + (1 if stopped_short else 0)

@@ -1,9 +1,10 @@
 """A local OpenAI-compatible chat-completions server for tests: scripted answers over real HTTP.
 
-Besides its scripted answers it misbehaves the ways real servers do, on request: it hangs (a
-stream that never sends a chunk), runs away (content until ``max_tokens``, or for good), answers
-an empty stream, repeats a tool's name in every streamed chunk, fails with a status, or refuses
-structured output. It notes the requests whose client went away (``closed``).
+Besides its scripted answers it misbehaves the ways real servers do, on request: it hangs (a stream
+that never sends a chunk), runs away (content until ``max_tokens``, or for good), answers an empty
+stream, repeats a tool's name in every streamed chunk, fails with a status, refuses structured
+output, or refuses an assistant message with content null beside its tool calls. It notes the
+requests whose client went away (``closed``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ class StubOpenAI:
         """Requests whose client went away before the answer was finished."""
         self.refuse_plans: int | None = None
         """Answer every request for structured output (a plan) with this status."""
+        self.refuse_null_content = False
+        """Answer 500 to a request holding an assistant message with tool calls and content null,
+        as llama-cpp-python's server does (the queued answer stays for the next request)."""
         self.stopping = threading.Event()
         stub = self
 
@@ -74,6 +78,9 @@ class StubOpenAI:
                     return
                 stub.requests.append(request)
                 time.sleep(stub.delays.get(len(stub.requests) - 1, 0.0))
+                if stub.refuse_null_content and null_beside_calls(request):
+                    self.answer(500, {"error": {"message": "content: null"}}, request)
+                    return
                 status, body = stub.next_answer()
                 try:
                     if body == EMPTY_STREAM and not request.get("stream"):
@@ -253,6 +260,14 @@ class StubOpenAI:
         self.reply(tool_calls=[{"name": name, "args": args}])
         body = self.answers.pop()[1]
         self.answers.extend([(200, REPEATED_NAME + json.dumps(body))] * times)
+
+
+def null_beside_calls(request: dict[str, Any]) -> bool:
+    """The request holds an assistant message with tool calls whose content is null."""
+    return any(
+        m.get("role") == "assistant" and m.get("tool_calls") and m.get("content") is None
+        for m in request.get("messages", [])
+    )
 
 
 def is_plan_request(request: dict[str, Any]) -> bool:

@@ -4,7 +4,11 @@ Recency-weighted, per topic: the active topic's last 6 messages are the "current
 at most 5 older messages of the same topic are "earlier context (only if relevant)". Right after a
 topic change the model sees only the last 4 messages, under a notice that the topic changed. Tool
 results from earlier topics, or older than 30 minutes, never enter. The picked messages are
-rendered into one system message placed before the current turn. The rows are read from one
+rendered into one system message placed before the current turn (the transcript keel's offline
+model reads), or, for any other model, as the chat's own messages (``history_messages``): a small
+model copies a transcript it is shown. The assistant's earlier replies
+are shown without the notes keel added to them for the person (``keel.nodes.models.notes``), so
+the model does not take them for its own words. The rows are read from one
 lineage of the log (``keel.checkpoints.branches``): a forked conversation's context never holds
 the other branch's messages.
 """
@@ -14,8 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import LoggedMessage, MessageLog
+from keel.nodes.models.notes import CURRENT_HEADER, EARLIER_HEADER, TOPIC_CHANGED, without_notes
 from keel.nodes.state.schema import HistoryEntry
 
 CURRENT_MESSAGES = 6
@@ -35,7 +42,10 @@ def _eligible(m: LoggedMessage, topic_id: str | None, now: datetime) -> bool:
 
 
 def _entry(m: LoggedMessage, section: str) -> HistoryEntry:
-    content = m.content if m.role != "tool" else f"{m.tool_name}: {m.content}"
+    if m.role == "assistant":  # the reply as the model wrote it: keel's notes are not its words
+        content = without_notes(m.content)
+    else:
+        content = m.content if m.role != "tool" else f"{m.tool_name}: {m.content}"
     if len(content) > ENTRY_MAX_CHARS:
         content = content[: ENTRY_MAX_CHARS - 1] + "…"
     return {
@@ -90,20 +100,41 @@ def _lines(entries: Sequence[HistoryEntry]) -> str:
     return "\n".join(f"{ROLE_NAMES.get(e['role'], e['role'])}: {e['content']}" for e in entries)
 
 
+def history_messages(history: Sequence[HistoryEntry], topic_changed: bool) -> list[BaseMessage]:
+    """The picked history as a conversation, for a model that reads one (any model but keel's
+    offline one, which reads ``render_history``'s text).
+
+    The person's messages and the assistant's replies are the chat's own messages, so a small
+    model answers the conversation rather than copying a transcript of it; each section opens with
+    a system line naming it, with the tool results of its turns.
+    """  # noqa: D205
+    out: list[BaseMessage] = [SystemMessage(TOPIC_CHANGED)] if topic_changed else []
+    for section, header in (("earlier", EARLIER_HEADER), ("current", CURRENT_HEADER)):
+        entries = [e for e in history if e["section"] == section]
+        if not entries:
+            continue
+        results = [e["content"] for e in entries if e["role"] == "tool"]
+        said = "\n".join([f"{header}; results of the tools run then:", *results])
+        out.append(SystemMessage(said if results else header))
+        for entry in entries:
+            if entry["role"] == "user":
+                out.append(HumanMessage(entry["content"]))
+            elif entry["role"] == "assistant" and entry["content"]:
+                out.append(AIMessage(entry["content"]))
+    return out
+
+
 def render_history(history: Sequence[HistoryEntry], topic_changed: bool) -> str | None:
     """The system message text that carries the picked history, or None when there is none."""
     if not history and not topic_changed:
         return None
     parts = []
     if topic_changed:
-        parts.append(
-            "IMPORTANT: the user has switched topics or corrected you. Focus on the current "
-            "message; do not carry over the earlier topic."
-        )
+        parts.append(TOPIC_CHANGED)
     earlier = [e for e in history if e["section"] == "earlier"]
     current = [e for e in history if e["section"] == "current"]
     if current:
-        parts.append("## Current conversation (most important)\n" + _lines(current))
+        parts.append(f"{CURRENT_HEADER}\n" + _lines(current))
     if earlier:
-        parts.append("## Earlier context (only if relevant)\n" + _lines(earlier))
+        parts.append(f"{EARLIER_HEADER}\n" + _lines(earlier))
     return "\n\n".join(parts)

@@ -2,16 +2,16 @@
 
 ``answer_round`` asks the run's model for the turn's next message. Every call sends ``max_tokens``
 and is bounded by what is left of the turn's time budget (``turn_seconds``); a caller's stop (the
-API's cancel) cancels it, and so does cancelling the turn: the provider's HTTP request is closed,
-so the server stops generating. An answer that is empty or garbled (a tool that is not bound, such
-as a name a server repeated in every streamed chunk, or a tool call that cannot be read) is asked
-for once more. A provider failure (``ProviderFailed``, after the client's own retries) or a second
-unusable answer hands the turn to the offline model, which finishes it from what the turn already
-did (``keel.nodes.models.takeover``) and keeps it for the rest of the turn: a fallback never
-happens twice in a turn, nor waits twice. The fallback is reported (a ``model_fallback`` event,
-which the API counts by reason) and logged with the provider's status and a preview of its
-message. Each call starts with a ``round_started`` event (streamed only): a client replaces the
-text streamed so far with what follows.
+API's cancel) cancels it, and so does cancelling the turn: the provider's HTTP request is closed, so
+the server stops generating. An answer that is empty or garbled (a tool that is not bound, such as a
+name a server repeated in every streamed chunk, or a tool call that cannot be read, written as text
+or not) is asked for once more. A provider failure (``ProviderFailed``, after the client's own
+retries) or a second unusable answer hands the turn to the offline model, which finishes it from
+what the turn already did (``keel.nodes.models.takeover``) and keeps it for the rest of the turn: a
+fallback never happens twice in a turn, nor waits twice. The fallback is reported (a
+``model_fallback`` event, which the API counts by reason) and logged with the provider's status and
+a preview of its message. Each call starts with a ``round_started`` event (streamed only): a client
+replaces the text streamed so far with what follows.
 """
 
 from __future__ import annotations
@@ -30,12 +30,14 @@ from langchain_core.runnables import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from keel.nodes.models.chat import AgentModel, ProviderFailed
+from keel.nodes.models.chat import AgentModel, ProviderFailed, said_done
 from keel.nodes.models.events import model_fallback, round_started
+from keel.nodes.models.markers import UNUSABLE_CALL
 from keel.nodes.models.rule_based import RuleBasedChatModel
-from keel.nodes.models.takeover import OFFLINE, finished, takeover
+from keel.nodes.models.takeover import OFFLINE, describe, finished, takeover
+from keel.nodes.models.turn_messages import ran, this_turn
 from keel.nodes.run_context import KeelContext
-from keel.nodes.state.schema import KeelState
+from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.previews import preview
 from keel.tools.ask_user import ASK_TOOL
 from keel.tools.next_step import NEXT_STEP_TOOL
@@ -60,13 +62,25 @@ class Stopped(Exception):
 
 def garbled(reply: AIMessage, names: Container[str]) -> str | None:
     """Why ``reply`` cannot be used (``names``: the bound tools), or None when it can."""
-    if reply.invalid_tool_calls:
+    if reply.invalid_tool_calls or reply.response_metadata.get(UNUSABLE_CALL):
         return "bad_tool_call"
     if any(call["name"] not in names for call in reply.tool_calls):
         return "bad_tool_name"
     if not reply.tool_calls and not reply.text.strip():
         return "empty_answer"
     return None
+
+
+def done_only(state: KeelState, ctx: KeelContext) -> str | None:
+    """What an answer that only said DONE shows: the answer it closes (the one the model was sent
+    back from), else what the turn's tools did, in their words; None when there is neither.
+    """  # noqa: D205
+    window = state.get("window", [])
+    last = window[-1] if window else None
+    if isinstance(last, AIMessage) and not last.tool_calls and last.text.strip():
+        return last.text
+    done = [describe(call, result, ctx.resources.tools) for call, result in ran(this_turn(window))]
+    return "\n".join(done) or None
 
 
 def seconds_left(state: KeelState, ctx: KeelContext) -> float:
@@ -173,9 +187,19 @@ async def offline(messages: Sequence[BaseMessage], ctx: KeelContext, reply_id: s
 
 
 async def answer_round(
-    state: KeelState, runtime: Runtime[KeelContext], messages: Sequence[BaseMessage], reply_id: str
+    state: KeelState,
+    runtime: Runtime[KeelContext],
+    reply_id: str,
+    messages: Sequence[BaseMessage],
+    transcript: Sequence[BaseMessage],
 ) -> Round:
     """The model's answer for this round of the turn, or the update that ends the round.
+
+    The run's model is given ``messages``; the offline model, when it takes over, ``transcript``
+    (the same turn with its history as the text it reads, ``keel.nodes.assistant.model_input``).
+    An answer that only says DONE shows the answer it closes or what the turn's tools did; with
+    nothing to show it is kept while steps of the plan are open (the response node sends the
+    model back to them), and is unusable otherwise.
 
     Raises:
         ContextLengthExceeded: the provider refused the input as too long.
@@ -185,7 +209,7 @@ async def answer_round(
     loops = state.get("loops", 0)
     if state.get("fell_back") and resources.fallback_model is not None:
         runtime.stream_writer(round_started(loops, 0))
-        return Round(await offline(messages, ctx, reply_id))
+        return Round(await offline(transcript, ctx, reply_id))
     failure = ProviderFailed("empty_answer")
     for attempt in range(ATTEMPTS):
         runtime.stream_writer(round_started(loops, attempt))
@@ -203,12 +227,17 @@ async def answer_round(
             failure = exc
             break
         problem = garbled(reply, bound_names(ctx))
+        if problem == "empty_answer" and said_done(reply, ctx.done_marker):
+            if (shown := done_only(state, ctx)) is not None:
+                return Round(reply.model_copy(update={"content": shown}))
+            if open_items(state.get("todolist")):  # the response node sends it back to them
+                return Round(reply)
         if problem is None:
             return Round(reply)
         shown = reply.text or ", ".join(c["name"] for c in reply.tool_calls) or ""
         failure = ProviderFailed(problem, None, preview(shown) or "")
         log.warning("model_answer_unusable", reason=problem, attempt=attempt, answer_preview=shown)
-    return await fall_back(state, runtime, messages, reply_id, failure)
+    return await fall_back(state, runtime, transcript, reply_id, failure)
 
 
 async def fall_back(

@@ -43,9 +43,6 @@ Rules:
   matters most; "earlier context" is only relevant if it connects to the current message. When
   the user switches topic or corrects you, focus on the correction and drop the old topic. If you
   are not sure what the user refers to, ask instead of guessing.
-- When everything the user asked for is handled, end your reply with one last line that starts
-  with "KEEL DONE:" followed by a few words of summary. Never write "KEEL DONE:" while anything
-  is left.
 """
 
 

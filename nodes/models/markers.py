@@ -1,13 +1,17 @@
 r"""The markers keel's messages carry, shared by the graph and the rule-based model.
 
 The DONE marker is how the assistant says a task is really finished: a reply is finished when one
-of its lines matches it (default ``^\s*KEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER``
-changes it).
+of its lines matches it (default ``\bKEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER``
+changes it). The marker and what follows it on its line are taken out; text before it on the line
+stays (a small model writes "Added it. KEEL DONE: added" on one line).
 The product's name before DONE keeps prose apart from it: a reply line "Done: I saved the task."
 is the reply's own text, never the marker.
 The marker line is for the graph, not for the user: every model keel calls is a ``DoneLinesOut``,
-which takes it out of the model's answer as it arrives (``DoneLines``). The nudge prefix and the
-resume and synthetic flags mark the messages keel itself writes for the model.
+which takes it out of the model's answer as it arrives (``DoneLines``). The same filter reads a
+tool call the model wrote as text (``keel.nodes.models.text_calls``) as the call it is, and drops
+the lines of keel's own text a model copied (``keel.nodes.models.notes``), so no person sees
+either. The nudge prefix and the resume and synthetic flags mark the messages keel itself writes
+for the model.
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.chat_models import agenerate_from_stream
 from langchain_core.messages import AIMessageChunk, BaseMessage
-from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.messages.tool import ToolCall, ToolCallChunk, tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-DEFAULT_DONE_MARKER = r"^\s*KEEL DONE:"
+from keel.nodes.models.notes import Echoes
+from keel.nodes.models.text_calls import may_start_call, read_calls
+
+DEFAULT_DONE_MARKER = r"\bKEEL DONE:"
 DONE_KEY = "keel_done"
 """``response_metadata`` key of an assistant message whose DONE line was taken out."""
-NUDGE_PREFIX = "Not finished yet."
-"""The start of the reminder the response node sends when an answer did not finish the task."""
+UNUSABLE_CALL = "keel_unusable_call"
+"""``response_metadata`` key of an answer whose text held a tool call keel could not use."""
 RESUME_KWARG = "keel_resume"
 """additional_kwargs key of a resume's continuation message: the steps still open."""
 SYNTHETIC = "keel_synthetic"
@@ -60,16 +67,25 @@ class DoneLines:
 
     A line is held back until it is complete (the marker may need the whole line); blank lines at
     the start and between kept lines are kept only when more text follows, so the pieces joined
-    are the text's other lines, stripped. ``done`` tells whether a DONE line went by.
+    are the text's other lines, stripped. ``done`` tells whether a DONE line went by. Lines that
+    copy keel's own text are dropped too (``Echoes``). With the bound ``tools`` given, a line that
+    may open a tool call written as text is held with all that follows it until the end: ``calls``
+    are then the calls read from it (the rest of the held text passed on as text), ``unusable``
+    tells that it was shaped like a call keel cannot use (none of it is passed on).
     """
 
-    def __init__(self, marker: str = DEFAULT_DONE_MARKER) -> None:
-        """Filter with ``marker``."""
+    def __init__(self, marker: str = DEFAULT_DONE_MARKER, tools: Any = None) -> None:
+        """Filter with ``marker``; read tool calls written as text for ``tools``."""
         self.pattern = _compile(marker)
+        self.tools = tools or None
+        self.echoes = Echoes()
         self.pending = ""
+        self.held: list[str] | None = None
         self.blank = 0
         self.started = False
         self.done = False
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.unusable = False
 
     def feed(self, text: str) -> list[str]:
         """The pieces of text that may be shown now."""
@@ -77,22 +93,49 @@ class DoneLines:
         held = "\r" if buffer.endswith("\r") else ""  # a CRLF may be split across two pieces
         *complete, rest = _LINE_END.split(buffer[: len(buffer) - len(held)])
         self.pending = rest + held
-        return [piece for line in complete if (piece := self._line(line))]
+        return [piece for line in complete if (piece := self._take(line))]
 
     def flush(self) -> list[str]:
-        """The last line, unless it is the DONE line."""
+        """The last line, unless it is the DONE line; then what was held, unless it was calls."""
         rest, self.pending = self.pending.rstrip("\r"), ""
-        piece = self._line(rest) if rest.strip() else ""
-        return [piece] if piece else []
+        pieces = [piece] if rest.strip() and (piece := self._take(rest)) else []
+        if self.held is None:
+            return pieces
+        held, self.held = self.held, None
+        kept = [cut for line in held if (cut := self._before_done(line)).strip()]
+        found = read_calls("\n".join(kept), self.tools or ())
+        self.calls, self.unusable = found.calls, found.unusable
+        if self.unusable:
+            return pieces
+        shown = lines(found.prose) if self.calls else kept
+        return [*pieces, *(piece for line in shown if (piece := self._line(line)))]
+
+    def _take(self, line: str) -> str:
+        if self.held is not None:
+            self.held.append(line)
+            return ""
+        if self.tools is not None and may_start_call(line):
+            self.held = [line]
+            return ""
+        return self._line(line)
+
+    def _before_done(self, line: str) -> str:
+        """``line`` up to the DONE marker (all of it when it has none)."""
+        found = self.pattern.search(line)
+        if found is None:
+            return line
+        self.done = True
+        return line[: found.start()].rstrip()
 
     def _line(self, line: str) -> str:
-        if self.pattern.search(line):
-            self.done = True
+        cut = self._before_done(line)
+        if cut is not line and not cut.strip():
             return ""
-        if not line.strip():
-            self.blank += self.started
+        kept = self.echoes.clean(cut)
+        if not kept.strip():
+            self.blank += self.started and not line.strip()
             return ""
-        piece = "\n" * (self.blank + self.started) + line
+        piece = "\n" * (self.blank + self.started) + kept
         self.started, self.blank = True, 0
         return piece
 
@@ -113,41 +156,84 @@ def as_chunk(message: BaseMessage) -> AIMessageChunk:
     )
 
 
+def text_call_chunks(
+    filtered: DoneLines, message_id: str | None, native: bool
+) -> tuple[list[ToolCallChunk], dict[str, Any]]:
+    """The tool calls ``filtered`` read from the answer's text (none beside calls the server
+    parsed itself), and the metadata that marks the answer: done, or holding an unusable call.
+    """  # noqa: D205
+    meta: dict[str, Any] = {DONE_KEY: True} if filtered.done else {}
+    if filtered.unusable and not native:
+        meta[UNUSABLE_CALL] = True
+    if native or not filtered.calls:
+        return [], meta
+    chunks = [
+        tool_call_chunk(
+            name=name, args=json.dumps(args), id=f"{message_id or 'text'}:call-{i}", index=i
+        )
+        for i, (name, args) in enumerate(filtered.calls)
+    ]
+    return chunks, meta
+
+
 async def stream_without_done(
-    parts: AsyncIterator[BaseMessage], message_id: str | None, marker: str = DEFAULT_DONE_MARKER
+    parts: AsyncIterator[BaseMessage],
+    message_id: str | None,
+    marker: str = DEFAULT_DONE_MARKER,
+    tools: Any = None,
 ) -> AsyncIterator[ChatGenerationChunk]:
     """The streamed ``parts`` of one answer under ``message_id``, without its DONE lines.
 
-    The last chunk is marked ``keel_done`` when a DONE line went by. A whole answer arriving as one
-    part is passed on line by line.
+    The last chunk is marked ``keel_done`` when a DONE line went by, and carries the tool calls
+    written as text for the bound ``tools``. A whole answer arriving as one part is passed on line
+    by line.
     """
-    lines = DoneLines(marker)
+    filtered = DoneLines(marker, tools)
+    native = False
     async for part in parts:
         chunk = as_chunk(part)
-        first, *more = lines.feed(chunk.text) or [""]
+        native = native or bool(chunk.tool_call_chunks)
+        first, *more = filtered.feed(chunk.text) or [""]
         yield ChatGenerationChunk(
             message=chunk.model_copy(update={"content": first, "id": message_id})
         )
         for piece in more:
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
-    rest = "".join(lines.flush())
-    meta = {DONE_KEY: True} if lines.done else {}
+    rest = "".join(filtered.flush())
+    calls, meta = text_call_chunks(filtered, message_id, native)
     last = AIMessageChunk(
-        content=rest, id=message_id, response_metadata=meta, chunk_position="last"
+        content=rest,
+        id=message_id,
+        response_metadata=meta,
+        tool_call_chunks=calls,
+        chunk_position="last",
     )
     yield ChatGenerationChunk(message=last)
 
 
 def result_without_done(
-    result: ChatResult, message_id: str | None, marker: str = DEFAULT_DONE_MARKER
+    result: ChatResult, message_id: str | None, marker: str = DEFAULT_DONE_MARKER, tools: Any = None
 ) -> ChatResult:
-    """``result`` (one answer, not streamed) under ``message_id``, without its DONE lines."""
+    """``result`` (one answer, not streamed) under ``message_id``, without its DONE lines, with
+    the tool calls written as text for the bound ``tools`` as calls.
+    """  # noqa: D205
     generation = result.generations[0]
     message = generation.message
-    lines = DoneLines(marker)
-    text = "".join([*lines.feed(message.text), *lines.flush()])
-    meta = {**message.response_metadata, **({DONE_KEY: True} if lines.done else {})}
-    update = {"content": text, "id": message_id, "response_metadata": meta}
+    filtered = DoneLines(marker, tools)
+    text = "".join([*filtered.feed(message.text), *filtered.flush()])
+    native = list(getattr(message, "tool_calls", None) or [])
+    chunks, meta = text_call_chunks(filtered, message_id, bool(native))
+    read = [
+        ToolCall(name=c["name"] or "", args=json.loads(c["args"] or "{}"), id=c["id"])
+        for c in chunks
+    ]
+    update: dict[str, Any] = {
+        "content": text,
+        "id": message_id,
+        "response_metadata": {**message.response_metadata, **meta},
+    }
+    if read:
+        update["tool_calls"] = read
     kept = ChatGeneration(
         message=message.model_copy(update=update), generation_info=generation.generation_info
     )
@@ -198,7 +284,8 @@ class DoneLinesOut(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         parts = self._answer_parts(messages, stop, run_manager, **kwargs)
-        async for chunk in stream_without_done(parts, message_id, done_marker):
+        tools = kwargs.get("tools")
+        async for chunk in stream_without_done(parts, message_id, done_marker, tools):
             yield chunk
 
     async def _agenerate(
@@ -212,7 +299,7 @@ class DoneLinesOut(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         result = await self._answer(messages, stop, run_manager, **kwargs)
-        return result_without_done(result, message_id, done_marker)
+        return result_without_done(result, message_id, done_marker, kwargs.get("tools"))
 
     def _generate(
         self,

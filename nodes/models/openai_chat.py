@@ -6,8 +6,9 @@ matches ``done_marker`` (marked ``keel_done`` instead), so no client ever sees i
 failure comes out as ``ContextLengthExceeded`` (the graph resumes in a fresh window) or
 ``ProviderFailed`` (the rule-based model answers instead). A compatible server (``base_url`` set) is
 sent the output bound as ``max_tokens``, the name every OpenAI-compatible server reads; OpenAI
-itself gets ``max_completion_tokens``. A cancelled call closes its HTTP request, so the server
-stops generating.
+itself gets ``max_completion_tokens``. An assistant message with tool calls is sent with content
+``""`` rather than null, which llama-cpp-python's server refuses. A cancelled call closes its HTTP
+request, so the server stops generating.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class KeelChatOpenAI(DoneLinesOut, ChatOpenAI):
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         if self.openai_api_base and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
+        for message in payload.get("messages", ()):
+            if message.get("tool_calls") and message.get("content") is None:
+                message["content"] = ""  # some servers refuse null beside tool calls
         return payload
 
     @override

@@ -7,7 +7,7 @@ model had run (its calls with their results) counts against the requests the off
 recognises, tool by tool, and only the requests left are given to it, with its own calls and
 results of this turn. When nothing is left, no model is asked: the answer reports what ran.
 ``finished`` writes the final answer: what the provider's calls did, what the offline model says,
-and one line telling the user that the offline assistant finished the turn.
+and one line telling the user that the offline assistant took over the turn.
 
 Used by ``keel.nodes.models.calls``; the offline replies carry ``OFFLINE`` in their metadata.
 """
@@ -23,14 +23,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCa
 from langchain_core.tools import BaseTool
 
 from keel.nodes.models.markers import DONE_KEY
+from keel.nodes.models.notes import FALLBACK_NOTE
 from keel.nodes.models.turn_messages import is_request, ran, request_text
 from keel.tools.spec import spec_of
 from keel.tools.understanding import parse_intents
 
 OFFLINE = "keel_offline"
 """``response_metadata`` key of an answer the offline model gave in a turn that fell back."""
-FALLBACK_NOTE = "(The model service failed; keel's offline assistant finished this.)"
-"""The line that ends an answer the offline model finished."""
 
 
 @dataclass

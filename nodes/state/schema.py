@@ -219,6 +219,8 @@ class KeelState(TypedDict, total=False):
     """Why the provider was given up in this turn: the offline model finishes it."""
     model_failed: str | None
     """No usable answer and nothing to take over: the turn ends."""
+    repeated_step: str | None
+    """The tools the model asked to run again with the same arguments: the turn ends."""
 
 
 class TurnOutput(TypedDict, total=False):
@@ -270,6 +272,7 @@ def turn_start(**fields: Any) -> dict[str, Any]:
         "out_of_time": False,
         "fell_back": None,
         "model_failed": None,
+        "repeated_step": None,
         **fields,
     }
 

@@ -13,7 +13,7 @@ from langgraph_sdk import get_client
 from tests.e2e.test_langgraph_server import langgraph_server
 from tests.stub_openai import HANG, StubOpenAI
 
-NOTE = "(The model service failed; keel's offline assistant finished this.)"
+NOTE = "(The model service failed; keel's offline assistant took over.)"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ LIMITS = {
     "KEEL_LOOP_LIMIT": "2",
     "KEEL_MAX_TOKENS": "64",
 }
-NOTE = "(The model service failed; keel's offline assistant finished this.)"
+NOTE = "(The model service failed; keel's offline assistant took over.)"
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +161,21 @@ def test_the_turn_budget_ends_a_hanging_turn(tmp_path):
         nxt = say(server, cid, "Add eggs")
         assert nxt["complete"] and nxt["mission"] == "Add eggs"
         assert stub.closed == 1  # the abandoned request was closed
+
+
+def test_a_small_models_text_call_and_copied_notes_never_reach_the_stream(served, stub):
+    server, _ = served
+    cid = conversation(server, stub)
+    stub.reply('Sure.\n{"name": "create_todo_task", "arguments": {"title": "paint the fence"}}')
+    stub.reply(
+        f"## Current conversation (most important)\nUser: hi\nAdded it. {NOTE}\nKEEL DONE: ok"
+    )
+    frames = say_streaming(server, cid, "Add paint the fence")
+    result = frames[-1][1]
+    tokens = "".join(d["data"]["text"] for k, d in frames if k == "token")
+    for raw in ("create_todo_task", '"arguments"', "Current conversation", "User: hi", NOTE):
+        assert raw not in tokens and raw not in result["reply"]
+    assert "Sure." in tokens and "Added it." in tokens
+    assert result["reply"] == "Added it." and result["complete"]
+    tasks = httpx.get(f"{server.url}/v1/tasks").json()
+    assert [t["title"] for t in tasks].count("paint the fence") == 1

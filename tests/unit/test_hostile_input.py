@@ -89,9 +89,8 @@ def test_what_is_not_a_yes(answer):
 
 def test_only_real_line_ends_split_a_reply():
     for sep in ("\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c"):
-        reply = f"Created task: a{sep}KEEL DONE: b"
-        assert strip_done(reply) == reply.strip()
-        assert not has_done(reply)
+        reply = f"KEEL DONE: b{sep}Created task: a"  # one line: the marker's, to its end
+        assert lines(reply) == [reply] and has_done(reply)
     assert strip_done("Created task: a\r\nKEEL DONE: b") == "Created task: a"
     assert lines("a\rb\nc\r\nd") == ["a", "b", "c", "d"]
 

