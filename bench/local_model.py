@@ -253,7 +253,7 @@ CONVERSATION = [
 
 INTERNAL = re.compile(
     r"KEEL DONE|Not finished yet|^#+ |Current conversation|Earlier context|<tool_call>|"
-    r"\"name\"\s*:|\"arguments\"|functions\.\w+|I stopped after \d+ rounds|Tool result:",
+    r"\"name\"\s*:|\"arguments\"|functions\.\w+|Tool result:",
     re.MULTILINE | re.IGNORECASE,
 )
 FALLBACK_SAID = "model service failed"
@@ -272,6 +272,7 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         model_timeout_seconds=args.timeout,
         turn_seconds=args.turn_seconds,
         plan_method=args.plan_method,
+        model_temperature=args.temperature,
     )
     print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201
           "| seconds | reply |")  # fmt: skip
@@ -338,15 +339,17 @@ def main() -> None:
     parser.add_argument("--base-url", help="a server already running (skips starting one)")
     parser.add_argument("--timeout", type=float, default=120, help="KEEL_MODEL_TIMEOUT_SECONDS")
     parser.add_argument("--turn-seconds", type=int, default=600, help="KEEL_TURN_SECONDS")
-    parser.add_argument("--plan-method", default=None, help="KEEL_PLAN_METHOD (default: the "
-                        "server's: json_schema, json_mode for llama-cpp-python)")  # fmt: skip
+    parser.add_argument("--temperature", type=float, default=0.0, help="KEEL_MODEL_TEMPERATURE")
+    parser.add_argument(
+        "--plan-method",
+        default="off",
+        help="KEEL_PLAN_METHOD (off: keel's offline understanding plans a todo request better "
+        "than a small model does)",
+    )
     args = parser.parse_args()
     if args.step == "setup":
         setup(args.dir)
         return
-    args.plan_method = args.plan_method or (
-        "json_mode" if args.server == "llama-cpp-python" else "json_schema"
-    )
     args.model = f"qwen-{args.model_name}"
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(30 if args.verbose else 40)

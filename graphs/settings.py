@@ -171,6 +171,13 @@ class Settings(BaseSettings, Tunables):
         le=5,
         description="Retries of a model request that failed or timed out, before the fallback.",
     )
+    model_temperature: float | None = Field(
+        default=None,
+        ge=0,
+        le=2,
+        description="Sampling temperature sent with every model request; unset, the server's "
+        "own default (a small local model calls its tools far more reliably at 0).",
+    )
     plan_method: PlanMethod = Field(
         default="json_schema",
         description="How the model is asked for a mission's plan: json_schema, json_mode, "
@@ -213,8 +220,12 @@ class Settings(BaseSettings, Tunables):
 
     @property
     def model_limits(self) -> ModelLimits:
-        """What bounds every model request: its timeout, retries and answer length."""
-        return ModelLimits(self.model_timeout_seconds, self.model_retries, self.max_tokens)
+        """What bounds every model request: its timeout, retries, answer length (and its
+        temperature).
+        """  # noqa: D205
+        return ModelLimits(
+            self.model_timeout_seconds, self.model_retries, self.max_tokens, self.model_temperature
+        )
 
     @property
     def pool_size(self) -> int:

@@ -30,8 +30,8 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.context.history import history_messages, render_history
 from keel.nodes.models.calls import Round, answer_round
-from keel.nodes.models.chat import ContextLengthExceeded
-from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX
+from keel.nodes.models.chat import ContextLengthExceeded, said_done
+from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX, SAME_ANSWER
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import describe
 from keel.nodes.models.turn_messages import ran, repeats, this_turn
@@ -138,7 +138,7 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     )
     for call in reply.tool_calls:
         call["args"] = storable(call["args"])  # a model may name any number
-    if reply.tool_calls and (ended := repeated(state, reply, ctx.resources.tools)) is not None:
+    if (ended := repeated(state, reply, ctx.resources.tools, ctx.done_marker)) is not None:
         return {**answered.update, **ended}
     reply, question = asked(reply)
     if reply.tool_calls:  # noted before any tool acts: a cut-off turn is finished from here
@@ -148,13 +148,23 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
 
 
 def repeated(
-    state: KeelState, reply: AIMessage, tools: Sequence[BaseTool]
+    state: KeelState, reply: AIMessage, tools: Sequence[BaseTool], marker: str
 ) -> dict[str, Any] | None:
     """The update that ends the turn when every call of ``reply`` repeats a step the turn already
-    took (a model going round in circles), else None. The reply keeps what the turn did, in the
-    tools' words; the response node adds the note.
+    took, or ``reply`` repeats an answer the turn already gave (a model going round in circles),
+    else None. The reply keeps what the turn did, in the tools' words (or the answer); the
+    response node adds the note.
     """  # noqa: D205
     window = state.get("window", [])
+    if not reply.tool_calls:
+        if said_done(reply, marker):  # a DONE line closes the answer it repeats
+            return None
+        text = reply.text.strip()
+        said = [m.text.strip() for m in this_turn(window) if isinstance(m, AIMessage)]
+        if not text or text not in said:
+            return None
+        log.warning("repeated_answer", loops=state.get("loops", 0))
+        return {"window": [AIMessage(text, id=reply.id)], "repeated_step": SAME_ANSWER}
     mutating = {t.name for t in tools if spec_of(t).mutates}
     again = repeats(window, reply.tool_calls, mutating)
     if len(again) < len(reply.tool_calls):

@@ -33,6 +33,8 @@ from keel.nodes.models.notes import (
     NOT_DONE,
     OUT_OF_TIME,
     REPEATED,
+    REPEATED_ANSWER,
+    SAME_ANSWER,
     STOPPED,
 )
 from keel.nodes.run_context import KeelContext
@@ -79,7 +81,7 @@ def unfinished(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         note = MODEL_FAILED.format(reason=reason)
         return {"complete": False, "turn_over": True, "turn_note": note}
     if tools := state.get("repeated_step"):
-        note = REPEATED.format(tools=tools)
+        note = REPEATED_ANSWER if tools == SAME_ANSWER else REPEATED.format(tools=tools)
         return {"complete": False, "turn_over": True, "turn_note": note}
     return None
 

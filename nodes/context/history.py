@@ -4,9 +4,9 @@ Recency-weighted, per topic: the active topic's last 6 messages are the "current
 at most 5 older messages of the same topic are "earlier context (only if relevant)". Right after a
 topic change the model sees only the last 4 messages, under a notice that the topic changed. Tool
 results from earlier topics, or older than 30 minutes, never enter. The picked messages are
-rendered into one system message placed before the current turn (the transcript keel's offline
-model reads), or, for any other model, as the chat's own messages (``history_messages``): a small
-model copies a transcript it is shown. The assistant's earlier replies
+rendered into one system message placed before the current turn: the transcript keel's offline
+model reads, or, for any other model, a list of what was already handled (``history_messages``),
+since a small model continues a transcript it is shown. The assistant's earlier replies
 are shown without the notes keel added to them for the person (``keel.nodes.models.notes``), so
 the model does not take them for its own words. The rows are read from one
 lineage of the log (``keel.checkpoints.branches``): a forked conversation's context never holds
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import LoggedMessage, MessageLog
@@ -101,27 +101,39 @@ def _lines(entries: Sequence[HistoryEntry]) -> str:
 
 
 def history_messages(history: Sequence[HistoryEntry], topic_changed: bool) -> list[BaseMessage]:
-    """The picked history as a conversation, for a model that reads one (any model but keel's
-    offline one, which reads ``render_history``'s text).
+    """The picked history for a model that reads a conversation (any model but keel's offline
+    one, which reads ``render_history``'s transcript): one system message telling what was
+    already handled, an item per exchange ("the user asked ...; create_todo_task returned ...;
+    you answered ..."), under the sections' names.
 
-    The person's messages and the assistant's replies are the chat's own messages, so a small
-    model answers the conversation rather than copying a transcript of it; each section opens with
-    a system line naming it, with the tool results of its turns.
+    Neither a transcript nor the chat's own messages: a small model continues a transcript it is
+    shown, and takes earlier replies shown without their tool calls ("Created task: buy milk")
+    for the way to act, writing the next one without calling a tool.
     """  # noqa: D205
-    out: list[BaseMessage] = [SystemMessage(TOPIC_CHANGED)] if topic_changed else []
+    parts = [TOPIC_CHANGED] if topic_changed else []
     for section, header in (("earlier", EARLIER_HEADER), ("current", CURRENT_HEADER)):
-        entries = [e for e in history if e["section"] == section]
-        if not entries:
-            continue
-        results = [e["content"] for e in entries if e["role"] == "tool"]
-        said = "\n".join([f"{header}; results of the tools run then:", *results])
-        out.append(SystemMessage(said if results else header))
-        for entry in entries:
-            if entry["role"] == "user":
-                out.append(HumanMessage(entry["content"]))
-            elif entry["role"] == "assistant" and entry["content"]:
-                out.append(AIMessage(entry["content"]))
-    return out
+        items = _exchanges([e for e in history if e["section"] == section])
+        if items:
+            name = header.lstrip("# ")
+            parts.append(f"{name}, already handled (do not do it again):\n" + "\n".join(items))
+    return [SystemMessage("\n\n".join(parts))] if parts else []
+
+
+def _exchanges(entries: Sequence[HistoryEntry]) -> list[str]:
+    """One line per exchange: what the user asked, what the tools returned, what was answered."""
+    items: list[list[str]] = []
+    for entry in entries:
+        text = " / ".join(line for line in entry["content"].split("\n") if line.strip())
+        if entry["role"] == "user" or not items:
+            items.append([])
+        if entry["role"] == "user":
+            items[-1].append(f"the user asked: {text}")
+        elif entry["role"] == "tool":
+            name, _, result = text.partition(": ")
+            items[-1].append(f"{name} returned {result}")
+        elif text:
+            items[-1].append(f"you answered: {text}")
+    return [f"- {'; '.join(parts)}" for parts in items if parts]
 
 
 def render_history(history: Sequence[HistoryEntry], topic_changed: bool) -> str | None:

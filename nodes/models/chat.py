@@ -127,7 +127,7 @@ DEFAULT_MAX_TOKENS = 1024
 
 @dataclass(frozen=True)
 class ModelLimits:
-    """What bounds every provider request."""
+    """What bounds every provider request, and how freely the model samples."""
 
     timeout: float = DEFAULT_TIMEOUT_SECONDS
     """Seconds one request may take."""
@@ -135,6 +135,9 @@ class ModelLimits:
     """Retries of a request that failed or timed out."""
     max_tokens: int = DEFAULT_MAX_TOKENS
     """The longest answer, in tokens (a call may give its own)."""
+    temperature: float | None = None
+    """The sampling temperature sent with every request (None: the server's own default; a small
+    local model calls its tools far more reliably at 0)."""
 
 
 def openai_model(
@@ -150,6 +153,7 @@ def openai_model(
         max_retries=limits.retries,
         timeout=limits.timeout,
         max_completion_tokens=limits.max_tokens,
+        temperature=limits.temperature,
     )
 
 

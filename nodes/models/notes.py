@@ -20,6 +20,9 @@ OUT_OF_TIME = "I ran out of time ({seconds} s) before finishing this."
 MODEL_FAILED = "The model gave no usable answer ({reason}), so I stopped here."
 STOPPED = "Stopped at your request. What already ran is done and kept."
 REPEATED = "I stopped here: the model asked for a step it had already taken ({tools})."
+REPEATED_ANSWER = "I stopped here: the model gave the same answer again."
+SAME_ANSWER = "(the same answer)"
+"""``repeated_step`` when the model repeated an answer rather than a tool call."""
 NOT_DONE = "I could not finish: {items}."
 
 NUDGE_PREFIX = "Not finished yet."
@@ -38,13 +41,22 @@ ANSWER_NOW = (
 """Sent after tool results: the DONE line is asked for when it is due, not in the system prompt
 (where a small model writes it at once, instead of calling the tools)."""
 
-NOTES = (FALLBACK_NOTE, LOOP_LIMIT, OUT_OF_TIME, MODEL_FAILED, STOPPED, REPEATED, NOT_DONE)
+NOTES = (
+    FALLBACK_NOTE,
+    LOOP_LIMIT,
+    OUT_OF_TIME,
+    MODEL_FAILED,
+    STOPPED,
+    REPEATED,
+    REPEATED_ANSWER,
+    NOT_DONE,
+)
 """Every note keel adds to a reply for the person."""
 FRAMING = (NUDGE_PREFIX, TOPIC_CHANGED.split(". ")[0], ANSWERS_HEADER, ANSWER_NOW.split(". ")[0])
 """keel's lines for the model: a copied line that holds one of them is dropped whole."""
 HEADERS = (CURRENT_HEADER, EARLIER_HEADER)
 """The context's section headers: the transcript lines after a copied one are dropped too."""
-TRANSCRIPT = re.compile(r"^\s*(User|You|Tool result)\s*:")
+TRANSCRIPT = re.compile(r"^\s*(?:(?:User|You|Tool result)\s*:|- the user asked\b)")
 """A line of the history as the context shows it (``keel.nodes.context.history``)."""
 
 

@@ -220,7 +220,8 @@ class KeelState(TypedDict, total=False):
     model_failed: str | None
     """No usable answer and nothing to take over: the turn ends."""
     repeated_step: str | None
-    """The tools the model asked to run again with the same arguments: the turn ends."""
+    """The tools the model asked to run again with the same arguments (or ``SAME_ANSWER``): the
+    turn ends."""
 
 
 class TurnOutput(TypedDict, total=False):

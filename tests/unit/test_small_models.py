@@ -34,6 +34,9 @@ def shows_no_raw_call(text: str) -> bool:
         '{"name": "create_todo_task", "arguments": "{\\"title\\": \\"buy milk\\"}"}',
         'functions.create_todo_task: {"title": "buy milk"}',
         '{{"name": "create_todo_task", "arguments": {"title": "buy milk"}}}',
+        '<tools>\n  <create_todo_task title="buy milk"/>\n</tools>',
+        '<tool_response>\n<create_todo_task title="buy milk" status="open"/>\n</tool_response>\n'
+        '<tool_response>\n{"id": 7, "title": "buy milk"}\n</tool_response>',  # a made-up result
     ],
     ids=[
         "bare",
@@ -45,6 +48,8 @@ def shows_no_raw_call(text: str) -> bool:
         "string-args",
         "functions",
         "doubled",
+        "tag-form",
+        "made-up-result",
     ],
 )
 async def test_a_tool_call_written_as_text_runs_as_a_call_and_is_never_shown(memory_keel, written):
@@ -66,7 +71,7 @@ async def test_a_tool_call_written_as_text_runs_as_a_call_and_is_never_shown(mem
         '{"name": "remove_everything", "arguments": {}}',  # not a bound tool
         "functions.create_todo_task:",  # llama-cpp-python's forced text, no arguments
         '<tool_call>{"name": "delete_todo_task", "arguments": {"task_id": "one"}}</tool_call>',
-        '<tools>\n  <get_todo_task task_id="1"/>\n</tools>',
+        '<tools>\n  <remove_all_tasks confirm="true"/>\n</tools>',
         "<tools></tools>",
     ],
     ids=["wrong-parameter", "unbound", "functions-bare", "wrong-type", "xml", "empty-tags"],
@@ -231,3 +236,15 @@ async def test_the_done_line_is_asked_for_after_the_results_and_may_share_a_line
     assert result.complete and result.reply == "I added buy milk."
     assert "KEEL DONE" not in first[0]["content"]  # the system prompt does not ask for it yet
     assert second[-1]["role"] == "system" and "KEEL DONE:" in second[-1]["content"]
+
+
+async def test_a_repeated_answer_ends_the_turn_instead_of_the_loop_limit(memory_keel):
+    with StubOpenAI() as stub:
+        stub.always("To continue, I need to know your next action.")
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        asked = len(stub.requests)
+    assert asked == 2 and not result.complete and not kinds(result, "loop_limit")
+    assert result.reply == (
+        "To continue, I need to know your next action.\n"
+        "I stopped here: the model gave the same answer again."
+    )

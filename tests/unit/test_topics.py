@@ -95,8 +95,8 @@ def test_title_is_the_message_whole_when_it_fits(message, title):
 
 
 def history_text(model: ScriptedModel) -> str:
-    systems = [m.content for m in model.seen[-1] if m.type == "system"]
-    return "\n".join(systems[1:])
+    """What the model read between its system prompt and the message: the context it was given."""
+    return "\n".join(m.text for m in model.seen[-1][1:-1])
 
 
 async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, clock):
