@@ -196,17 +196,18 @@ def read_calls(text: str, tools: Sequence[Any]) -> TextCalls:
             )
             values = _objects(body or "")
             calls = [_call(v) for v in values or []]
+            read = [c for c in calls if c] if values and all(calls) else []
             tag = match.group("tag")
-            if (not values or not all(calls)) and tag:
-                calls = _xml_calls(body or "")
-            if not values and not calls or values and not all(calls):
+            if not read and tag:
+                read = _xml_calls(body or "")
+            if not read:
                 if tag is None:
                     continue  # a code block that is not a call stays prose
                 # a call's tags around something else: never shown; a result the model
                 # made up for itself is dropped, anything else is an unusable call
-                calls = [] if tag == "tool_response" else [("", None)]
+                read = [] if tag == "tool_response" else [("", None)]
             shaped = True
-            found.extend(c for c in calls if c)
+            found.extend(read)
         kept.append(text[at : match.start()])
         at = match.end()
     kept.append(text[at:])
