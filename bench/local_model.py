@@ -253,7 +253,7 @@ CONVERSATION = [
 
 INTERNAL = re.compile(
     r"KEEL DONE|Not finished yet|^#+ |Current conversation|Earlier context|<tool_call>|"
-    r"\"name\"\s*:|\"arguments\"|functions\.\w+|Tool result:",
+    r"\"name\"\s*:|\"arguments\"|functions\.\w+|Tool result:|the user asked:|you answered:",
     re.MULTILINE | re.IGNORECASE,
 )
 FALLBACK_SAID = "model service failed"

@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -74,11 +74,15 @@ class DoneLines:
     tells that it was shaped like a call keel cannot use (none of it is passed on).
     """
 
-    def __init__(self, marker: str = DEFAULT_DONE_MARKER, tools: Any = None) -> None:
-        """Filter with ``marker``; read tool calls written as text for ``tools``."""
+    def __init__(
+        self, marker: str = DEFAULT_DONE_MARKER, tools: Any = None, echoes: bool = True
+    ) -> None:
+        """Filter with ``marker``; read tool calls written as text for ``tools``; drop the lines
+        that copy keel's own text unless ``echoes`` is false.
+        """  # noqa: D205
         self.pattern = _compile(marker)
         self.tools = tools or None
-        self.echoes = Echoes()
+        self.echoes = Echoes() if echoes else None
         self.pending = ""
         self.held: list[str] | None = None
         self.blank = 0
@@ -131,7 +135,7 @@ class DoneLines:
         cut = self._before_done(line)
         if cut is not line and not cut.strip():
             return ""
-        kept = self.echoes.clean(cut)
+        kept = self.echoes.clean(cut) if self.echoes is not None else cut
         if not kept.strip():
             self.blank += self.started and not line.strip()
             return ""
@@ -181,6 +185,7 @@ async def stream_without_done(
     message_id: str | None,
     marker: str = DEFAULT_DONE_MARKER,
     tools: Any = None,
+    echoes: bool = True,
 ) -> AsyncIterator[ChatGenerationChunk]:
     """The streamed ``parts`` of one answer under ``message_id``, without its DONE lines.
 
@@ -188,7 +193,7 @@ async def stream_without_done(
     written as text for the bound ``tools``. A whole answer arriving as one part is passed on line
     by line.
     """
-    filtered = DoneLines(marker, tools)
+    filtered = DoneLines(marker, tools, echoes)
     native = False
     async for part in parts:
         chunk = as_chunk(part)
@@ -212,14 +217,18 @@ async def stream_without_done(
 
 
 def result_without_done(
-    result: ChatResult, message_id: str | None, marker: str = DEFAULT_DONE_MARKER, tools: Any = None
+    result: ChatResult,
+    message_id: str | None,
+    marker: str = DEFAULT_DONE_MARKER,
+    tools: Any = None,
+    echoes: bool = True,
 ) -> ChatResult:
     """``result`` (one answer, not streamed) under ``message_id``, without its DONE lines, with
     the tool calls written as text for the bound ``tools`` as calls.
     """  # noqa: D205
     generation = result.generations[0]
     message = generation.message
-    filtered = DoneLines(marker, tools)
+    filtered = DoneLines(marker, tools, echoes)
     text = "".join([*filtered.feed(message.text), *filtered.flush()])
     native = list(getattr(message, "tool_calls", None) or [])
     chunks, meta = text_call_chunks(filtered, message_id, bool(native))
@@ -249,6 +258,9 @@ class DoneLinesOut(BaseChatModel):
     line matching ``done_marker`` out, under the ``message_id`` the call gives, and marks the
     message ``keel_done``, so no client, streamed token or state ever shows the line.
     """
+
+    copies_keel: ClassVar[bool] = True
+    """The model may copy keel's own text (its notes, its framing): such lines are dropped."""
 
     def _answer_parts(
         self,
@@ -285,7 +297,8 @@ class DoneLinesOut(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         parts = self._answer_parts(messages, stop, run_manager, **kwargs)
         tools = kwargs.get("tools")
-        async for chunk in stream_without_done(parts, message_id, done_marker, tools):
+        echoes = self.copies_keel
+        async for chunk in stream_without_done(parts, message_id, done_marker, tools, echoes):
             yield chunk
 
     async def _agenerate(
@@ -299,7 +312,9 @@ class DoneLinesOut(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         result = await self._answer(messages, stop, run_manager, **kwargs)
-        return result_without_done(result, message_id, done_marker, kwargs.get("tools"))
+        return result_without_done(
+            result, message_id, done_marker, kwargs.get("tools"), self.copies_keel
+        )
 
     def _generate(
         self,

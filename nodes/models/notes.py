@@ -58,6 +58,8 @@ HEADERS = (CURRENT_HEADER, EARLIER_HEADER)
 """The context's section headers: the transcript lines after a copied one are dropped too."""
 TRANSCRIPT = re.compile(r"^\s*(?:(?:User|You|Tool result)\s*:|- the user asked\b)")
 """A line of the history as the context shows it (``keel.nodes.context.history``)."""
+HISTORY_ITEM = re.compile(r"^\s*-\s*(?:the user asked|you answered)\s*:", re.IGNORECASE)
+"""An item of the history as a chat model is shown it: a copy wherever it stands."""
 
 
 def _pattern(template: str) -> str:
@@ -72,7 +74,7 @@ def _notes() -> re.Pattern[str]:
 
 @lru_cache(maxsize=1)
 def _framing() -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(f) for f in FRAMING), re.IGNORECASE)
+    return re.compile(r"^\s*(?:" + "|".join(re.escape(f) for f in FRAMING) + ")", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -96,7 +98,7 @@ class Echoes:
         if self.in_section and (TRANSCRIPT.search(line) or not line.strip()):
             return True
         self.in_section = False
-        if _framing().search(line):
+        if _framing().search(line) or HISTORY_ITEM.search(line):
             return True
         if _notes().search(line):
             return not _notes().sub("", line).strip(" \t()")

@@ -10,7 +10,7 @@ returned, in the words each tool declares.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
@@ -31,6 +31,7 @@ class RuleBasedChatModel(DoneLinesOut):
 
     tools: tuple[Any, ...] = ()
     """The bound tools: it only calls these, as their phrasings and replies say."""
+    copies_keel: ClassVar[bool] = False  # its replies are keel's own: a task title is kept whole
 
     @property
     def _llm_type(self) -> str:

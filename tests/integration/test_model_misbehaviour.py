@@ -76,7 +76,8 @@ def test_never_done_and_a_closing_question_leave_the_next_request_its_own(served
     cid = conversation(server, stub)
     stub.always("Hi! I'm fine, thanks. How can I help you today?")
     greeted = say(server, cid, "Hi! How are you today?")
-    assert not greeted["complete"] and greeted["reply"].endswith("gave the same answer again.")
+    assert not greeted["complete"]  # said again when sent back: the turn ends on that answer
+    assert greeted["reply"] == "Hi! I'm fine, thanks. How can I help you today?"
     stub.default = None
     stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call the plumber"}}])
     stub.reply("Added.\nKEEL DONE: added")

@@ -137,6 +137,10 @@ async def test_the_model_reads_its_earlier_replies_without_keels_notes(memory_ke
         shown = json.dumps(stub.requests[-1]["messages"])
     assert failed.reply.endswith(FALLBACK_NOTE)  # the person is told
     assert "Created task: buy milk" in shown and "model service failed" not in shown
+    [context] = [m["content"] for m in stub.requests[-1]["messages"][1:] if m["role"] == "system"]
+    assert context.startswith("Current conversation (most important), already handled")
+    assert "- the user asked: add buy milk; create_todo_task returned {" in context
+    assert "you answered: Created task: buy milk" in context and "User:" not in context
     assert without_notes(f"Created task: x\n{FALLBACK_NOTE}") == "Created task: x"
 
 
@@ -248,3 +252,17 @@ async def test_a_repeated_answer_ends_the_turn_instead_of_the_loop_limit(memory_
         "To continue, I need to know your next action.\n"
         "I stopped here: the model gave the same answer again."
     )
+
+
+async def test_a_repeated_chat_answer_ends_without_a_note(memory_keel):
+    with StubOpenAI() as stub:
+        stub.always("The capital of France is Paris.")
+        result = await stubbed(
+            memory_keel, str(uuid.uuid4()), "what's the capital of France?", stub
+        )
+    assert result.reply == "The capital of France is Paris." and not result.complete
+
+
+def test_copied_history_items_are_taken_out_of_a_reply():
+    copied = "- the user asked: add milk; you answered: Created task: milk\nDone, Paris."
+    assert without_notes(copied) == "Done, Paris."
