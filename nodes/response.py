@@ -81,12 +81,10 @@ def unfinished(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         note = MODEL_FAILED.format(reason=reason)
         return {"complete": False, "turn_over": True, "turn_note": note}
     if tools := state.get("repeated_step"):
-        if tools != SAME_ANSWER:
-            note = REPEATED.format(tools=tools)
-        else:  # an answer said again: a note only when a tool's step is left undone
-            undone = [i for i in open_items(state.get("todolist")) if i["tool"]]
-            note = REPEATED_ANSWER if undone else None
-        return {"complete": False, "turn_over": True, "turn_note": note}
+        undone = [i for i in open_items(state.get("todolist")) if i["tool"]]
+        said = REPEATED_ANSWER if undone else None  # a chat answer said again needs no note
+        repeated = REPEATED.format(tools=tools) if tools != SAME_ANSWER else said
+        return {"complete": False, "turn_over": True, "turn_note": repeated}
     return None
 
 

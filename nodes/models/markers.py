@@ -1,9 +1,9 @@
 r"""The markers keel's messages carry, shared by the graph and the rule-based model.
 
 The DONE marker is how the assistant says a task is really finished: a reply is finished when one
-of its lines matches it (default ``\bKEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER``
-changes it). The marker and what follows it on its line are taken out; text before it on the line
-stays (a small model writes "Added it. KEEL DONE: added" on one line).
+of its lines matches it (default ``^\s*KEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER``
+changes it). A marker a model wrote after text on the same line starts a line of its own (a small
+model writes "Added it. KEEL DONE: added"): the marker's line is taken out, the text before stays.
 The product's name before DONE keeps prose apart from it: a reply line "Done: I saved the task."
 is the reply's own text, never the marker.
 The marker line is for the graph, not for the user: every model keel calls is a ``DoneLinesOut``,
@@ -32,7 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from keel.nodes.models.notes import Echoes
 from keel.nodes.models.text_calls import may_start_call, read_calls
 
-DEFAULT_DONE_MARKER = r"\bKEEL DONE:"
+DEFAULT_DONE_MARKER = r"^\s*KEEL DONE:"
 DONE_KEY = "keel_done"
 """``response_metadata`` key of an assistant message whose DONE line was taken out."""
 UNUSABLE_CALL = "keel_unusable_call"
@@ -56,10 +56,26 @@ def _compile(marker: str) -> re.Pattern[str]:
     return re.compile(marker, re.IGNORECASE)
 
 
+_WORD_START = re.compile(r"\s(?=\S)")
+
+
+def done_at(pattern: re.Pattern[str], line: str) -> int | None:
+    """Where the DONE marker's line starts in ``line``: 0 when the line matches it, the start of
+    a later word when the rest of the line from there matches it (a marker written after text),
+    None when it has none.
+    """  # noqa: D205
+    if pattern.search(line):
+        return 0
+    for word in _WORD_START.finditer(line):
+        if pattern.search(line[word.end() :]):
+            return word.end()
+    return None
+
+
 def has_done(text: str, marker: str = DEFAULT_DONE_MARKER) -> bool:
-    """Some line of ``text`` matches the DONE marker."""
+    """Some line of ``text`` matches the DONE marker (or ends in it, after text)."""
     pattern = _compile(marker)
-    return any(pattern.search(line) for line in lines(text))
+    return any(done_at(pattern, line) is not None for line in lines(text))
 
 
 class DoneLines:
@@ -124,12 +140,12 @@ class DoneLines:
         return self._line(line)
 
     def _before_done(self, line: str) -> str:
-        """``line`` up to the DONE marker (all of it when it has none)."""
-        found = self.pattern.search(line)
-        if found is None:
+        """``line`` up to the DONE marker's line (all of it when it has none)."""
+        start = done_at(self.pattern, line)
+        if start is None:
             return line
         self.done = True
-        return line[: found.start()].rstrip()
+        return line[:start].rstrip()
 
     def _line(self, line: str) -> str:
         cut = self._before_done(line)

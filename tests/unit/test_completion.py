@@ -51,7 +51,8 @@ async def test_done_with_a_pending_tool_call_does_not_complete(memory_keel):
 
 
 async def test_loop_limit_ends_the_turn_incomplete_and_says_so(memory_keel):
-    result, model = await run(memory_keel, [], text="hello", loop_limit=3)
+    replies = [AIMessage(f"Still thinking ({n})") for n in range(4)]  # never the same twice
+    result, model = await run(memory_keel, replies, text="hello", loop_limit=3)
     assert len(model.seen) == 4  # the first call plus three loops
     assert not result.complete
     assert [e["type"] for e in result.events] == ["loop_limit"]

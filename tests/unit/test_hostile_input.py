@@ -91,6 +91,7 @@ def test_only_real_line_ends_split_a_reply():
     for sep in ("\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c"):
         reply = f"KEEL DONE: b{sep}Created task: a"  # one line: the marker's, to its end
         assert lines(reply) == [reply] and has_done(reply)
+    assert has_done("Added it. KEEL DONE: added") and not has_done("Added it, KEEL DONE.")
     assert strip_done("Created task: a\r\nKEEL DONE: b") == "Created task: a"
     assert lines("a\rb\nc\r\nd") == ["a", "b", "c", "d"]
 
