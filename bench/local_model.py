@@ -273,6 +273,7 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         turn_seconds=args.turn_seconds,
         plan_method=args.plan_method,
         model_temperature=args.temperature,
+        model_streaming=args.server != "llama-cpp-python",  # it cannot stream a tool call
     )
     print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201
           "| seconds | reply |")  # fmt: skip

@@ -178,6 +178,12 @@ class Settings(BaseSettings, Tunables):
         description="Sampling temperature sent with every model request; unset, the server's "
         "own default (a small local model calls its tools far more reliably at 0).",
     )
+    model_streaming: bool = Field(
+        default=True,
+        description="Stream the model's answers as they are written; off, each comes whole "
+        "(llama-cpp-python's function-calling format cannot stream an answer that may call a "
+        "tool).",
+    )
     plan_method: PlanMethod = Field(
         default="json_schema",
         description="How the model is asked for a mission's plan: json_schema, json_mode, "
@@ -224,7 +230,11 @@ class Settings(BaseSettings, Tunables):
         temperature).
         """  # noqa: D205
         return ModelLimits(
-            self.model_timeout_seconds, self.model_retries, self.max_tokens, self.model_temperature
+            self.model_timeout_seconds,
+            self.model_retries,
+            self.max_tokens,
+            self.model_temperature,
+            self.model_streaming,
         )
 
     @property

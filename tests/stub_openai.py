@@ -63,6 +63,9 @@ class StubOpenAI:
         """Requests whose client went away before the answer was finished."""
         self.refuse_plans: int | None = None
         """Answer every request for structured output (a plan) with this status."""
+        self.refuse_streamed_tools = False
+        """Answer 500 to a streamed request that offers tools, as llama-cpp-python's
+        function-calling format does ("Automatic streaming tool choice is not supported")."""
         self.refuse_null_content = False
         """Answer 500 to a request holding an assistant message with tool calls and content null,
         as llama-cpp-python's server does (the queued answer stays for the next request)."""
@@ -78,6 +81,10 @@ class StubOpenAI:
                     return
                 stub.requests.append(request)
                 time.sleep(stub.delays.get(len(stub.requests) - 1, 0.0))
+                if stub.refuse_streamed_tools and request.get("stream") and request.get("tools"):
+                    message = "Automatic streaming tool choice is not supported"
+                    self.answer(500, {"error": {"message": message}}, request)
+                    return
                 if stub.refuse_null_content and null_beside_calls(request):
                     self.answer(500, {"error": {"message": "content: null"}}, request)
                     return

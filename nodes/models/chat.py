@@ -138,6 +138,9 @@ class ModelLimits:
     temperature: float | None = None
     """The sampling temperature sent with every request (None: the server's own default; a small
     local model calls its tools far more reliably at 0)."""
+    streaming: bool = True
+    """Answers are streamed as they are written; off, each comes whole (a server that cannot stream
+    an answer that may call a tool: llama-cpp-python's function-calling format)."""
 
 
 def openai_model(
@@ -154,6 +157,7 @@ def openai_model(
         timeout=limits.timeout,
         max_completion_tokens=limits.max_tokens,
         temperature=limits.temperature,
+        disable_streaming=not limits.streaming,
     )
 
 

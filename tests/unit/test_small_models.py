@@ -7,12 +7,13 @@ import uuid
 
 import pytest
 
-from keel.nodes.models.chat import build_title_model
+from keel.graphs.turn import run_turn
+from keel.nodes.models.chat import ModelLimits, build_agent_model, build_title_model
 from keel.nodes.models.notes import FALLBACK_NOTE, without_notes
 from keel.nodes.models.text_calls import read_calls
 from keel.tools.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI
-from tests.unit.test_model_path import kinds, stubbed, titles
+from tests.unit.test_model_path import TOOLS, kinds, stubbed, titles
 
 MILK = {"name": "create_todo_task", "arguments": {"title": "buy milk"}}
 RAW_SIGNS = ("create_todo_task", "<tool_call>", "functions.", '"arguments"', "```")
@@ -266,3 +267,25 @@ async def test_a_repeated_chat_answer_ends_without_a_note(memory_keel):
 def test_copied_history_items_are_taken_out_of_a_reply():
     copied = "- the user asked: add milk; you answered: Created task: milk\nDone, Paris."
     assert without_notes(copied) == "Done, Paris."
+
+
+async def test_a_server_that_cannot_stream_tool_calls_is_asked_for_whole_answers(memory_keel):
+    streamed = []
+
+    async def listening(event):  # a client streaming the turn, as the page does
+        streamed.append(event)
+
+    with StubOpenAI() as stub:
+        stub.refuse_streamed_tools = True
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
+        stub.reply("Added buy milk.\nKEEL DONE: added")
+        model = build_agent_model(
+            TOOLS, "test", "stub", stub.base_url, ModelLimits(streaming=False)
+        )
+        context = memory_keel.context(model=model)
+        result = await run_turn(
+            memory_keel.graph, str(uuid.uuid4()), "add buy milk", context, sink=listening
+        )
+        asked_streaming = [r.get("stream") for r in stub.requests]
+    assert result.complete and result.reply == "Added buy milk."
+    assert not kinds(result, "model_fallback") and not any(asked_streaming)
