@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -148,7 +149,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(server: str, model: Path, folder: Path, threads: int) -> Iterator[str]:
+def serving(
+    server: str, model: Path, folder: Path, threads: int, chat_format: str | None = None
+) -> Iterator[str]:
     """The server ``server`` on ``model``; yields its OpenAI base URL."""
     port = free_port()
     if server == "llama-server":
@@ -156,8 +159,10 @@ def serving(server: str, model: Path, folder: Path, threads: int) -> Iterator[st
                "--port", str(port), "-t", str(threads), "-c", "8192", "-np", "1"]  # fmt: skip
     else:
         cmd = [folder / "lcp" / "bin" / "python", "-m", "llama_cpp.server", "--model", model,
-               "--chat_format", "chatml-function-calling", "--host", "127.0.0.1",
-               "--port", str(port), "--n_threads", str(threads), "--n_ctx", "8192"]  # fmt: skip
+               "--host", "127.0.0.1", "--port", str(port), "--n_threads", str(threads),
+               "--n_ctx", "8192"]  # fmt: skip
+        if chat_format:  # else the model's own chat template, from its GGUF
+            cmd += ["--chat_format", chat_format]
     log = open(folder / f"{server}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen([str(c) for c in cmd], stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
@@ -273,7 +278,7 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         turn_seconds=args.turn_seconds,
         plan_method=args.plan_method,
         model_temperature=args.temperature,
-        model_streaming=args.server != "llama-cpp-python",  # it cannot stream a tool call
+        model_streaming=args.chat_format != "chatml-function-calling",  # it cannot stream calls
     )
     print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201
           "| seconds | reply |")  # fmt: skip
@@ -285,6 +290,7 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
         store = TaskStore(backend.db)
         cid = str(uuid.uuid4())
+        asked_after_fallback = False
         for n, turn in enumerate(CONVERSATION[: args.turns], 1):
             streamed: list[dict[str, Any]] = []
 
@@ -303,9 +309,11 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
                 if e["type"] == "model_fallback" and e["data"].get("step") != "plan"
             )  # fmt: skip
             limit = any(e["type"] == "loop_limit" for e in events)
+            carried = asked_after_fallback  # a yes finishes the turn the offline model took over
             internal = bool(INTERNAL.search(result.reply)) or (
-                not fell and FALLBACK_SAID in result.reply
+                not fell and not carried and FALLBACK_SAID in result.reply
             )
+            asked_after_fallback = bool(result.awaiting_confirmation) and (fell > 0 or carried)
             ok = turn.check(before, after)
             for key, value in (("ok", ok), ("calls", calls), ("fallbacks", fell),
                                ("limits", limit), ("internal", internal)):  # fmt: skip
@@ -340,6 +348,11 @@ def main() -> None:
     parser.add_argument("--base-url", help="a server already running (skips starting one)")
     parser.add_argument("--timeout", type=float, default=120, help="KEEL_MODEL_TIMEOUT_SECONDS")
     parser.add_argument("--turn-seconds", type=int, default=600, help="KEEL_TURN_SECONDS")
+    parser.add_argument(
+        "--chat-format",
+        help="llama-cpp-python's --chat_format (default: the model's own template; "
+        "chatml-function-calling drops tool results)",
+    )
     parser.add_argument("--temperature", type=float, default=0.0, help="KEEL_MODEL_TEMPERATURE")
     parser.add_argument(
         "--plan-method",
@@ -348,6 +361,7 @@ def main() -> None:
         "than a small model does)",
     )
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the server is stopped on the way out
     if args.step == "setup":
         setup(args.dir)
         return
@@ -359,7 +373,7 @@ def main() -> None:
         asyncio.run(converse(args.base_url, args))
         return
     model = args.dir / MODELS[args.model_name][2]
-    with serving(args.server, model, args.dir, args.threads) as base_url:
+    with serving(args.server, model, args.dir, args.threads, args.chat_format) as base_url:
         asyncio.run(converse(base_url, args))
 
 

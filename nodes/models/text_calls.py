@@ -113,26 +113,35 @@ def coerced(args: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def _objects(text: str) -> list[Any] | None:
     """The JSON values ``text`` is made of (one, a list, or several one after another), or None."""
+    values, rest = _leading_objects(text)
+    return values if values and not rest.strip() else None
+
+
+def _leading_objects(text: str) -> tuple[list[Any], str]:
+    """The JSON values ``text`` starts with (one, a list, or several one after another), and the
+    text after them.
+    """  # noqa: D205
     decoder = json.JSONDecoder()
-    values, at = [], 0
+    values: list[Any] = []
+    at = 0
     text = text.strip()
     while at < len(text):
         try:
             value, end = decoder.raw_decode(text, at)
         except ValueError:
             if not text.startswith("{{", at):
-                return None
+                break
             try:  # {{"name": ...}}: the braces some chat templates double, copied
                 value, end = decoder.raw_decode(text, at + 1)
             except ValueError:
-                return None
+                break
             while text.startswith("}", end):  # and its closing ones, however many
                 end += 1
         values.extend(value if isinstance(value, list) else [value])
         at = end
         while at < len(text) and text[at] in " \t\r\n,;":
             at += 1
-    return values or None
+    return values, text[at:]
 
 
 _VALUE = r"(?:\"[^\"]*\"|'[^']*'|\[[^\]]*\]|[^\s/>\"']+)"
@@ -215,12 +224,13 @@ def read_calls(text: str, tools: Sequence[Any]) -> TextCalls:
     if not shaped:  # bare JSON: the whole text, or its lines from the first that opens a call
         lines = text.splitlines()
         first = next(i for i, line in enumerate(lines) if may_start_call(line))
-        values = _objects("\n".join(lines[first:]))
-        calls = [_call(v) for v in values or []]
+        values, after = _leading_objects("\n".join(lines[first:]))
+        calls = [_call(v) for v in values]
         if not values or not all(calls):
             return TextCalls(prose=text)
         found = [c for c in calls if c]
-        prose = "\n".join(lines[:first])
+        rest = [line for line in after.splitlines() if line.strip() != "```"]  # a stray fence
+        prose = "\n".join([*lines[:first], *rest])
     usable = [
         (name, given)
         for name, args in found

@@ -31,6 +31,7 @@ def shows_no_raw_call(text: str) -> bool:
         f"I'll add it.\n<tool_call>{json.dumps(MILK)}",  # the closing tag never came
         f"```json\n{json.dumps(MILK)}\n```",
         f"[{json.dumps(MILK)}]",
+        f"{json.dumps(MILK)}\n```\nI will add it.",  # the call, a stray fence, then prose
         f"<tools>\n{json.dumps(MILK)}\n</tools>",
         '{"name": "create_todo_task", "arguments": "{\\"title\\": \\"buy milk\\"}"}',
         'functions.create_todo_task: {"title": "buy milk"}',
@@ -45,6 +46,7 @@ def shows_no_raw_call(text: str) -> bool:
         "unclosed",
         "fenced",
         "list",
+        "call-then-prose",
         "tools-tag",
         "string-args",
         "functions",
