@@ -278,6 +278,7 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         turn_seconds=args.turn_seconds,
         plan_method=args.plan_method,
         model_temperature=args.temperature,
+        done_rule="after_results",
         model_streaming=args.chat_format != "chatml-function-calling",  # it cannot stream calls
     )
     print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201

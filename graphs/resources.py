@@ -86,7 +86,7 @@ def open_resources(
         "plan_model": planning(side_model, settings.plan_method),
         "plan_method": settings.plan_method,
         "tools": list(tools),
-        "prompt": system_prompt(tools),
+        "prompt": system_prompt(tools, settings.done_rule),
         "settings": Tunables.model_validate(settings.model_dump(include=set(TUNABLES))),
         "token_model": settings.token_model,
         "embedder": load_embedder(),

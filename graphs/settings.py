@@ -23,6 +23,7 @@ from keel.nodes.models.chat import (
     DEFAULT_OPENAI_MODEL,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT_SECONDS,
+    DoneRule,
     ModelLimits,
 )
 from keel.nodes.run_context import LOCAL_USER, Tunables
@@ -178,6 +179,12 @@ class Settings(BaseSettings, Tunables):
         description="Sampling temperature sent with every model request; unset, the server's "
         "own default (a small local model calls its tools far more reliably at 0).",
     )
+    done_rule: DoneRule = Field(
+        default="in_prompt",
+        description="When the model is asked to end a finished answer with its DONE line: "
+        "in_prompt (the system prompt says so) or after_results (after the tool results: a "
+        "small local model told up front writes the line at once instead of calling a tool).",
+    )
     model_streaming: bool = Field(
         default=True,
         description="Stream the model's answers as they are written; off, each comes whole "
@@ -226,8 +233,8 @@ class Settings(BaseSettings, Tunables):
 
     @property
     def model_limits(self) -> ModelLimits:
-        """What bounds every model request: its timeout, retries, answer length (and its
-        temperature).
+        """What bounds and shapes every model request: its timeout, retries, answer length,
+        temperature and whether it is streamed.
         """  # noqa: D205
         return ModelLimits(
             self.model_timeout_seconds,

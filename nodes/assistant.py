@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.context.history import history_messages, render_history
 from keel.nodes.models.calls import Round, answer_round
-from keel.nodes.models.chat import ContextLengthExceeded, said_done
+from keel.nodes.models.chat import DONE_RULE, ContextLengthExceeded, said_done
 from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX, SAME_ANSWER
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import describe
@@ -89,9 +89,9 @@ def model_input(state: KeelState, prompt: str, transcript: bool = True) -> list[
     """What the model is given: the system ``prompt``, the history and the user's answers to its
     questions, the window, and a nudge when one is due. The history is one system message holding
     its transcript (what keel's offline model reads), or with ``transcript`` false, the chat's own
-    messages (what any other model reads), and after tool results the model is asked for its
-    answer and DONE line (``ANSWER_NOW``): the system prompt does not ask for the DONE line, since a
-    small model then writes it at once instead of calling the tools.
+    list of what was already handled (what any other model reads). When the system prompt does not
+    ask for the DONE line (``KEEL_DONE_RULE=after_results``), the model is asked for its answer and
+    DONE line after the tool results (``ANSWER_NOW``).
     """  # noqa: D205
     window = state.get("window", [])
     messages: list[BaseMessage] = [SystemMessage(prompt)]
@@ -107,8 +107,13 @@ def model_input(state: KeelState, prompt: str, transcript: bool = True) -> list[
     stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
     if state.get("nudges") and stopped_short:
         messages.append(HumanMessage(nudge_text(state)))
-    elif not transcript and window and isinstance(window[-1], ToolMessage):
-        messages.append(SystemMessage(ANSWER_NOW))
+    elif (
+        not transcript
+        and DONE_RULE not in prompt
+        and window
+        and isinstance(window[-1], ToolMessage)
+    ):
+        messages.append(SystemMessage(ANSWER_NOW))  # the prompt did not ask for the DONE line
     return messages
 
 

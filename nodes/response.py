@@ -123,13 +123,13 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     if done and not pending_tool_calls(window):
         if todolist:
             todolist = close_open_steps(todolist, None, "done", "answered")
+            if open_items(todolist) and state.get("fell_back"):  # the offline model did its part
+                return not_done(todolist)
             if open_items(todolist) and state.get("nudges"):
                 todolist = close_open_steps(todolist, "*", "skipped", "left open by the assistant")
         if not open_items(todolist):
             log.info("turn_complete", loops=state.get("loops", 0))
             return {"complete": True, "turn_over": True, "todolist": todolist}
-        if todolist and state.get("fell_back"):  # the offline model did what it could
-            return not_done(todolist)
     if (ended := unfinished(state, runtime)) is not None:
         return {**ended, "todolist": todolist}
     loops = state.get("loops", 0)

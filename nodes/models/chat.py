@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -46,16 +46,30 @@ Rules:
 """
 
 
-def system_prompt(tools: Sequence[BaseTool]) -> str:
+DONE_RULE = (
+    "- When everything the user asked for is handled, end your reply with one last line that "
+    'starts\n  with "KEEL DONE:" followed by a few words of summary. Never write "KEEL DONE:" '
+    "while anything\n  is left.\n"
+)
+"""The DONE line asked for in the system prompt (``KEEL_DONE_RULE=in_prompt``, the default). A
+small model told this up front writes the line at once instead of calling a tool: with
+``after_results`` it is asked for after the tool results instead (``keel.nodes.models.notes``)."""
+
+DoneRule = Literal["in_prompt", "after_results"]
+
+
+def system_prompt(tools: Sequence[BaseTool], done_rule: DoneRule = "in_prompt") -> str:
     """What the assistant node puts first in every model call: the rules and the tools' lines
-    (``ask_user``'s too: it is bound beside every tool list).
+    (``ask_user``'s too: it is bound beside every tool list), and the DONE rule when it is asked
+    for up front.
     """  # noqa: D205
     asking = [t.name for t in tools if spec_of(t).confirm]
     lines = [f"- {line}\n" for t in [*tools, ask_user] if (line := spec_of(t).prompt)]
     if asking:
         names = ", ".join(asking)
         lines.insert(0, f"- {names} ask the user for a yes first: just call them, keel asks.\n")
-    return PROMPT_RULES.format(tool_lines="".join(lines))
+    rules = PROMPT_RULES.format(tool_lines="".join(lines))
+    return rules + DONE_RULE if done_rule == "in_prompt" else rules
 
 
 AgentModel = Runnable[LanguageModelInput, AIMessage]

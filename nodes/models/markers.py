@@ -1,21 +1,22 @@
 r"""The markers keel's messages carry, shared by the graph and the rule-based model.
 
-The DONE marker is how the assistant says a task is really finished: a reply is finished when one
-of its lines matches it (default ``^\s*KEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER``
-changes it). A marker a model wrote after text on the same line starts a line of its own (a small
-model writes "Added it. KEEL DONE: added"): the marker's line is taken out, the text before stays.
-The product's name before DONE keeps prose apart from it: a reply line "Done: I saved the task."
-is the reply's own text, never the marker.
-The marker line is for the graph, not for the user: every model keel calls is a ``DoneLinesOut``,
-which takes it out of the model's answer as it arrives (``DoneLines``). The same filter reads a
-tool call the model wrote as text (``keel.nodes.models.text_calls``) as the call it is, and drops
-the lines of keel's own text a model copied (``keel.nodes.models.notes``), so no person sees
-either. The nudge prefix and the resume and synthetic flags mark the messages keel itself writes
-for the model.
+The DONE marker is how the assistant says a task is really finished: a reply is finished when one of
+its lines matches it (default ``^\s*KEEL DONE:``, case-insensitive; ``KEEL_DONE_MARKER`` changes
+it). A marker a model wrote after text on the same line starts a line of its own (a small model
+writes "Added it. KEEL DONE: added"): the marker's line is taken out, the text before stays. The
+product's name before DONE keeps prose apart from it: a reply line "Done: I saved the task." is the
+reply's own text, never the marker. The marker line is for the graph, not for the user: every model
+keel calls is a ``DoneLinesOut``, which takes it out of the model's answer as it arrives
+(``DoneLines``). The same filter reads a tool call the model wrote as text
+(``keel.nodes.models.text_calls``) as the call it is, and, for any model but keel's offline one
+(``copies_keel``), drops the lines of keel's own text it copied (``keel.nodes.models.notes``), so no
+person sees either. The nudge prefix and the resume and synthetic flags mark the messages keel
+itself writes for the model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -30,7 +31,7 @@ from langchain_core.messages.tool import ToolCall, ToolCallChunk, tool_call_chun
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from keel.nodes.models.notes import Echoes
-from keel.nodes.models.text_calls import may_start_call, read_calls
+from keel.nodes.models.text_calls import opens_call, read_calls
 
 DEFAULT_DONE_MARKER = r"^\s*KEEL DONE:"
 DONE_KEY = "keel_done"
@@ -122,26 +123,35 @@ class DoneLines:
         if self.held is None:
             return pieces
         held, self.held = self.held, None
-        kept = [cut for line in held if (cut := self._before_done(line)).strip()]
-        found = read_calls("\n".join(kept), self.tools or ())
+        found = read_calls("\n".join(held), self.tools or ())  # before DONE lines are cut
+        if not found.calls and not found.unusable:  # the DONE line may be what spoils it
+            kept = [cut for line in held if (cut := self._before_done(line)) is line or cut]
+            found = read_calls("\n".join(kept), self.tools or ())
+            held = kept if not found.calls and not found.unusable else held
         self.calls, self.unusable = found.calls, found.unusable
         if self.unusable:
             return pieces
-        shown = lines(found.prose) if self.calls else kept
+        shown = lines(found.prose) if self.calls else held
         return [*pieces, *(piece for line in shown if (piece := self._line(line)))]
 
     def _take(self, line: str) -> str:
         if self.held is not None:
             self.held.append(line)
             return ""
-        if self.tools is not None and may_start_call(line):
+        if self.tools is not None and opens_call(line):
             self.held = [line]
             return ""
         return self._line(line)
 
     def _before_done(self, line: str) -> str:
-        """``line`` up to the DONE marker's line (all of it when it has none)."""
-        start = done_at(self.pattern, line)
+        """``line`` up to the DONE marker's line (all of it when it has none); a marker after text
+        on the line counts for a model that may copy keel's text (any but keel's own).
+        """  # noqa: D205
+        start = (
+            done_at(self.pattern, line)
+            if self.echoes is not None
+            else (0 if self.pattern.search(line) else None)
+        )
         if start is None:
             return line
         self.done = True
@@ -176,6 +186,11 @@ def as_chunk(message: BaseMessage) -> AIMessageChunk:
     )
 
 
+def short_id(seed: str) -> str:
+    """A tool call's id made from ``seed``: the same every time, short enough for any provider."""
+    return "call_" + hashlib.sha256(seed.encode()).hexdigest()[:20]
+
+
 def text_call_chunks(
     filtered: DoneLines, message_id: str | None, native: bool
 ) -> tuple[list[ToolCallChunk], dict[str, Any]]:
@@ -188,9 +203,7 @@ def text_call_chunks(
     if native or not filtered.calls:
         return [], meta
     chunks = [
-        tool_call_chunk(
-            name=name, args=json.dumps(args), id=f"{message_id or 'text'}:call-{i}", index=i
-        )
+        tool_call_chunk(name=name, args=json.dumps(args), id=short_id(f"{message_id}:{i}"), index=i)
         for i, (name, args) in enumerate(filtered.calls)
     ]
     return chunks, meta

@@ -23,7 +23,7 @@ REPEATED = "I stopped here: the model asked for a step it had already taken ({to
 REPEATED_ANSWER = "I stopped here: the model gave the same answer again."
 SAME_ANSWER = "(the same answer)"
 """``repeated_step`` when the model repeated an answer rather than a tool call."""
-NOT_DONE = "I could not finish: {items}."
+NOT_DONE = "Left undone after the model service failed: {items}."
 
 NUDGE_PREFIX = "Not finished yet."
 """The start of the reminder the response node sends when an answer did not finish the task."""
@@ -52,8 +52,14 @@ NOTES = (
     NOT_DONE,
 )
 """Every note keel adds to a reply for the person."""
-FRAMING = (NUDGE_PREFIX, TOPIC_CHANGED.split(". ")[0], ANSWERS_HEADER, ANSWER_NOW.split(". ")[0])
-"""keel's lines for the model: a copied line that holds one of them is dropped whole."""
+FRAMING = (
+    f"{NUDGE_PREFIX} Open items:",
+    f"{NUDGE_PREFIX} If everything is handled",
+    TOPIC_CHANGED.split(". ")[0],
+    ANSWERS_HEADER,
+    ANSWER_NOW.split(". ")[0],
+)
+"""keel's lines for the model: a copied line that starts with one of them is dropped whole."""
 HEADERS = (CURRENT_HEADER, EARLIER_HEADER)
 """The context's section headers: the transcript lines after a copied one are dropped too."""
 TRANSCRIPT = re.compile(r"^\s*(?:(?:User|You|Tool result)\s*:|- the user asked\b)")
@@ -69,7 +75,15 @@ def _pattern(template: str) -> str:
 
 @lru_cache(maxsize=1)
 def _notes() -> re.Pattern[str]:
-    return re.compile("|".join(_pattern(n) for n in NOTES), re.IGNORECASE)
+    """A whole line that is one of keel's notes (a model's own line may start the same way)."""
+    notes = "|".join(_pattern(n) for n in NOTES)
+    return re.compile(rf"^\s*\(?(?:{notes})\)?\s*$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _fallback_note() -> re.Pattern[str]:
+    """The fallback note, wherever it stands: no model writes it of its own accord."""
+    return re.compile(r"\s*" + re.escape(FALLBACK_NOTE), re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -79,8 +93,8 @@ def _framing() -> re.Pattern[str]:
 
 @lru_cache(maxsize=1)
 def _headers() -> re.Pattern[str]:
-    names = "|".join(re.escape(h.lstrip("# ").split(" (")[0]) for h in HEADERS)
-    return re.compile(rf"^\s*#*\s*({names})\b", re.IGNORECASE)
+    names = "|".join(re.escape(h.lstrip("# ")) for h in HEADERS)
+    return re.compile(rf"^\s*#*\s*(?:{names})", re.IGNORECASE)
 
 
 class Echoes:
@@ -100,15 +114,13 @@ class Echoes:
         self.in_section = False
         if _framing().search(line) or HISTORY_ITEM.search(line):
             return True
-        if _notes().search(line):
-            return not _notes().sub("", line).strip(" \t()")
-        return False
+        return bool(_notes().search(line))
 
     def clean(self, line: str) -> str:
-        """``line`` without the notes it copies (empty when nothing else is left)."""
+        """``line`` without what it copies (empty when nothing else is left)."""
         if self.copied(line):
             return ""
-        return _notes().sub("", line).rstrip()
+        return _fallback_note().sub("", line).rstrip()
 
 
 def without_notes(text: str) -> str:

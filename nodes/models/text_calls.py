@@ -61,9 +61,22 @@ class TextCalls:
     unusable: bool = False
 
 
+_OPENS = re.compile(
+    r"^\s*(?:\{\s*\{?\s*\"|\[\s*\{|<tool_call>|<tools>|<tool_response>|```|functions\.\w)"
+)
+
+
 def may_start_call(line: str) -> bool:
-    """``line`` may begin a tool call written as text (held back until the answer ends)."""
+    """``line`` starts like one of the forms read here."""
     return line.lstrip().startswith(_STARTS)
+
+
+def opens_call(line: str) -> bool:
+    """``line`` looks like the start of a call (held back until the answer ends): a JSON object
+    with a key, a list of objects, a call's tags, a code fence or ``functions.name``; not any
+    line that starts with a bracket.
+    """  # noqa: D205
+    return bool(_OPENS.match(line))
 
 
 def parameters_of(tools: Sequence[Any]) -> dict[str, Mapping[str, Any]]:
@@ -171,6 +184,9 @@ def _call(value: Any) -> tuple[str, Any] | None:
     """``value`` as (name, arguments) when it is shaped like a call."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         return None
+    keys = set(value) - {"type", "id"}
+    if not keys & {"arguments", "parameters", "args", "function"} and keys != {"name"}:
+        return None  # an object that merely has a name ({"name": "Bob", "tasks": 2})
     if isinstance(value.get("function"), dict):  # {"type": "function", "function": {...}}
         return _call(value["function"])
     args = value.get("arguments", value.get("parameters", value.get("args", {})))

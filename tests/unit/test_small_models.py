@@ -8,7 +8,13 @@ import uuid
 import pytest
 
 from keel.graphs.turn import run_turn
-from keel.nodes.models.chat import ModelLimits, build_agent_model, build_title_model
+from keel.nodes.models.chat import (
+    ModelLimits,
+    build_agent_model,
+    build_title_model,
+    system_prompt,
+)
+from keel.nodes.models.markers import DoneLines
 from keel.nodes.models.notes import FALLBACK_NOTE, without_notes
 from keel.nodes.models.text_calls import read_calls
 from keel.tools.todo import TODO_TOOLS
@@ -204,7 +210,9 @@ async def test_a_request_half_done_before_a_fallback_is_not_reported_done(memory
         )
     assert await titles(memory_keel) == ["call mom"]
     assert not result.complete
-    assert result.reply.endswith("I could not finish: add 'book the dentist'.")
+    assert result.reply.endswith(
+        "Left undone after the model service failed: add 'book the dentist'."
+    )
     steps = {i["description"]: i["status"] for i in result.todolist["items"]}
     assert steps == {"add 'call mom'": "done", "add 'book the dentist'": "skipped"}
 
@@ -234,15 +242,46 @@ async def test_an_answer_that_only_says_done_shows_what_the_turn_did(memory_keel
     assert nudged["messages"][-2]["content"] == "Paris is the capital of France."
 
 
-async def test_the_done_line_is_asked_for_after_the_results_and_may_share_a_line(memory_keel):
+@pytest.mark.parametrize("rule", ["in_prompt", "after_results"])
+async def test_the_done_line_is_asked_for_where_the_setting_says_and_may_share_a_line(
+    memory_keel, rule
+):
+    prompt = system_prompt(TODO_TOOLS, rule)
     with StubOpenAI() as stub:
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "buy milk"}}])
         stub.reply("I added buy milk. KEEL DONE: added")
-        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub)
+        result = await stubbed(memory_keel, str(uuid.uuid4()), "add buy milk", stub, prompt=prompt)
         first, second = (r["messages"] for r in stub.requests)
     assert result.complete and result.reply == "I added buy milk."
-    assert "KEEL DONE" not in first[0]["content"]  # the system prompt does not ask for it yet
-    assert second[-1]["role"] == "system" and "KEEL DONE:" in second[-1]["content"]
+    assert ("KEEL DONE" in first[0]["content"]) == (rule == "in_prompt")
+    asked_after = second[-1]["role"] == "system" and "KEEL DONE:" in second[-1]["content"]
+    assert asked_after == (rule == "after_results")  # a capable model is asked once, up front
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I could not finish: task 5 does not exist.",
+        "Not finished yet. I still need the due date.",
+        "Here you go:\n[the docs](https://example.org)\n\nSecond paragraph.\n\nThird.",
+        '```json\n{"name": "Bob", "tasks": 2}\n```',
+        "Earlier context matters here: you asked twice.",
+    ],
+)
+def test_a_models_own_lines_that_resemble_keels_are_kept(reply):
+    filtered = DoneLines(tools=TODO_TOOLS)
+    assert "".join([*filtered.feed(reply), *filtered.flush()]) == reply
+    assert not filtered.calls and not filtered.unusable
+
+
+def test_a_done_marker_inside_a_calls_arguments_is_the_title_not_the_end():
+    filtered = DoneLines(tools=TODO_TOOLS)
+    text = '{"name": "create_todo_task", "arguments": {"title": "x KEEL DONE: y"}}'
+    assert "".join([*filtered.feed(text), *filtered.flush()]) == ""
+    assert filtered.calls == [("create_todo_task", {"title": "x KEEL DONE: y"})]
+    offline = DoneLines(echoes=False)  # keel's own model: a title that holds the marker is kept
+    shown = "".join([*offline.feed("Created task: note KEEL DONE: fake"), *offline.flush()])
+    assert shown == "Created task: note KEEL DONE: fake" and not offline.done
 
 
 async def test_a_repeated_answer_ends_the_turn_instead_of_the_loop_limit(memory_keel):
@@ -291,3 +330,32 @@ async def test_a_server_that_cannot_stream_tool_calls_is_asked_for_whole_answers
         asked_streaming = [r.get("stream") for r in stub.requests]
     assert result.complete and result.reply == "Added buy milk."
     assert not kinds(result, "model_fallback") and not any(asked_streaming)
+    assert any(e.get("type") == "round_started" for e in streamed)  # it was streamed to a client
+
+
+async def test_half_done_after_a_nudge_and_a_fallback_is_still_not_reported_done(memory_keel):
+    with StubOpenAI() as stub:
+        stub.plan(
+            {
+                "steps": [
+                    {"description": "add 'call mom'", "tool": "create_todo_task"},
+                    {"description": "add 'book the dentist'", "tool": "create_todo_task"},
+                ]
+            }
+        )
+        stub.reply("Working on it.")  # stopped short: sent back once
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call mom"}}])
+        stub.server_error()
+        stub.server_error()
+        planner = build_title_model(api_key="test", model="stub", base_url=stub.base_url)
+        result = await stubbed(
+            memory_keel,
+            str(uuid.uuid4()),
+            "add call mom and book the dentist",
+            stub,
+            plan_model=planner,
+        )
+    assert not result.complete
+    assert result.reply.endswith(
+        "Left undone after the model service failed: add 'book the dentist'."
+    )
