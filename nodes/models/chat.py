@@ -28,7 +28,8 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from keel.nodes.models.markers import DEFAULT_DONE_MARKER, DONE_KEY, DoneLinesOut, has_done
+from keel.nodes.models.answers import DoneLinesOut
+from keel.nodes.models.markers import DEFAULT_DONE_MARKER, DONE_KEY, has_done
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.tools.ask_user import ask_user
 from keel.tools.spec import spec_of

@@ -23,8 +23,8 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from typing_extensions import override
 
+from keel.nodes.models.answers import DoneLinesOut
 from keel.nodes.models.chat import classified
-from keel.nodes.models.markers import DoneLinesOut
 
 
 class KeelChatOpenAI(DoneLinesOut, ChatOpenAI):

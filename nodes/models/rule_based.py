@@ -20,8 +20,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
+from keel.nodes.models.answers import DoneLinesOut
 from keel.nodes.models.decisions import decide
-from keel.nodes.models.markers import DoneLinesOut
 
 
 class RuleBasedChatModel(DoneLinesOut):

@@ -187,7 +187,8 @@ async def test_reading_again_after_a_change_is_no_repeat(memory_keel):
     assert result.complete
 
 
-async def test_a_request_half_done_before_a_fallback_is_not_reported_done(memory_keel):
+async def half_done(memory_keel, *first_answers):
+    """A turn planned as two adds whose model adds one and then fails (after ``first_answers``)."""
     with StubOpenAI() as stub:
         stub.plan(
             {
@@ -197,17 +198,23 @@ async def test_a_request_half_done_before_a_fallback_is_not_reported_done(memory
                 ]
             }
         )
+        for answer in first_answers:
+            stub.reply(answer)
         stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call mom"}}])
         stub.server_error()
         stub.server_error()
         planner = build_title_model(api_key="test", model="stub", base_url=stub.base_url)
-        result = await stubbed(
+        return await stubbed(
             memory_keel,
             str(uuid.uuid4()),
             "add call mom and book the dentist",
             stub,
             plan_model=planner,
         )
+
+
+async def test_a_request_half_done_before_a_fallback_is_not_reported_done(memory_keel):
+    result = await half_done(memory_keel)
     assert await titles(memory_keel) == ["call mom"]
     assert not result.complete
     assert result.reply.endswith(
@@ -334,27 +341,7 @@ async def test_a_server_that_cannot_stream_tool_calls_is_asked_for_whole_answers
 
 
 async def test_half_done_after_a_nudge_and_a_fallback_is_still_not_reported_done(memory_keel):
-    with StubOpenAI() as stub:
-        stub.plan(
-            {
-                "steps": [
-                    {"description": "add 'call mom'", "tool": "create_todo_task"},
-                    {"description": "add 'book the dentist'", "tool": "create_todo_task"},
-                ]
-            }
-        )
-        stub.reply("Working on it.")  # stopped short: sent back once
-        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call mom"}}])
-        stub.server_error()
-        stub.server_error()
-        planner = build_title_model(api_key="test", model="stub", base_url=stub.base_url)
-        result = await stubbed(
-            memory_keel,
-            str(uuid.uuid4()),
-            "add call mom and book the dentist",
-            stub,
-            plan_model=planner,
-        )
+    result = await half_done(memory_keel, "Working on it.")  # stopped short: sent back once
     assert not result.complete
     assert result.reply.endswith(
         "Left undone after the model service failed: add 'book the dentist'."
