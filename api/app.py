@@ -31,8 +31,8 @@ from keel.api.schemas import STREAM_PARTS
 from keel.api.security_headers import SecurityHeaders
 from keel.api.service import open_service
 from keel.api.telegram import webhook as telegram_webhook
+from keel.graphs.assembly import load_tools
 from keel.graphs.settings import Settings
-from keel.tools.todo import TODO_TOOLS
 
 REFERENCE_PAGES = ("/docs", "/redoc")
 """Swagger UI and ReDoc, from ``fastapi-offline``."""
@@ -48,10 +48,17 @@ def with_stream_parts(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema or {}
 
 
-def create_app(settings: Settings | None = None, tools: Sequence[BaseTool] = TODO_TOOLS) -> FastAPI:
-    """Build the app (settings from the environment unless given) around ``tools``."""
+def create_app(
+    settings: Settings | None = None, tools: Sequence[BaseTool] | None = None
+) -> FastAPI:
+    """Build the app (settings from the environment unless given) around ``tools``.
+
+    ``tools`` not given: the list the settings name (``KEEL_TOOLS``; keel's todo tools by
+    default). Every client the app serves (the API, the page, MCP, Telegram's webhook) gets them.
+    """
     settings = (settings or Settings()).for_serving()
     configure_logging()
+    tools = list(tools) if tools is not None else load_tools(settings.tools)
 
     mcp = build_mcp(lambda: app.state.service, tools, body_limit=settings.body_limit)
 

@@ -1,6 +1,7 @@
 """``keel chat``: a terminal conversation with the agent.
 
-Opens the database named by ``KEEL_DATABASE_URL`` (SQLite under ./.keel by default), creates or
+Opens keel's parts as every client does (``keel.graphs.assembly.open_keel``: the database named by
+``KEEL_DATABASE_URL``, SQLite under ./.keel by default; the tools ``KEEL_TOOLS`` names), creates or
 continues a conversation owned by ``--user``, and runs one graph turn per line typed. ``/state``
 shows where the conversation stands, ``/reset`` starts afresh (history kept: the graph takes the
 line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends the session at
@@ -20,18 +21,15 @@ from collections.abc import Iterable, Iterator
 from rich.console import Console
 from rich.markup import escape
 
-from keel.checkpoints.backend import open_backend
 from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
-from keel.checkpoints.locks import ConversationLocked, TurnLocks
+from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
-from keel.graphs.builder import build_graph
-from keel.graphs.resources import open_resources
+from keel.graphs.assembly import open_keel
 from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
 from keel.nodes.events import Event
-from keel.tools.todo import TODO_TOOLS
 
 CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3
@@ -111,21 +109,13 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
     """Run the chat loop until /quit or end of input; the exit status is returned."""
     settings = Settings()
     max_chars = settings.max_message_chars
-    async with open_backend(settings.database_url) as backend:
-        resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
+    async with open_keel(settings, wait_seconds=CHAT_WAIT_SECONDS) as keel:
+        graph, turns = keel.graph, keel.turns
         try:
-            cid = await _open_conversation(resources.conversations, conversation_id, user_id)
+            cid = await _open_conversation(keel.conversations, conversation_id, user_id)
         except ConversationNotFound as exc:
             console.print(f"[red]error:[/red] {exc}")
             return 1
-        graph = build_graph(checkpointer=backend.saver)
-        turns = Turns(
-            graph=graph,
-            resources=resources,
-            db=backend.db,
-            locks=TurnLocks(backend.process_locks, resources.conversations),
-            wait_seconds=CHAT_WAIT_SECONDS,
-        )
         console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
         try:
             recovered = await turns.open(cid, user_id)

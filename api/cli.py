@@ -23,9 +23,41 @@ app.add_typer(topics_app, name="topics")
 app.add_typer(nlu_app, name="nlu")
 
 
+ToolsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        help="The agent's tools, as module:attribute naming a list of LangChain tools, "
+        "importable from the current folder (KEEL_TOOLS; default: keel's todo tools).",
+    ),
+]
+
+
 @app.callback()
 def main() -> None:
     """Keel: a conversational task agent on LangGraph."""
+
+
+def use_tools(tools: str | None) -> None:
+    """Make ``tools`` (module:attribute) the process's tools, and its workers' (exit 2: unusable).
+
+    The current folder is searched first for the module, as uvicorn and python do for theirs.
+    """
+    import os
+    import sys
+
+    from keel.graphs.assembly import ToolsNotLoaded, load_tools
+    from keel.graphs.settings import Settings
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    if tools is not None:
+        os.environ["KEEL_TOOLS"] = tools
+    try:
+        load_tools(Settings().tools)
+    except ToolsNotLoaded as exc:
+        Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
+        raise typer.Exit(2) from None
 
 
 @app.command("serve")
@@ -33,6 +65,7 @@ def serve_command(
     host: Annotated[str | None, typer.Option(help="Address to bind (KEEL_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (KEEL_PORT).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    tools: ToolsOption = None,
 ) -> None:
     """Serve the HTTP API (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
     import os
@@ -45,6 +78,7 @@ def serve_command(
     if port:
         os.environ["KEEL_PORT"] = str(port)
     os.environ["KEEL_WORKERS"] = str(workers)  # each worker sizes its pool by it
+    use_tools(tools)
     try:
         settings = Settings().for_serving()
     except (UnsafeSettings, ValueError) as exc:
@@ -74,10 +108,12 @@ def chat_command(
     user: Annotated[str, typer.Option("--user", "-u", help="Act as this user.")] = LOCAL_USER,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show events.")] = False,
     log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "warning",
+    tools: ToolsOption = None,
 ) -> None:
     """Chat with keel in the terminal (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
     from keel.api.chat import chat
 
+    use_tools(tools)
     configure_logging(level=log_level)
     console = Console(highlight=False)
     console.soft_wrap = not console.is_terminal  # a terminal wraps at words; a pipe gets lines
@@ -99,6 +135,7 @@ def telegram_command(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "info",
+    tools: ToolsOption = None,
 ) -> None:
     """Run keel as a Telegram bot (KEEL_TELEGRAM_TOKEN; long polling unless --webhook)."""
     try:
@@ -112,6 +149,7 @@ def telegram_command(
     from keel.graphs.settings import Settings
 
     configure_logging(level=log_level)
+    use_tools(tools)
     try:
         settings = Settings()
         settings.telegram_users  # noqa: B018 - refuse an allow-list that is not ids, now

@@ -1,6 +1,6 @@
 """The graph builder: the one place that knows how keel's nodes are wired.
 
-``build_graph(checkpointer=None, store=None)`` returns the compiled graph of one turn::
+``build_graph(checkpointer=None)`` returns the compiled graph of one turn::
 
     START -> user_input -> topic_detect -> [reset] -> [plan] -> [resume] -> assistant
     user_input -> tool_execution  (the message answers a waiting confirmation)
@@ -39,7 +39,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 
 from keel.graphs.resources import prepared
 from keel.graphs.routes import (
@@ -120,7 +119,6 @@ KeelGraph = CompiledStateGraph[KeelState, KeelContext, TurnInput, TurnOutput]
 
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None,
-    store: BaseStore | None = None,
     *,
     nested: bool = False,
 ) -> KeelGraph:
@@ -183,7 +181,7 @@ def build_graph(
     else:
         g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
-    return g.compile(checkpointer=checkpointer, store=store, name="keel_turn" if nested else "keel")
+    return g.compile(checkpointer=checkpointer, name="keel_turn" if nested else "keel")
 
 
 def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:

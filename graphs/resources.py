@@ -8,8 +8,8 @@ chat, the shared resources below) and read from the resources everywhere else.
 A graph run whose context brings none (Studio, the LangGraph SDK, ``RemoteGraph``, a notebook that
 passes only plain data) runs on the process's shared resources, which ``shared_resources`` opens
 on first use from ``Settings`` (``KEEL_DATABASE_URL`` and the rest), off the event loop wherever
-opening blocks, and keeps for the life of the process (one per event loop: its connections belong
-to it).
+opening blocks (``keel.graphs.assembly.open_keel``, as every client), and keeps for the life of
+the process (one per event loop: its connections belong to it).
 
 ``prepared(context)`` is what the graph builder calls for every node: the context with its
 resources, and the acting user a LangGraph server authenticated.
@@ -18,7 +18,6 @@ resources, and the acting user a LangGraph server authenticated.
 from __future__ import annotations
 
 import asyncio
-import functools
 import weakref
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -29,7 +28,6 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 
-from keel.checkpoints.backend import open_backend
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversations import ConversationStore
@@ -52,7 +50,6 @@ from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
 from keel.tools.nlu import reader_for
 from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
 
 log = structlog.get_logger(__name__)
 
@@ -117,27 +114,25 @@ _shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Shared] = weakref
 
 async def shared_resources() -> Resources:
     """The process's resources, opened from ``Settings`` on first use (per event loop)."""
+    from keel.graphs.assembly import open_keel  # it compiles the graph, whose nodes import this
+
     shared = _shared.setdefault(asyncio.get_running_loop(), _Shared())
     if shared.resources is not None:
         return shared.resources
     async with shared.lock:
         if shared.resources is None:
             settings = await asyncio.to_thread(Settings)
-            backend = await shared.stack.enter_async_context(
-                open_backend(
-                    settings.database_url,
-                    pool_size=settings.pool_size,
-                    pool_timeout=settings.db_pool_timeout_seconds,
-                    offload=True,
-                )
-            )
-            shared.resources = await asyncio.to_thread(
-                functools.partial(
-                    open_resources, backend.db, backend.saver, settings, tools=TODO_TOOLS
-                )
-            )
-            log.info("shared_resources_opened", database=backend.url.kind)
+            keel = await shared.stack.enter_async_context(open_keel(settings, offload=True))
+            shared.resources = keel.resources
+            log.info("shared_resources_opened", database=keel.backend.url.kind)
     return shared.resources
+
+
+async def close_shared_resources() -> None:
+    """Close this event loop's shared resources (a notebook's or a test's end; a server's exit)."""
+    shared = _shared.pop(asyncio.get_running_loop(), None)
+    if shared is not None:
+        await shared.stack.aclose()
 
 
 async def prepared(context: KeelContext | dict[str, Any] | None) -> KeelContext:

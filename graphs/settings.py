@@ -30,8 +30,7 @@ from keel.nodes.run_context import LOCAL_USER, Tunables
 from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"
-SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
-"""What Telegram takes as a webhook's secret token."""
+DEFAULT_TOOLS = "keel.tools.todo:TODO_TOOLS"
 
 
 class UnsafeSettings(ValueError):
@@ -210,6 +209,12 @@ class Settings(BaseSettings, Tunables):
         le=1,
         description="Similarity (cosine) to a closed topic's summary from which a shift goes back "
         "to that topic instead of opening a new one.",
+    )
+    tools: str = Field(
+        default=DEFAULT_TOOLS,
+        description='The tools the agent may call, as "module:attribute" naming a list of '
+        "LangChain tools; every client of the process (HTTP, MCP, Telegram, keel chat, a "
+        "LangGraph server) gets the same list.",
     )
     pause_at: str | None = Field(
         default=None,

@@ -1,6 +1,6 @@
 """``keel telegram``: the bot in a process of its own, long-polling the Bot API.
 
-Opens keel's database the way ``keel chat`` does (``open_backend``, ``Turns``), drops a webhook
+Opens keel's parts as every client does (``keel.graphs.assembly.open_keel``), drops a webhook
 left set (Telegram sends updates one way only), registers the commands (setMyCommands), then asks
 for updates in a loop. Updates of different chats are handled side by side, those of one chat in
 order. An update is confirmed to Telegram (by the next request's ``offset``) only once it has been
@@ -26,15 +26,9 @@ from keel.api.telegram.front import TelegramFront
 from keel.api.telegram.inbound import UpdateUnderWay
 from keel.api.telegram.texts import COMMANDS
 from keel.api.telegram.wire import Wire, new_bot, pause, retry_after
-from keel.checkpoints.backend import open_backend
-from keel.checkpoints.locks import TurnLocks
-from keel.checkpoints.retention import Retention
 from keel.checkpoints.trouble import trouble_of
-from keel.graphs.builder import build_graph
-from keel.graphs.resources import open_resources
+from keel.graphs.assembly import open_keel
 from keel.graphs.settings import Settings
-from keel.graphs.turns import Turns
-from keel.tools.todo import TODO_TOOLS
 
 log = structlog.get_logger(__name__)
 
@@ -69,20 +63,8 @@ async def introduce(wire: Wire) -> str:
 @asynccontextmanager
 async def opened_front(settings: Settings, wire: Wire) -> AsyncIterator[TelegramFront]:
     """Keel's database and graph, with the bot in front of them."""
-    async with open_backend(settings.database_url) as backend:
-        resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
-        turns = Turns(
-            graph=build_graph(checkpointer=backend.saver),
-            resources=resources,
-            db=backend.db,
-            locks=TurnLocks(backend.process_locks, resources.conversations),
-            retention=Retention(backend.saver, settings.checkpoint_keep),
-            wait_seconds=TURN_WAIT_SECONDS,
-        )
-        try:
-            yield TelegramFront(turns, wire, settings.max_message_chars, settings.telegram_users)
-        finally:
-            await turns.drain()
+    async with open_keel(settings, wait_seconds=TURN_WAIT_SECONDS) as keel:
+        yield TelegramFront(keel.turns, wire, settings.max_message_chars, settings.telegram_users)
 
 
 async def _chat_in_order(front: TelegramFront, updates: Sequence[Update]) -> int | None:

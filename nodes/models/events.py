@@ -22,20 +22,6 @@ def _data(example: dict[str, Any]) -> Any:
     return Field(description="The event's payload.", examples=[example])
 
 
-FallbackReason = Literal[
-    "timeout",
-    "connection_error",
-    "http_error",
-    "empty_answer",
-    "bad_tool_name",
-    "bad_tool_call",
-    "structured_output_refused",
-]
-"""Why the provider's answer was not used: no answer in time, none at all, an HTTP error status
-(its reason is ``http_<status>``, e.g. ``http_500``), an empty answer, a tool that is not bound, a
-tool call that cannot be read, or a refused structured output (the plan)."""
-
-
 class ModelFallbackData(TypedDict):
     """The data of a ``model_fallback`` event."""
 

@@ -1,52 +1,41 @@
 """A tool declared in one place: one declared here works everywhere keel uses tools.
 
-``set_due_date`` is declared in this file alone, the way keel's own tools are, and handed to the
-app with the todo tools. Over HTTP (an in-process uvicorn serving ``create_app(tools=...)``), the
-offline model recognises it, the plan lists it, the question before it is asked and answered,
-the reply is worded as declared, the system prompt carries its line, and MCP serves and runs it.
+``set_due_date`` is declared in one file alone (``tests/extra_tools.py``), the way keel's own tools
+are, and handed to keel with the todo tools. Over HTTP (an in-process uvicorn serving
+``create_app(tools=...)``), the offline model recognises it, the plan lists it, the question before
+it is asked and answered, the reply is worded as declared, the system prompt carries its line, and
+MCP serves and runs it. Named once on the command line (``--tools module:attribute``) or in the
+settings (``KEEL_TOOLS``), it reaches ``keel serve``'s workers, ``keel chat`` and a LangGraph
+server's runs.
 """
 
 import asyncio
+import re
+import subprocess
+import sys
+import tempfile
+import uuid
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
-from langchain_core.tools import InjectedToolArg
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from keel.api.app import create_app
+from keel.graphs.assembly import ToolsNotLoaded, load_tools
+from keel.graphs.builder import served
+from keel.graphs.resources import close_shared_resources, shared_resources
 from keel.graphs.settings import Settings
 from keel.nodes.models.chat import system_prompt
-from keel.tools.spec import Confirm, keel_tool
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
-from tests.integration.server import free_port
-
-
-@keel_tool(
-    mutates=True,
-    confirm=Confirm("reschedule", "rescheduled"),
-    phrasings=[r"^(?:set|change) the due date of {task} to (?P<due>.+)$"],
-    reply="Task {id} is now due {due}: {title}",
-    prompt="set_due_date takes the date in the user's own words.",
-    example='set a due date ("Set the due date of task 2 to Friday")',
-)
-async def set_due_date(
-    task_id: int,
-    due: str,
-    user_id: Annotated[str, InjectedToolArg],
-    store: Annotated[TaskStore, InjectedToolArg],
-) -> dict[str, Any]:
-    """Set when a task is due (the date as the user says it)."""
-    task = await store.get(user_id, task_id)
-    renamed = await store.rename(user_id, task_id, f"{task['title']} (due {due})")
-    return {**renamed, "due": due}
-
-
-TOOLS = [*TODO_TOOLS, set_due_date]
+from tests.extra_tools import TOOLS, set_due_date
+from tests.integration.server import free_port, say, stop, wait_until_ready
+from tests.keel_process import ROOT, keel_env
 
 
 @pytest.fixture
@@ -123,3 +112,108 @@ def test_the_system_prompt_carries_the_tools_lines():
     prompt = system_prompt(TOOLS)
     assert "set_due_date takes the date in the user's own words." in prompt
     assert "update_todo_task, delete_todo_task, set_due_date ask the user for a yes" in prompt
+
+
+KEEL_SCRIPT = str(Path(sys.executable).parent / "keel")
+"""The console script, as a person runs it (its own folder first on its path, not the current)."""
+NAMED = "tests.extra_tools:TOOLS"
+
+
+def test_keel_serve_gives_the_tools_named_on_its_command_line_to_every_worker(tmp_path):
+    port = free_port()
+    output = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(
+        [KEEL_SCRIPT, "serve", "--tools", NAMED, "--port", str(port), "--workers", "2"],
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=keel_env(f"sqlite:///{tmp_path / 'keel.db'}"),
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(process, f"{url}/readyz", output, "keel serve")
+        cid = httpx.post(f"{url}/v1/conversations", json={}).json()["conversation_id"]
+        assert say(url, cid, "Add buy milk", status=200).json()["reply"] == "Created task: buy milk"
+        asked = say(url, cid, "Set the due date of task 1 to Friday", status=200).json()
+        assert asked["awaiting_confirmation"]["action"] == "reschedule"
+        done = say(url, cid, "yes", status=200).json()
+        assert done["reply"] == "Task 1 is now due Friday: buy milk (due Friday)"
+    finally:
+        stop(process)
+        output.close()
+
+
+def test_keel_chat_gives_the_tools_named_on_its_command_line(tmp_path):
+    typed = "Add buy milk\nSet the due date of task 1 to Friday\nyes\n"
+    chat = subprocess.run(
+        [KEEL_SCRIPT, "chat", "--tools", NAMED],
+        input=typed,
+        capture_output=True,
+        text=True,
+        env=keel_env(f"sqlite:///{tmp_path / 'keel.db'}"),
+        cwd=ROOT,
+        timeout=180,
+    )
+    assert chat.returncode == 0, chat.stderr
+    assert "Are you sure you want to reschedule task 1? (yes/no)" in chat.stdout
+    assert "Task 1 is now due Friday: buy milk (due Friday)" in chat.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "named", "said"),
+    [
+        ("chat", "nowhere:TOOLS", "tools 'nowhere:TOOLS': cannot import nowhere"),
+        ("serve", "keel.tools.todo:NONE", "tools 'keel.tools.todo:NONE': keel.tools.todo has no"),
+        ("telegram", "keel.tools.todo", "tools 'keel.tools.todo': write them as module:attribute"),
+        ("chat", "keel.graphs.settings:Settings", "not a list of LangChain tools"),
+    ],
+)
+def test_tools_that_cannot_be_loaded_stop_the_command_with_a_clear_error(
+    tmp_path, command, named, said
+):
+    refused = subprocess.run(
+        [KEEL_SCRIPT, command, "--tools", named],
+        input="",
+        capture_output=True,
+        text=True,
+        env=keel_env(f"sqlite:///{tmp_path / 'keel.db'}", KEEL_TELEGRAM_TOKEN="1:x"),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert refused.returncode == 2
+    assert "refusing to start" in refused.stderr
+    assert said in " ".join(refused.stderr.split())
+    assert not (tmp_path / "keel.db").exists()  # nothing was opened
+
+
+async def test_a_langgraph_servers_runs_get_the_tools_the_settings_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("KEEL_TOOLS", NAMED)
+    monkeypatch.setenv("KEEL_DATABASE_URL", f"sqlite:///{tmp_path / 'keel.db'}")
+    studio = served(checkpointer=InMemorySaver())  # as langgraph dev runs it: plain data only
+    thread = {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+    async def say(text: str) -> dict[str, Any]:
+        return await studio.ainvoke({"messages": [{"role": "user", "content": text}]}, thread)
+
+    await say("Add buy milk")
+    asked = await say("Set the due date of task 1 to Friday")
+    question = asked["__interrupt__"][0].value
+    assert question["question"] == "Are you sure you want to reschedule task 1? (yes/no)"
+    done = await studio.ainvoke(Command(resume="yes"), thread)
+    assert done["messages"][-1].content == "Task 1 is now due Friday: buy milk (due Friday)"
+    assert "set_due_date" in [tool.name for tool in (await shared_resources()).tools]
+    await close_shared_resources()
+
+
+def test_load_tools_takes_a_list_a_tool_or_a_function_and_refuses_the_rest():
+    assert load_tools(NAMED) == TOOLS
+    assert load_tools("tests.extra_tools:set_due_date") == [set_due_date]
+    assert load_tools("tests.extra_tools:tools_of") == TOOLS
+    for wrong, said in [
+        ("tests.extra_tools:CLASHING", "keel's own tools are named ask_user"),
+        ("tests.extra_tools:DOUBLED", "two tools are named set_due_date"),
+        ("tests.extra_tools:NONE", "not a list of LangChain tools (an empty list)"),
+    ]:
+        with pytest.raises(ToolsNotLoaded, match=re.escape(said)):
+            load_tools(wrong)

@@ -1,0 +1,46 @@
+"""A developer's tool, declared the way keel's own are: the todo tools and ``set_due_date``.
+
+Handed to keel as ``--tools tests.extra_tools:TOOLS`` (``KEEL_TOOLS``) or ``create_app(tools=...)``.
+"""
+
+from typing import Annotated, Any
+
+from langchain_core.tools import InjectedToolArg
+
+from keel.tools.ask_user import ask_user
+from keel.tools.spec import Confirm, keel_tool
+from keel.tools.store import TaskStore
+from keel.tools.todo import TODO_TOOLS
+
+
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("reschedule", "rescheduled"),
+    phrasings=[r"^(?:set|change) the due date of {task} to (?P<due>.+)$"],
+    reply="Task {id} is now due {due}: {title}",
+    prompt="set_due_date takes the date in the user's own words.",
+    example='set a due date ("Set the due date of task 2 to Friday")',
+)
+async def set_due_date(
+    task_id: int,
+    due: str,
+    user_id: Annotated[str, InjectedToolArg],
+    store: Annotated[TaskStore, InjectedToolArg],
+) -> dict[str, Any]:
+    """Set when a task is due (the date as the user says it)."""
+    task = await store.get(user_id, task_id)
+    renamed = await store.rename(user_id, task_id, f"{task['title']} (due {due})")
+    return {**renamed, "due": due}
+
+
+TOOLS = [*TODO_TOOLS, set_due_date]
+
+
+def tools_of() -> list:
+    """The same tools from a function (``--tools tests.extra_tools:tools_of``)."""
+    return TOOLS
+
+
+CLASHING = [*TODO_TOOLS, ask_user]
+DOUBLED = [*TOOLS, set_due_date]
+NONE: list = []
