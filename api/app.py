@@ -24,7 +24,7 @@ from langchain_core.tools import BaseTool
 from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
 from keel.api.mcp import NoStream, build_mcp
-from keel.api.metrics import retire_dead_workers
+from keel.api.prometheus import retire_dead_workers
 from keel.api.request_guard import RequestGuard
 from keel.api.routers import conversations, health, history, metrics, tasks, web, ws
 from keel.api.schemas import STREAM_PARTS

@@ -111,7 +111,7 @@ def chat_command(
     tools: ToolsOption = None,
 ) -> None:
     """Chat with keel in the terminal (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
-    from keel.api.chat import chat
+    from keel.api.terminal import chat
 
     use_tools(tools)
     configure_logging(level=log_level)

@@ -16,12 +16,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from keel.api.metrics import REFUSED
-from keel.checkpoints.conversations import ConversationNotFound
+from keel.api.prometheus import REFUSED
+from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
-from keel.graphs.turn import CheckpointNotKept, KeyReused
+from keel.graphs.run_turn import CheckpointNotKept, KeyReused
 
 log = structlog.get_logger(__name__)
 

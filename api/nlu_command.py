@@ -28,9 +28,9 @@ import typer
 
 from keel.api.logs import configure_logging
 from keel.api.service import Service, open_service
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
 from keel.graphs.settings import Settings
-from keel.graphs.turn import run_turn
 from keel.nodes.models.decisions import REPLY_KIND
 from keel.tools.nlu import SHIPPED
 from keel.tools.nlu.data import labelled

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-from keel.checkpoints.conversations import search_words
+from keel.checkpoints.conversation_store import search_words
 from keel.checkpoints.text_rules import storable
 from keel.graphs.topic_result import TopicSegment
 from keel.nodes.events import StreamEvent

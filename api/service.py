@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.tools import BaseTool
 
-from keel.api import metrics
+from keel.api import prometheus
 from keel.api.socket_counts import SocketCounts
 from keel.graphs.assembly import Keel, open_keel
 from keel.graphs.result import TurnResult
@@ -43,17 +43,17 @@ class TurnMetrics:
 
     def lock_waited(self, seconds: float) -> None:
         """Observe a wait for a turn lock."""
-        metrics.LOCK_WAIT.observe(seconds)
+        prometheus.LOCK_WAIT.observe(seconds)
 
     def turn_ended(self, result: TurnResult | None, seconds: float, command: bool) -> None:
         """Count a turn (a command by its events, not as a turn) and note the pool's state."""
         if self.service is None:
             return
         if not command:
-            metrics.count_turn(result, seconds, self.service.resources.tools)
+            prometheus.count_turn(result, seconds, self.service.resources.tools)
         elif result is not None:
-            metrics.count_events(result.events)
-        metrics.count_pool(self.service.pool_stats())
+            prometheus.count_events(result.events)
+        prometheus.count_pool(self.service.pool_stats())
 
 
 @asynccontextmanager

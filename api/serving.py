@@ -8,7 +8,7 @@ With ``--workers N`` the workers count their metrics in one directory of this se
 when it starts (inside ``PROMETHEUS_MULTIPROC_DIR`` when that is set) and removed when it stops;
 a directory left by a server that was killed is removed by the next one to start beside it. When
 a worker exits (killed, or replaced by uvicorn), its live gauges are retired at once
-(``keel.api.metrics.retire_dead_workers``), so /metrics reports live workers' pools only.
+(``keel.api.prometheus.retire_dead_workers``), so /metrics reports live workers' pools only.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import uvicorn
 from uvicorn.supervisors.multiprocess import Multiprocess
 
 from keel.api.http_timeouts import TimedHttpProtocol
-from keel.api.metrics import is_alive, retire_dead_workers
+from keel.api.prometheus import is_alive, retire_dead_workers
 from keel.graphs.settings import Settings
 
 STARTUP_FAILURE = 3

@@ -38,8 +38,8 @@ from bench.local_servers import DEFAULT_DIR, MODELS, serving, setup  # noqa: E40
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
+from keel.graphs.run_turn import run_turn  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
-from keel.graphs.turn import run_turn  # noqa: E402
 from keel.tools.store import TaskStore  # noqa: E402
 from keel.tools.todo import TODO_TOOLS  # noqa: E402
 

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
+from keel.graphs.run_turn import run_turn  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
-from keel.graphs.turn import run_turn  # noqa: E402
 from keel.tools.todo import TODO_TOOLS
 from tests.stub_openai import EMPTY_STREAM, HANG, RUNAWAY, StubOpenAI  # noqa: E402
 

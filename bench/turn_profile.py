@@ -86,10 +86,10 @@ def instrument(service: Any) -> None:
         setattr(base, name, _timed("checkpoint writes", getattr(base, name)))
     base.aget_tuple = _timed("checkpoint reads from the database", base.aget_tuple)
     NewestKept.aget_tuple = _timed("checkpoint reads (memory or database)", NewestKept.aget_tuple)
-    import keel.checkpoints.conversations as conversations
+    import keel.checkpoints.conversation_store as conversations
     import keel.checkpoints.messages as messages
     import keel.checkpoints.topics as topics
-    import keel.graphs.turn as turn
+    import keel.graphs.run_turn as turn
     import keel.graphs.turns as turns
     import keel.tools.calls as calls
     import keel.tools.store as store

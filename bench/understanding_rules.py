@@ -22,7 +22,7 @@ FILES = [
     "tools/words.py",
     "tools/talk.py",
     "tools/matching.py",
-    "tools/answers.py",
+    "tools/yes_no.py",
     "tools/spec.py",
     "tools/task_changes.py",
     "tools/task_reads.py",

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import structlog
 
-from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.process_locks import Found, ProcessLocks, take
 
 log = structlog.get_logger(__name__)

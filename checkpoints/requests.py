@@ -4,7 +4,7 @@ A client that may retry a message (after a timeout, a 503, a dropped stream) sen
 of its own; the row remembers the key with a digest of the content, and the turn's result once the
 turn ends. A retry finds the row and is answered from it instead of running the message again.
 Rows live for ``KEPT_FOR`` (a day, as payment APIs keep theirs) and go with their conversation.
-Used by ``keel.graphs.turn``.
+Used by ``keel.graphs.run_turn``.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from keel.checkpoints.backend import Backend, open_backend
-from keel.checkpoints.conversations import ConversationStore
+from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog

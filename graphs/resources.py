@@ -30,7 +30,7 @@ from langgraph.config import get_config
 
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.conversations import ConversationStore
+from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore

@@ -6,7 +6,7 @@ events and tokens. The run's checkpoint is written when it ends; before the turn
 nodes note it on its conversation (``keel.checkpoints.in_flight``), so a turn whose process died
 mid-way is found and finished by the next one (``recover``). A caller's stop ends the turn at its
 next tool execution, or cancels the model call in flight. The turn around them - lock,
-idempotency, recording, pruning - is ``keel.graphs.turn``'s. ``snapshot`` reads a conversation's
+idempotency, recording, pruning - is ``keel.graphs.run_turn``'s. ``snapshot`` reads a conversation's
 state for ``/state`` and the API.
 """
 

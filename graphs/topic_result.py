@@ -14,7 +14,7 @@ from pydantic import Field
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.state.schema import Topic, TopicRef
 from keel.nodes.topic import LAST_EXCHANGE
-from keel.tools.answers import answer_of
+from keel.tools.yes_no import answer_of
 
 ISO_TIME = "2026-11-22T10:00:00+00:00"
 

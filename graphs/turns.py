@@ -7,7 +7,7 @@ first takes the conversation's turn lock (``keel.checkpoints.locks``), and in th
 conversation is checked to exist and to be the user's (a conversation deleted by any process is
 gone for every later turn: ``ConversationNotFound``; a busy one raises ``ConversationLocked``, or
 is waited for, ``wait_seconds``), and the turn noted as under way and the newest checkpoint's id
-are read with it. Then ``keel.graphs.turn.run_turn`` runs it: where the conversation stands (from
+are read with it. Then ``keel.graphs.run_turn`` runs it: where the conversation stands (from
 memory when this process's last turn left it and the newest checkpoint is still the one it
 knows), the turn before settled, exactly once, the run, the outcome recorded. After it, where the
 turn left the conversation is remembered.
@@ -39,8 +39,8 @@ from keel.checkpoints.requests import RequestStore
 from keel.checkpoints.retention import Retention, latest_checkpoint_id
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import TurnResult
+from keel.graphs.run_turn import kept_checkpoint, run_turn, settle
 from keel.graphs.runner import EventSink, TurnStart
-from keel.graphs.turn import kept_checkpoint, run_turn, settle
 from keel.nodes.run_context import Resources
 from keel.nodes.state.schema import TurnCommand
 

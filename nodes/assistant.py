@@ -5,7 +5,7 @@ message), the current turn's window and, when the response node sent it back wit
 answer, a short nudge naming what is still open. Tool calls left without results are given
 stand-in results first; a context-length refusal from the provider marks the context exhausted.
 The call itself is bounded, checked and, when the provider fails, taken over by the offline model
-(``keel.nodes.models.calls``). A question the model asks with ``ask_user`` becomes the
+(``keel.nodes.models.model_call``). A question the model asks with ``ask_user`` becomes the
 reply and the turn's ``pending_question``: the next message answers it. An answer whose every
 call repeats a step the turn already took ends the turn (``repeated_step``): a model going round in
 circles stops at once, not at the loop limit.
@@ -28,9 +28,9 @@ from langchain_core.messages import (
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from keel.nodes.context.history import history_messages, render_history
-from keel.nodes.models.calls import Round, answer_round
+from keel.nodes.context.recency import history_messages, render_history
 from keel.nodes.models.chat import DONE_RULE, ContextLengthExceeded, said_done
+from keel.nodes.models.model_call import Round, answer_round
 from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX, SAME_ANSWER
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import describe

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from keel.nodes.models.events import (
+from keel.nodes.models.model_events import (
     ModelFallbackEvent,
     RoundStartedEvent,
     TurnTimedOutEvent,

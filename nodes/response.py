@@ -24,9 +24,9 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from keel.nodes.events import loop_limit, turn_stopped
-from keel.nodes.models.calls import seconds_left
 from keel.nodes.models.chat import said_done
-from keel.nodes.models.events import turn_timed_out
+from keel.nodes.models.model_call import seconds_left
+from keel.nodes.models.model_events import turn_timed_out
 from keel.nodes.models.notes import (
     LOOP_LIMIT,
     MODEL_FAILED,

@@ -30,7 +30,7 @@ from pydantic import (
 
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.conversations import ConversationStore
+from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP

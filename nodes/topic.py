@@ -6,7 +6,7 @@ a silence longer than ``topic_gap_seconds``, or a message that no longer follows
 that one instead (reason ``returned``, its own history the context again). The old topic is ended
 with a summary; a new one is titled from its first message (by a model when one is configured).
 History is never deleted. The node also loads the earlier messages the model will see this turn
-(see ``keel.nodes.context.history``). It reads the log of the turn's own lineage
+(see ``keel.nodes.context.recency``). It reads the log of the turn's own lineage
 (``keel.nodes.state.lineage``): a turn forked from an earlier checkpoint sees its branch only.
 """
 
@@ -25,7 +25,7 @@ from keel.checkpoints.branches import Lineage
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.text_rules import one_line
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.context.history import load_history
+from keel.nodes.context.recency import load_history
 from keel.nodes.context.topic_shifts import (
     RETURN_CANDIDATES,
     Shift,

@@ -26,7 +26,7 @@ from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.nodes.run_context import KeelContext
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS

@@ -1,7 +1,7 @@
 """The todo tools that read tasks: show one, list a page, find by what they are, each declared once.
 
 Declared like the tools that change tasks (``keel.tools.task_changes``); the shapes of their
-results and the offline model's words for them are ``keel.tools.pages``.
+results and the offline model's words for them are ``keel.tools.task_pages``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 from keel.tools.arguments import Store, TaskId, UserId
 from keel.tools.matching import rank
-from keel.tools.pages import (
+from keel.tools.spec import keel_tool
+from keel.tools.task_pages import (
     DESCRIPTION_MAX_CHARS,
     FOUND_MAX,
     LIST_DESCRIPTION,
@@ -24,7 +25,6 @@ from keel.tools.pages import (
     describe_page,
     task_page,
 )
-from keel.tools.spec import keel_tool
 
 
 def _one_task(task: dict[str, Any]) -> str:

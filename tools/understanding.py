@@ -23,13 +23,13 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from keel.tools.answers import confirms as confirms_in
-from keel.tools.answers import is_confirmation
 from keel.tools.nlu import Declared, declared, reader_for
 from keel.tools.nlu.settle import SURE, guess, settle
 from keel.tools.phrasings import Intent, Table, match, specs_of, table_of
 from keel.tools.spec import ToolSpec
 from keel.tools.words import IRREGULAR, stem, strip_politeness
+from keel.tools.yes_no import confirms as confirms_in
+from keel.tools.yes_no import is_confirmation
 
 MAX_REQUESTS = 100
 """The most requests one message may make; past it, keel asks for fewer and does nothing."""

@@ -1,4 +1,4 @@
-"""GET /metrics: the server's counters in Prometheus's text format (``keel.api.metrics``).
+"""GET /metrics: the server's counters in Prometheus's text format (``keel.api.prometheus``).
 
 Behind the API keys like /v1 (any user's key; with no keys set the server is local and it is
 open), so scrape it with ``Authorization: Bearer <key>``.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from keel.api.deps import ServiceDep, UserDep
-from keel.api.metrics import count_pool, exposition
+from keel.api.prometheus import count_pool, exposition
 
 router = APIRouter(tags=["operations"])
 

@@ -23,14 +23,14 @@ from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
 from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size
-from keel.api.metrics import REFUSED
+from keel.api.prometheus import REFUSED
 from keel.api.schemas import KEY_PATTERN, NewMessage
 from keel.api.service import Service
-from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import reset_answer
-from keel.graphs.turn import CheckpointNotKept
+from keel.graphs.run_turn import CheckpointNotKept
 from keel.nodes.events import StreamEvent
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])

@@ -25,7 +25,7 @@ from telegram import CallbackQuery, Message, Update
 from keel.api.telegram import texts
 from keel.api.telegram.inbound import UpdateUnderWay, forged, loggable, refusal, said_of
 from keel.api.telegram.wire import Buttons, Wire
-from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.telegram_chats import ChatMember, TelegramChats
 from keel.checkpoints.trouble import trouble_of

@@ -6,7 +6,7 @@ with an API key (``OPENAI_API_KEY``), ``ChatOpenAI`` (``OPENAI_MODEL``, default 
 ``OPENAI_BASE_URL`` honoured), each request bounded by a timeout and a number of retries; without
 a key, the rule-based model alone. ``build_fallback_model`` is the rule-based model that the
 assistant node turns to when the provider fails (``ProviderFailed``, with its reason, HTTP status
-and a preview of its message) or answers nothing usable (``keel.nodes.models.calls``); a
+and a preview of its message) or answers nothing usable (``keel.nodes.models.model_call``); a
 context-length error is raised as ``ContextLengthExceeded`` instead, so the graph can resume in a
 fresh window. Both take their DONE line out of their
 answer themselves, as they produce it (``keel.nodes.models.markers``); any other model a run is

@@ -22,9 +22,9 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
 from keel.nodes.models.lookups import EARLIER_HEADER
-from keel.tools.answers import answer_of
 from keel.tools.phrasings import NUMBER_WORDS, Intent
 from keel.tools.understanding import likeliest, normalize, understand
+from keel.tools.yes_no import answer_of
 
 WHICH = 'Several tasks match "{ref}": {listed}. Which one?'
 """The question, as the offline model asks it (``listed``: "1. buy milk, 4. milk the cow")."""

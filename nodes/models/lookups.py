@@ -21,8 +21,8 @@ from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 
 from keel.tools.calls import storable
 from keel.tools.matching import Choice, choose
-from keel.tools.pages import LIST_LIMIT_MAX
 from keel.tools.phrasings import Selection
+from keel.tools.task_pages import LIST_LIMIT_MAX
 from keel.tools.todo import FIND, LIST
 
 LOOKUP_PREFIX = "lookup_"
@@ -32,7 +32,7 @@ _PAGE_SHOWN = re.compile(
 )
 """Where a list shown earlier ended: a reply's page line, or a list result (paging comes first)."""
 EARLIER_HEADER = "## Earlier context"
-"""The history message's older section, after its current one (``keel.nodes.context.history``)."""
+"""The history message's older section, after its current one (``keel.nodes.context.recency``)."""
 STATUS: dict[Selection, str | None] = {"all": None, "open": "open", "done": "done"}
 """The list filter that reads each selection."""
 

@@ -63,7 +63,7 @@ FRAMING = (
 HEADERS = (CURRENT_HEADER, EARLIER_HEADER)
 """The context's section headers: the transcript lines after a copied one are dropped too."""
 TRANSCRIPT = re.compile(r"^\s*(?:(?:User|You|Tool result)\s*:|- the user asked\b)")
-"""A line of the history as the context shows it (``keel.nodes.context.history``)."""
+"""A line of the history as the context shows it (``keel.nodes.context.recency``)."""
 HISTORY_ITEM = re.compile(r"^\s*-\s*(?:the user asked|you answered)\s*:", re.IGNORECASE)
 """An item of the history as a chat model is shown it: a copy wherever it stands."""
 

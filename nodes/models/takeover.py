@@ -9,7 +9,7 @@ results of this turn. When nothing is left, no model is asked: the answer report
 ``finished`` writes the final answer: what the provider's calls did, what the offline model says,
 and one line telling the user that the offline assistant took over the turn.
 
-Used by ``keel.nodes.models.calls``; the offline replies carry ``OFFLINE`` in their metadata.
+Used by ``keel.nodes.models.model_call``; the offline replies carry ``OFFLINE`` in their metadata.
 """
 
 from __future__ import annotations

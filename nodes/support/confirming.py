@@ -40,12 +40,12 @@ from keel.nodes.state.confirmation import ApprovalRequest, ConfirmationChange, a
 from keel.nodes.state.schema import KeelState
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.waiting import call_key, question_id, typed_answers
-from keel.tools.answers import answer_of
 from keel.tools.calls import run_tool_call
 from keel.tools.ledger import recall
 from keel.tools.spec import Confirm, confirmations, question
 from keel.tools.todo import GET
 from keel.tools.understanding import confirms, parse_intents
+from keel.tools.yes_no import answer_of
 
 log = structlog.get_logger(__name__)
 

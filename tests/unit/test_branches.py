@@ -8,8 +8,8 @@ from langchain_core.messages import AIMessage
 from keel.checkpoints.branches import MAIN, Lineage, Segment, TurnPlace
 from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore
+from keel.graphs.run_turn import KeyReused, run_turn
 from keel.graphs.runner import thread_config
-from keel.graphs.turn import KeyReused, run_turn
 from keel.graphs.viewed_branch import branch_tips
 from keel.nodes.state.lineage import lineage
 from tests.unit.scripted import ScriptedModel

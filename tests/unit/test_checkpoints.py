@@ -4,14 +4,14 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
+from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.saver import open_checkpointer
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
-from keel.graphs.turn import run_turn
 from keel.tools.todo import TODO_TOOLS
 from tests.helpers import open_database
 

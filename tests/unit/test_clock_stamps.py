@@ -1,7 +1,7 @@
 """Every stored timestamp comes from the clock keel is given: tasks, the tool-call ledger and
 conversations are stamped by a test's clock, never by the wall clock."""
 
-from keel.checkpoints.conversations import ConversationStore
+from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import read_time
 from keel.tools.ledger import record
 from keel.tools.store import TaskStore

@@ -14,8 +14,8 @@ from langchain_core.messages import AIMessage
 
 from keel.graphs.builder import build_graph
 from keel.graphs.result import reset_answer
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
-from keel.graphs.turn import run_turn
 from keel.nodes.reopen_topic import DROPPED, NOT_FOUND
 from keel.nodes.reset_conversation import RESET_MESSAGE, RESET_TITLE
 from keel.nodes.state.commands import BadCommand

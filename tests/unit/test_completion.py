@@ -4,7 +4,7 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.nodes.models.markers import has_done
 from keel.nodes.models.notes import NUDGE_PREFIX
 from tests.unit.scripted import ScriptedModel, call

@@ -7,8 +7,8 @@ import pytest
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
-from keel.graphs.turn import run_turn
 from keel.tools.store import TaskStore
 from keel.tools.todo import TODO_TOOLS
 from tests.helpers import open_database

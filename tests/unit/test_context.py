@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from keel.checkpoints.messages import LoggedMessage
-from keel.nodes.context.history import render_history, select_history
+from keel.nodes.context.recency import render_history, select_history
 
 NOW = datetime(2026, 1, 7, 12, 0, tzinfo=UTC)
 

@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 
 from pydantic import TypeAdapter
 
-from keel.api.chat import describe_event
 from keel.api.schemas import STREAM_FRAME, STREAM_PARTS
+from keel.api.terminal import describe_event
 from keel.graphs.result import TurnResult
 from keel.nodes.events import (
     StreamEvent,

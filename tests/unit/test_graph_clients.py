@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from keel.checkpoints.conversations import ConversationNotFound
+from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.graphs.builder import build_graph
 from keel.graphs.result import agent_state_of
 from keel.graphs.runner import thread_config

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from keel.nodes.models.markers import DEFAULT_DONE_MARKER, has_done, lines
-from keel.tools.answers import STRICT_YES, YES_WORDS, is_yes
 from keel.tools.store import MAX_TASK_ID, TaskError
 from keel.tools.todo import TODO_TOOLS
 from keel.tools.understanding import _understand, confirms, parse_intents
+from keel.tools.yes_no import STRICT_YES, YES_WORDS, is_yes
 from tests.helpers import strip_done
 
 LIMIT = 32_000
@@ -104,7 +104,7 @@ async def test_out_of_range_task_ids_are_no_such_task(memory_keel):
 
 
 async def test_a_huge_task_id_in_a_message_answers_and_spoils_nothing(memory_keel):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     cid = str(uuid.uuid4())
     context = memory_keel.context()
@@ -118,7 +118,7 @@ async def test_a_huge_task_id_in_a_message_answers_and_spoils_nothing(memory_kee
 
 
 async def test_a_message_with_many_requests_is_logged_whole_and_answered(memory_keel):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     cid = str(uuid.uuid4())
     n = 45
@@ -133,7 +133,7 @@ async def test_a_message_with_many_requests_is_logged_whole_and_answered(memory_
 
 
 async def test_a_resume_in_the_middle_of_a_turn_keeps_the_turn(memory_keel):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     cid = str(uuid.uuid4())
     context = memory_keel.context(context_token_budget=250, loop_limit=12)
@@ -166,7 +166,7 @@ def test_random_text_parses_without_error_and_loses_no_line(text):
 )
 @given(content=st.text(min_size=1, max_size=2000).filter(lambda t: t.strip()))
 async def test_whatever_the_user_types_is_logged_as_typed(memory_keel, content):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     try:
         content.encode("utf-8")
@@ -179,7 +179,7 @@ async def test_whatever_the_user_types_is_logged_as_typed(memory_keel, content):
 
 
 async def test_a_list_of_500_items_is_refused_whole(memory_keel):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     message = "add " + ", ".join(f"item {k}" for k in range(500))
     result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())
@@ -198,7 +198,7 @@ async def test_a_list_of_500_items_is_refused_whole(memory_keel):
     ],
 )
 async def test_odd_messages_get_a_clear_answer(memory_keel, message):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     await memory_keel.store.create("local", "buy milk")
     result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())
@@ -210,7 +210,7 @@ async def test_odd_messages_get_a_clear_answer(memory_keel, message):
     ["complete " + "1 " * 16_000, "delete " + ", ".join(str(k) for k in range(3_000))],
 )
 async def test_thousands_of_task_numbers_are_refused_whole(memory_keel, message):
-    from keel.graphs.turn import run_turn
+    from keel.graphs.run_turn import run_turn
 
     await memory_keel.store.create("local", "buy milk")
     result = await run_turn(memory_keel.graph, str(uuid.uuid4()), message, memory_keel.context())

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.tools.nlu import Reading, reader_for
 from keel.tools.nlu import settle as settling
 from keel.tools.nlu.data import declared, labelled

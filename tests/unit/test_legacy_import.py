@@ -4,8 +4,8 @@ import uuid
 
 from keel.graphs.builder import build_graph
 from keel.graphs.legacy_import import import_legacy_session
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
-from keel.graphs.turn import run_turn
 
 
 async def test_a_completed_session_reads_back_complete_and_takes_the_next_message(keel):

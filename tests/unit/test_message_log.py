@@ -4,8 +4,8 @@ import uuid
 
 from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.messages import LogKeyTaken
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
-from keel.graphs.turn import run_turn
 from keel.nodes.run_context import TurnNote
 
 

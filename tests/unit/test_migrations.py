@@ -8,9 +8,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from keel.checkpoints.migrate import head_revision, migration_engine, upgrade
-from keel.checkpoints.schema import metadata
+from keel.checkpoints.tables import metadata
 from keel.checkpoints.urls import parse_database_url
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from tests.helpers import current_revision, open_database
 from tests.keel_process import run_keel
 

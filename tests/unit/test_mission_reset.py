@@ -6,8 +6,8 @@ import structlog
 from langchain_core.messages import AIMessage
 
 from keel.graphs.result import reset_answer
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
-from keel.graphs.turn import run_turn
 from tests.unit.scripted import ScriptedModel, call
 
 

@@ -8,9 +8,9 @@ import uuid
 import pytest
 import structlog
 
-from keel.graphs.turn import run_turn
-from keel.nodes.models.calls import seconds_left
+from keel.graphs.run_turn import run_turn
 from keel.nodes.models.chat import ModelLimits, build_agent_model, build_title_model
+from keel.nodes.models.model_call import seconds_left
 from keel.nodes.models.takeover import FALLBACK_NOTE
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step

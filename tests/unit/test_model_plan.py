@@ -5,7 +5,7 @@ import uuid
 
 import structlog
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.nodes.models.chat import build_title_model
 from tests.stub_openai import StubOpenAI
 

@@ -2,7 +2,7 @@
 
 import uuid
 
-from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
+from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 
 
 class Counting:

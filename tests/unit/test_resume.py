@@ -6,8 +6,8 @@ import pytest
 import structlog
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
-from keel.graphs.turn import run_turn
 from keel.nodes.assistant import INTERRUPTED_CALL, model_input, repair_window
 from keel.nodes.models.chat import build_agent_model, system_prompt
 from keel.nodes.models.takeover import FALLBACK_NOTE

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.nodes.models.chat import (
     ModelLimits,
     build_agent_model,

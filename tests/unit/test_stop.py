@@ -4,8 +4,8 @@ conversation goes on normally afterwards."""
 import asyncio
 import uuid
 
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
-from keel.graphs.turn import run_turn
 from keel.nodes.response import STOPPED
 
 

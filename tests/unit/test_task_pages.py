@@ -11,14 +11,14 @@ import uuid
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from keel.graphs.turn import run_turn
-from keel.nodes.context.history import render_history
+from keel.graphs.run_turn import run_turn
+from keel.nodes.context.recency import render_history
 from keel.nodes.models.lookups import next_page_offset
 from keel.nodes.models.rule_based import decide
 from keel.tools import store as store_module
 from keel.tools.calls import run_tool_call
-from keel.tools.pages import LIST_LIMIT_DEFAULT
 from keel.tools.store import TaskError
+from keel.tools.task_pages import LIST_LIMIT_DEFAULT
 from keel.tools.todo import TODO_TOOLS
 from keel.tools.understanding import parse_intents
 

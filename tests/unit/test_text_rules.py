@@ -2,7 +2,7 @@
 
 import pytest
 
-from keel.checkpoints.conversations import (
+from keel.checkpoints.conversation_store import (
     MAX_SEARCH_WORDS,
     ConversationStore,
     TooManyWords,

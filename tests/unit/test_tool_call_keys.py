@@ -4,7 +4,7 @@ import uuid
 
 from langchain_core.messages import AIMessage
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.nodes.support.waiting import call_key
 from tests.unit.scripted import ScriptedModel
 

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import ExecutionInfo, Runtime
 
 from keel.graphs.resources import prepared
+from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
-from keel.graphs.turn import run_turn
 from keel.nodes.context import embeddings
 from keel.nodes.context.embeddings import load_embedder
 from keel.nodes.context.topic_shifts import assess, segment

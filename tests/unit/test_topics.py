@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 from keel.nodes.context.topic_shifts import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change
 from keel.nodes.topic import topic_title
 from tests.unit.scripted import ScriptedModel

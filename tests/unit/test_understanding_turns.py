@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from keel.graphs.turn import run_turn
+from keel.graphs.run_turn import run_turn
 
 
 async def say(keel, cid, text):

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from rich.console import Console
 from rich.markup import escape
 
-from keel.checkpoints.conversations import ConversationNotFound, ConversationStore
+from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.assembly import open_keel
