@@ -62,7 +62,7 @@ test: system lint typecheck
 # The tool table in docs/api.md, made from the tools' declarations.
 docs: dev
 	$(BIN)/python -c "from pathlib import Path; from keel.tools.spec import with_tool_table; \
-	from keel.tools.todo import TODO_TOOLS; p = Path('docs/api.md'); \
+	from keel.tools.tasks.todo import TODO_TOOLS; p = Path('docs/api.md'); \
 	p.write_text(with_tool_table(p.read_text(), TODO_TOOLS))"
 
 # The chat page's picture in the README, taken from a real session in Chromium.

@@ -1,19 +1,19 @@
 """``keel nlu eval`` and ``keel nlu train``: how well keel reads people, and making its model.
 
-``keel nlu train`` makes the learned understanding anew (``keel.tools.nlu.training``).
+``keel nlu train`` makes the learned understanding anew (``keel.tools.understanding.nlu.training``).
 ``keel nlu eval`` with no file, or with labelled utterances (``{"text", "intent", "title"?,
 "ref"?}``), reads them with the offline understanding and prints, per data set and category, how
 many were understood, how many created titles are clean and how many non-requests left the tasks
-untouched (``keel.tools.nlu.scoring``). With turn cases it runs each through the graph: it reads
-JSON lines ``{"id", "category", "tasks": [...], "message", "answer"?, "expect": {...}}``:
-the user's tasks before (a string is an open task, ``{"title", "completed"}`` any task; ids 1, 2,
-... in order), the message, the answer to a confirmation if one is asked (default "yes"), and what
-must follow: ``tasks`` (the list after the turn; absent, it must be unchanged), ``confirm`` (the
-task ids the confirmation question names), ``reply_has`` / ``reply_lacks`` (text the reply holds
-or not, in any case) and ``kind`` (the kind of answer when nothing changes: smalltalk, help,
-offtopic, did_you_mean, which, not_found, reasked). Each message runs as one turn of the real
-graph on an in-memory database, with the configured model (the offline one without a key), for a
-user of its own. Prints accuracy per category, then overall; ``--failures`` lists what failed.
+untouched (``keel.tools.understanding.nlu.scoring``). With turn cases it runs each through the
+graph: it reads JSON lines ``{"id", "category", "tasks": [...], "message", "answer"?, "expect":
+{...}}``: the user's tasks before (a string is an open task, ``{"title", "completed"}`` any task;
+ids 1, 2, ... in order), the message, the answer to a confirmation if one is asked (default "yes"),
+and what must follow: ``tasks`` (the list after the turn; absent, it must be unchanged), ``confirm``
+(the task ids the confirmation question names), ``reply_has`` / ``reply_lacks`` (text the reply
+holds or not, in any case) and ``kind`` (the kind of answer when nothing changes: smalltalk, help,
+offtopic, did_you_mean, which, not_found, reasked). Each message runs as one turn of the real graph
+on an in-memory database, with the configured model (the offline one without a key), for a user of
+its own. Prints accuracy per category, then overall; ``--failures`` lists what failed.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
 from keel.graphs.settings import Settings
 from keel.nodes.models.decisions import REPLY_KIND
-from keel.tools.nlu import SHIPPED
-from keel.tools.nlu.data import labelled
-from keel.tools.nlu.scoring import Tally, tallies
-from keel.tools.nlu.training import train
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
+from keel.tools.understanding.nlu import SHIPPED
+from keel.tools.understanding.nlu.data import labelled
+from keel.tools.understanding.nlu.scoring import Tally, tallies
+from keel.tools.understanding.nlu.training import train
 
 nlu_app = typer.Typer(help="Language understanding: how keel reads what people write.")
 

@@ -24,7 +24,7 @@ from keel.api.logs import configure_logging
 from keel.graphs.settings import Settings
 from keel.nodes.context.embeddings import load_embedder
 from keel.nodes.context.topic_shifts import segment
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 topics_app = typer.Typer(help="Topic detection: how keel splits conversations into topics.")
 

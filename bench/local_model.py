@@ -40,8 +40,8 @@ from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.run_turn import run_turn  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
-from keel.tools.store import TaskStore  # noqa: E402
-from keel.tools.todo import TODO_TOOLS  # noqa: E402
+from keel.tools.tasks.store import TaskStore  # noqa: E402
+from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
 
 Tasks = dict[str, bool]
 """A person's tasks: title -> completed."""

@@ -27,7 +27,7 @@ from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.run_turn import run_turn  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.stub_openai import EMPTY_STREAM, HANG, RUNAWAY, StubOpenAI  # noqa: E402
 
 Script = Callable[[StubOpenAI], None]

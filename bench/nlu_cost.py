@@ -1,12 +1,13 @@
 """What the offline understanding costs a message, with a user who has 1,000 tasks.
 
-First the resident memory the learned model adds once loaded. Then for every message of a
-labelled set (``bench/data/nlu_dev.jsonl`` by default), uncached: the message understood
-(``keel.tools.understanding``: the decision table and the learned model), alone, and with each
-task it names by what it is ranked against the user's titles (``keel.tools.matching.rank``, as
-``find_todo_tasks`` does over one read of them). Then the offline model's whole decision
-(``decide``) after 10 and after 1,000 earlier messages, to show that it does not grow with the
-conversation. Prints milliseconds per message: median, 90th and 99th percentile.
+First the resident memory the learned model adds once loaded. Then for every message of a labelled
+set (``bench/data/nlu_dev.jsonl`` by default), uncached: the message understood
+(``keel.tools.understanding.requests``: the decision table and the learned model), alone, and with
+each task it names by what it is ranked against the user's titles
+(``keel.tools.tasks.matching.rank``, as ``find_todo_tasks`` does over one read of them). Then the
+offline model's whole decision (``decide``) after 10 and after 1,000 earlier messages, to show that
+it does not grow with the conversation. Prints milliseconds per message: median, 90th and 99th
+percentile.
 
     python bench/nlu_cost.py --tasks 1000
 """
@@ -26,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 
 from keel.nodes.models.decisions import decide  # noqa: E402
-from keel.tools import matching, understanding  # noqa: E402
-from keel.tools.nlu import reader_for  # noqa: E402
-from keel.tools.todo import TODO_TOOLS  # noqa: E402
+from keel.tools.tasks import matching  # noqa: E402
+from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
+from keel.tools.understanding import requests as understanding  # noqa: E402
+from keel.tools.understanding.nlu import reader_for  # noqa: E402
 
 WORDS = (
     "buy milk call mom book dentist pay rent walk dog clean garage email boss fix bike water "

@@ -14,8 +14,8 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from keel.nodes.models.rule_based import RuleBasedChatModel
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
 
 
 def bound_tools(store: TaskStore, user_id: str) -> list[BaseTool]:

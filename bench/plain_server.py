@@ -30,7 +30,7 @@ from pydantic import BaseModel
 
 from bench.plain_react import build_plain_graph
 from keel.checkpoints.backend import SQLITE_SYNCHRONOUS, SQLITE_WAL, open_backend
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 
 URL_ENV = "PLAIN_DATABASE_URL"
 USER_ID = "local"

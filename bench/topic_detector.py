@@ -29,7 +29,7 @@ from keel.nodes.context.topic_shifts import (  # noqa: E402
     explicit_change,
     find_return,
 )
-from keel.tools.todo import TODO_TOOLS  # noqa: E402
+from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
 
 DEV = Path(__file__).parent / "data" / "topics_dev.jsonl"
 

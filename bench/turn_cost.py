@@ -34,8 +34,8 @@ from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.run_turn import run_turn  # noqa: E402
-from keel.tools.store import TaskStore  # noqa: E402
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore  # noqa: E402
+from keel.tools.tasks.todo import TODO_TOOLS
 
 WINDOW = 25
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from keel.api.service import open_service  # noqa: E402
 from keel.checkpoints.newest import NewestKept  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 CALLS: dict[str, int] = defaultdict(int)
 SECONDS: dict[str, float] = defaultdict(float)
@@ -92,7 +92,7 @@ def instrument(service: Any) -> None:
     import keel.graphs.run_turn as turn
     import keel.graphs.turns as turns
     import keel.tools.calls as calls
-    import keel.tools.store as store
+    import keel.tools.tasks.store as store
 
     for cls, category in (
         (conversations.ConversationStore, "app tables: conversations"),

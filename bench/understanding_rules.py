@@ -4,7 +4,7 @@ Regular expressions and word-list entries, counted in the modules that read peop
 regular expression is a literal pattern given to ``re`` (compiled or used at once) or a tool's
 declared phrasing; a word-list entry is a string in a module-level collection of words (a set, a
 tuple, a list or a dict's keys, ``"a b c".split()`` included). The learned model's own files
-(``tools/nlu/``) hold no such rule.
+(``tools/understanding/nlu/``) hold no such rule.
 
     python bench/understanding_rules.py
 """
@@ -17,16 +17,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [
-    "tools/understanding.py",
-    "tools/phrasings.py",
-    "tools/words.py",
-    "tools/talk.py",
-    "tools/matching.py",
+    "tools/understanding/requests.py",
+    "tools/understanding/phrasings.py",
+    "tools/understanding/words.py",
+    "tools/understanding/talk.py",
+    "tools/tasks/matching.py",
     "tools/yes_no.py",
     "tools/spec.py",
-    "tools/task_changes.py",
-    "tools/task_reads.py",
-    "tools/nlu/settle.py",
+    "tools/tasks/changes.py",
+    "tools/tasks/reads.py",
+    "tools/understanding/nlu/settle.py",
     "nodes/models/decisions.py",
     "nodes/models/lookups.py",
     "nodes/models/choices.py",

@@ -8,7 +8,8 @@ a time in the process, so keel never waits on its own checkpointer in SQLite's b
 Statements on SQLite run in the event loop's thread (microseconds each), and a busy database is
 waited out asynchronously, never inside SQLite.
 
-Used by the stores in ``checkpoints`` and ``keel.tools.store``; nothing outside them writes SQL.
+Used by the stores in ``checkpoints`` and ``keel.tools.tasks.store``; nothing outside them writes
+SQL.
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ from keel.nodes.run_context import TUNABLES, KeelContext, Resources, Tunables
 from keel.nodes.support.planner import planning
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
-from keel.tools.nlu import reader_for
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
+from keel.tools.understanding.nlu import reader_for
 
 log = structlog.get_logger(__name__)
 

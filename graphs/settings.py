@@ -30,7 +30,7 @@ from keel.nodes.run_context import LOCAL_USER, Tunables
 from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"
-DEFAULT_TOOLS = "keel.tools.todo:TODO_TOOLS"
+DEFAULT_TOOLS = "keel.tools.tasks.todo:TODO_TOOLS"
 
 
 class UnsafeSettings(ValueError):

@@ -39,7 +39,7 @@ from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
 from keel.nodes.models.markers import DEFAULT_DONE_MARKER
 from keel.nodes.support.planner import PlanMethod
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 
 LOCAL_USER = "local"
 """The user of a process without API keys (and of a context that names none)."""

@@ -28,8 +28,8 @@ from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
 from keel.graphs.run_turn import run_turn
 from keel.nodes.run_context import KeelContext
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
 
 
 def _pg_bin() -> Path:

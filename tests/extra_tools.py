@@ -9,8 +9,8 @@ from langchain_core.tools import InjectedToolArg
 
 from keel.tools.ask_user import ask_user
 from keel.tools.spec import Confirm, keel_tool
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
 
 
 @keel_tool(

@@ -1,1 +1,3 @@
-"""The todo domain: the task store and the tools the agent calls."""
+"""The agent's tools and how a tool call runs: the todo domain in ``tasks``, the offline
+understanding in ``understanding``.
+"""

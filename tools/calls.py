@@ -22,7 +22,7 @@ from keel.checkpoints.trouble import trouble_of
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
 from keel.tools.spec import spec_of
-from keel.tools.store import TaskError, TaskStore
+from keel.tools.tasks.store import TaskError, TaskStore
 
 log = structlog.get_logger(__name__)
 

@@ -6,7 +6,7 @@ and the cancel wording), how people ask for it (the offline model's phrasings, w
 the plan), how the offline model words its result, and its line in the system prompt. Everything
 else is derived from the tool list: the agent's bound tools, MCP, the offline model's decision
 table, the plan, the prompt and the docs' tool table. Adding a tool is one decorated function
-added to one list (``keel.tools.todo.TODO_TOOLS``).
+added to one list (``keel.tools.tasks.todo.TODO_TOOLS``).
 
 Phrasings are regular expressions matched against one request, whole and in any case, with two
 placeholders: ``{task}`` (a task named by number, by what it is, or a selection such as "all the
@@ -177,7 +177,8 @@ class ToolSpec:
     """What it did, as one short sentence over its result ("Created task {id}: {title}")."""
     intent: str | None = None
     """The intent public training data names for it ("create"): the learned understanding
-    (``keel.tools.nlu``) learns the tool from those utterances as well as from its examples."""
+    (``keel.tools.understanding.nlu``) learns the tool from those utterances as well as from its
+    examples."""
 
     def sentence(self, name: str, result: Any) -> str | None:
         """What the call did in a short sentence for people; None when it did nothing to tell

@@ -17,7 +17,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
 from keel.api.errors import TURN_FAILED, check_size, error_body
-from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
+from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
 from keel.api.routers.history import CheckpointQuery
 from keel.api.schemas import (
     KEY_PATTERN,

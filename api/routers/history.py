@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool
 
 from keel.api.deps import ConversationDep, ServiceDep
 from keel.api.errors import APIError
-from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
+from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import BranchOut, CheckpointOut, ErrorOut, LoggedMessageOut, Storable
 from keel.checkpoints.messages import Sibling
 from keel.graphs.runner import thread_config

@@ -13,9 +13,9 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from keel.api.deps import ServiceDep, UserDep
 from keel.api.errors import APIError
-from keel.api.pages import NEXT_PAGE_HEADER, link_next_page
+from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import ErrorOut, TaskOut
-from keel.tools.store import MAX_TASK_ID, TaskError
+from keel.tools.tasks.store import MAX_TASK_ID, TaskError
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 

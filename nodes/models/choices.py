@@ -22,8 +22,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
 from keel.nodes.models.lookups import EARLIER_HEADER
-from keel.tools.phrasings import NUMBER_WORDS, Intent
-from keel.tools.understanding import likeliest, normalize, understand
+from keel.tools.understanding.phrasings import NUMBER_WORDS, Intent
+from keel.tools.understanding.requests import likeliest, normalize, understand
 from keel.tools.yes_no import answer_of
 
 WHICH = 'Several tasks match "{ref}": {listed}. Which one?'
@@ -64,7 +64,7 @@ def picked(message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseToo
 
 
 _GUESS = re.compile(r"^You: Did you mean to (?P<guess>[^\n]{1,400})\?$", re.M)
-"""The offline model's question about a request it was not sure of (``keel.tools.talk.say``)."""
+"""The offline model's question about a request it was not sure of (``understanding.talk.say``)."""
 
 
 _ORDINAL = re.compile(

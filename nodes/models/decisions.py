@@ -1,13 +1,13 @@
 """The offline model's decision: the next assistant message for a turn, from its messages alone.
 
-``decide(messages, tools)`` reads the last human message as the request (a nudge only makes it
-look again) and what the tool results after it say has been done. It understands the request
-(``keel.tools.understanding``); looks up first the tasks it names by what they are, and the
+``decide(messages, tools)`` reads the last human message as the request (a nudge only makes it look
+again) and what the tool results after it say has been done. It understands the request
+(``keel.tools.understanding.requests``); looks up first the tasks it names by what they are, and the
 selections it makes ("all the completed ones"), all in one round (``keel.nodes.models.lookups``);
-then calls the tools, every destructive call of the request in one round so the user is asked
-once; then reports only what the tools returned, in the words each tool declares, with a short
-note for a task it could not tell ("which one?") or could not find. A message with no request gets
-the answer its kind of talk asks for (``keel.tools.talk``). Stateless: every round decides anew.
+then calls the tools, every destructive call of the request in one round so the user is asked once;
+then reports only what the tools returned, in the words each tool declares, with a short note for a
+task it could not tell ("which one?") or could not find. A message with no request gets the answer
+its kind of talk asks for (``keel.tools.understanding.talk``). Stateless: every round decides anew.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from keel.nodes.models.lookups import (
 )
 from keel.nodes.models.turn_messages import is_request, ran, request_text
 from keel.tools.calls import storable
-from keel.tools.phrasings import Intent, Selection
 from keel.tools.spec import spec_of
-from keel.tools.talk import say
-from keel.tools.understanding import understand
+from keel.tools.understanding.phrasings import Intent, Selection
+from keel.tools.understanding.requests import understand
+from keel.tools.understanding.talk import say
 
 REPLY_KIND = "keel_reply"
 """``response_metadata`` key of the kind of answer the offline model gave (help, which, ...)."""

@@ -20,10 +20,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 
 from keel.tools.calls import storable
-from keel.tools.matching import Choice, choose
-from keel.tools.phrasings import Selection
-from keel.tools.task_pages import LIST_LIMIT_MAX
-from keel.tools.todo import FIND, LIST
+from keel.tools.tasks.matching import Choice, choose
+from keel.tools.tasks.pages import LIST_LIMIT_MAX
+from keel.tools.tasks.todo import FIND, LIST
+from keel.tools.understanding.phrasings import Selection
 
 LOOKUP_PREFIX = "lookup_"
 _PAGE_SHOWN = re.compile(
@@ -101,7 +101,7 @@ def selected(executed: Executed) -> dict[Selection, dict[str, Any] | str]:
 
 
 def chosen(entry: dict[str, Any], prefer_open: bool) -> Choice:
-    """What a description's matches tell (``keel.tools.matching.choose``), its closest kept."""
+    """What a description's matches tell (``tasks.matching.choose``), its closest kept."""
     choice = choose(entry.get("tasks") or [], prefer_open)
     if choice.task is None and not choice.close:
         return Choice(closest=entry.get("closest"))

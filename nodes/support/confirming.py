@@ -43,8 +43,8 @@ from keel.nodes.support.waiting import call_key, question_id, typed_answers
 from keel.tools.calls import run_tool_call
 from keel.tools.ledger import recall
 from keel.tools.spec import Confirm, confirmations, question
-from keel.tools.todo import GET
-from keel.tools.understanding import confirms, parse_intents
+from keel.tools.tasks.todo import GET
+from keel.tools.understanding.requests import confirms, parse_intents
 from keel.tools.yes_no import answer_of
 
 log = structlog.get_logger(__name__)

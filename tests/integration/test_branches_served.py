@@ -10,7 +10,7 @@ from keel.checkpoints.backend import open_backend
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.runner import thread_config
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.integration.conftest import ANN, BOB
 from tests.integration.test_api import new_conversation, say
 

@@ -14,7 +14,7 @@ from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.runner import snapshot
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 from tests.conftest import new_postgres_database
 from tests.helpers import open_database
 from tests.integration.server import free_port, keel_server, say, wait_until_ready

@@ -164,8 +164,16 @@ def test_keel_chat_gives_the_tools_named_on_its_command_line(tmp_path):
     ("command", "named", "said"),
     [
         ("chat", "nowhere:TOOLS", "tools 'nowhere:TOOLS': cannot import nowhere"),
-        ("serve", "keel.tools.todo:NONE", "tools 'keel.tools.todo:NONE': keel.tools.todo has no"),
-        ("telegram", "keel.tools.todo", "tools 'keel.tools.todo': write them as module:attribute"),
+        (
+            "serve",
+            "keel.tools.tasks.todo:NONE",
+            "tools 'keel.tools.tasks.todo:NONE': keel.tools.tasks.todo has no",
+        ),
+        (
+            "telegram",
+            "keel.tools.tasks.todo",
+            "tools 'keel.tools.tasks.todo': write them as module:attribute",
+        ),
         ("chat", "keel.graphs.settings:Settings", "not a list of LangChain tools"),
     ],
 )

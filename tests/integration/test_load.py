@@ -15,7 +15,7 @@ import pytest
 import websockets
 
 from keel.checkpoints.messages import MessageLog
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 from tests.conftest import new_postgres_database
 from tests.helpers import open_database
 from tests.integration.conftest import ANN, KEYS

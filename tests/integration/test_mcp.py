@@ -12,7 +12,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import ErrorData
 
 from keel.api.mcp import DATABASE_DOWN, DATABASE_UNAVAILABLE
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.conftest import new_postgres_database
 from tests.integration.conftest import ANN, BOB, KEYS
 from tests.integration.server import Server, keel_server

@@ -15,7 +15,7 @@ import pytest
 from keel.api.service import open_service
 from keel.checkpoints.newest import NewestKept
 from keel.graphs.settings import Settings
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.conftest import database_url_for
 
 

@@ -17,7 +17,7 @@ from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.conftest import new_postgres_database
 from tests.helpers import open_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)

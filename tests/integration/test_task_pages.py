@@ -11,7 +11,7 @@ import httpx
 import pytest
 import websockets
 
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 from tests.helpers import open_database
 from tests.integration.conftest import ANN, BOB
 from tests.integration.test_api import new_conversation, say

@@ -18,7 +18,7 @@ import psycopg
 
 from keel.api.service import open_service
 from keel.graphs.settings import Settings
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 TURNS = 10
 

@@ -12,7 +12,7 @@ from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
 EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}

@@ -4,7 +4,7 @@ conversations are stamped by a test's clock, never by the wall clock."""
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import read_time
 from keel.tools.ledger import record
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 from tests.helpers import open_database
 
 

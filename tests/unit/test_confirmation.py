@@ -9,8 +9,8 @@ from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
 

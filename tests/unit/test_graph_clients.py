@@ -21,7 +21,7 @@ from keel.nodes.models.chat import build_agent_model, said_done
 from keel.nodes.models.markers import DoneLines
 from keel.nodes.reset_conversation import RESET_MESSAGE
 from keel.tools.next_step import record_next_step
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import strip_done
 from tests.stub_openai import StubOpenAI
 

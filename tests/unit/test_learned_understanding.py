@@ -11,13 +11,19 @@ import uuid
 import pytest
 
 from keel.graphs.run_turn import run_turn
-from keel.tools.nlu import Reading, reader_for
-from keel.tools.nlu import settle as settling
-from keel.tools.nlu.data import declared, labelled
-from keel.tools.nlu.scoring import Tally, tallies
-from keel.tools.phrasings import specs_of
-from keel.tools.todo import TODO_TOOLS
-from keel.tools.understanding import _settled, _understand, normalize, sure_request, understand
+from keel.tools.tasks.todo import TODO_TOOLS
+from keel.tools.understanding.nlu import Reading, reader_for
+from keel.tools.understanding.nlu import settle as settling
+from keel.tools.understanding.nlu.data import declared, labelled
+from keel.tools.understanding.nlu.scoring import Tally, tallies
+from keel.tools.understanding.phrasings import specs_of
+from keel.tools.understanding.requests import (
+    _settled,
+    _understand,
+    normalize,
+    sure_request,
+    understand,
+)
 
 
 def read(text):

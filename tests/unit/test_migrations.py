@@ -111,7 +111,7 @@ async def test_existing_tasks_are_numbered_per_user_by_the_migration(database_ur
     from alembic import command
 
     from keel.checkpoints.migrate import _config
-    from keel.tools.store import TaskStore
+    from keel.tools.tasks.store import TaskStore
 
     engine = migration_engine(parse_database_url(database_url))
     with engine.begin() as conn:

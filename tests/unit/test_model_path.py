@@ -14,7 +14,7 @@ from keel.nodes.models.model_call import seconds_left
 from keel.nodes.models.takeover import FALLBACK_NOTE
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.stub_openai import EMPTY_STREAM, HANG, RUNAWAY, StubOpenAI
 
 TOOLS = [*TODO_TOOLS, record_next_step, ask_user]

@@ -5,13 +5,13 @@ from typing import Annotated, Any
 
 from langchain_core.tools import InjectedToolArg
 
-import keel.tools.nlu as nlu
-from keel.tools.nlu import SHIPPED, Reader, reader_for
-from keel.tools.nlu.data import fingerprint, labelled
-from keel.tools.nlu.training import train
+import keel.tools.understanding.nlu as nlu
 from keel.tools.spec import keel_tool
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
+from keel.tools.understanding.nlu import SHIPPED, Reader, reader_for
+from keel.tools.understanding.nlu.data import fingerprint, labelled
+from keel.tools.understanding.nlu.training import train
 
 
 def test_the_shipped_model_is_made_for_the_todo_tools():

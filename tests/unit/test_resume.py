@@ -14,7 +14,7 @@ from keel.nodes.models.takeover import FALLBACK_NOTE
 from keel.nodes.models.tokens import count_tokens
 from keel.nodes.resume import continuation_step
 from keel.tools.next_step import note_from_args, parse_next_step, record_next_step
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI
 from tests.unit.scripted import ScriptedModel, call
 

@@ -10,7 +10,7 @@ import pytest
 from keel.graphs.resources import open_resources
 from keel.graphs.settings import Settings, UnsafeSettings
 from keel.nodes.run_context import KeelContext
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "checkpoints", "graphs", "nodes", "tools")

@@ -17,7 +17,7 @@ from keel.nodes.models.chat import (
 from keel.nodes.models.markers import DoneLines
 from keel.nodes.models.notes import FALLBACK_NOTE, without_notes
 from keel.nodes.models.text_calls import read_calls
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI
 from tests.unit.test_model_path import TOOLS, kinds, stubbed, titles
 

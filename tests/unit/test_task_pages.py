@@ -15,12 +15,12 @@ from keel.graphs.run_turn import run_turn
 from keel.nodes.context.recency import render_history
 from keel.nodes.models.lookups import next_page_offset
 from keel.nodes.models.rule_based import decide
-from keel.tools import store as store_module
 from keel.tools.calls import run_tool_call
-from keel.tools.store import TaskError
-from keel.tools.task_pages import LIST_LIMIT_DEFAULT
-from keel.tools.todo import TODO_TOOLS
-from keel.tools.understanding import parse_intents
+from keel.tools.tasks import store as store_module
+from keel.tools.tasks.pages import LIST_LIMIT_DEFAULT
+from keel.tools.tasks.store import TaskError
+from keel.tools.tasks.todo import TODO_TOOLS
+from keel.tools.understanding.requests import parse_intents
 
 BOUND = 10_000
 """Bytes a list turn's reply, and its logged tool result, stay under."""

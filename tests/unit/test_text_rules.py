@@ -9,7 +9,7 @@ from keel.checkpoints.conversation_store import (
     search_words,
 )
 from keel.checkpoints.text_rules import UnstorableText, one_line, storable
-from keel.tools.store import TaskError, TaskStore
+from keel.tools.tasks.store import TaskError, TaskStore
 from tests.helpers import open_database
 
 

@@ -10,8 +10,8 @@ from langchain_core.tools import InjectedToolArg
 
 from keel.tools.calls import run_tool_call
 from keel.tools.spec import Confirm, keel_tool, spec_of
-from keel.tools.store import TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
 UserId = Annotated[str, InjectedToolArg]

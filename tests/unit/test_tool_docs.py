@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from keel.tools.spec import tool_table, with_tool_table
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 API_DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 

@@ -1,7 +1,7 @@
 """What a tool did, in the short sentence every client shows, and what a yes will change."""
 
 from keel.tools.spec import Confirm, tool_sentence
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 
 def test_each_task_tool_says_what_it_did_in_a_sentence():

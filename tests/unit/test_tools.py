@@ -4,8 +4,8 @@ import uuid
 import pytest
 
 from keel.tools.calls import run_tool_call
-from keel.tools.store import TITLE_MAX_CHARS, TaskStore
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.store import TITLE_MAX_CHARS, TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
 EMPTY_PAGE = {"total": 0, "offset": 0, "next_offset": None, "tasks": []}

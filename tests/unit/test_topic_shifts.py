@@ -16,7 +16,7 @@ from keel.nodes.context import embeddings
 from keel.nodes.context.embeddings import load_embedder
 from keel.nodes.context.topic_shifts import assess, segment
 from keel.nodes.topic import topic_detect
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.unit.scripted import ScriptedModel
 
 PUPPY = [

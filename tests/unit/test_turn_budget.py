@@ -26,7 +26,7 @@ import keel.nodes.models.rule_based as rule_model
 from keel.api.service import open_service
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.graphs.settings import Settings
-from keel.tools.todo import TODO_TOOLS
+from keel.tools.tasks.todo import TODO_TOOLS
 
 TURNS = 10
 

@@ -1,17 +1,17 @@
 """The todo tools that read tasks: show one, list a page, find by what they are, each declared once.
 
-Declared like the tools that change tasks (``keel.tools.task_changes``); the shapes of their
-results and the offline model's words for them are ``keel.tools.task_pages``.
+Declared like the tools that change tasks (``keel.tools.tasks.changes``); the shapes of their
+results and the offline model's words for them are ``keel.tools.tasks.pages``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from keel.tools.arguments import Store, TaskId, UserId
-from keel.tools.matching import rank
 from keel.tools.spec import keel_tool
-from keel.tools.task_pages import (
+from keel.tools.tasks.arguments import Store, TaskId, UserId
+from keel.tools.tasks.matching import rank
+from keel.tools.tasks.pages import (
     DESCRIPTION_MAX_CHARS,
     FOUND_MAX,
     LIST_DESCRIPTION,

@@ -2,10 +2,10 @@
 
 ``table_of(specs)`` compiles every phrasing and example of the tools (``keel.tools.spec``) in the
 tools' order, with the words they are written in (a misspelt one is put right before matching,
-``keel.tools.words.correct``). ``match(text, table)`` maps one request to an ``Intent``: the
-tool, its arguments, and the task it names (a number, words to look the task up by, or a
-selection such as "all the completed ones"). What a whole message asks is
-``keel.tools.understanding``.
+``keel.tools.understanding.words.correct``). ``match(text, table)`` maps one request to an
+``Intent``: the tool, its arguments, and the task it names (a number, words to look the task up by,
+or a selection such as "all the completed ones"). What a whole message asks is
+``keel.tools.understanding.requests``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 
 from keel.tools.spec import TASK, ToolSpec, group_name, spec_of
-from keel.tools.words import Corrected, correct
+from keel.tools.understanding.words import Corrected, correct
 
 Selection = Literal["all", "open", "done"]
 _ALL = re.compile(

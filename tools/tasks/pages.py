@@ -3,7 +3,7 @@
 ``list_todo_tasks`` returns a page (``task_page``: where the page is, then its tasks) that the
 offline model shows with ``describe_page`` (or as a count); ``find_todo_tasks`` returns the best
 matches of each description, shown with ``describe_found``. The argument types here are the
-tools' schemas, so a model and an MCP client see their bounds. Used by ``keel.tools.todo``.
+tools' schemas, so a model and an MCP client see their bounds. Used by ``keel.tools.tasks.todo``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from keel.tools.store import MAX_TASK_ID
+from keel.tools.tasks.store import MAX_TASK_ID
 
 LIST_LIMIT_DEFAULT = 50
 LIST_LIMIT_MAX = 100

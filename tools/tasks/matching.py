@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from keel.tools.words import near, stem, words
+from keel.tools.understanding.words import near, stem, words
 
 FILLER = frozenset(
     "a an the my our your this that these those it one ones task tasks item items thing things "

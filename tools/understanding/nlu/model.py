@@ -1,12 +1,12 @@
 """The learned understanding at run time: what a message asks for, how sure, and its arguments.
 
-``Reader.read(text)`` gives a ``Reading``: the classifier's label (a tool's name, or a kind of
-talk such as ``offtopic``) with its probability and the runner-up, and the words the tagger marks
-as each argument (``title``, ``ref``), cut from the person's own text. The classifier is a linear
-model over hashed n-grams (``keel.tools.nlu.features``), kept as a weight per label for each
+``Reader.read(text)`` gives a ``Reading``: the classifier's label (a tool's name, or a kind of talk
+such as ``offtopic``) with its probability and the runner-up, and the words the tagger marks as each
+argument (``title``, ``ref``), cut from the person's own text. The classifier is a linear model over
+hashed n-grams (``keel.tools.understanding.nlu.features``), kept as a weight per label for each
 feature slot that training saw; the tagger is a linear-chain CRF (CRFsuite). Both are files made by
-``keel.tools.nlu.training`` (``keel nlu train``); loading them costs a few milliseconds, reading a
-message a fraction of one. CPU only, deterministic, nothing fetched.
+``keel.tools.understanding.nlu.training`` (``keel nlu train``); loading them costs a few
+milliseconds, reading a message a fraction of one. CPU only, deterministic, nothing fetched.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pycrfsuite
 
-from keel.tools.nlu.data import TALK
-from keel.tools.nlu.features import (
+from keel.tools.understanding.nlu.data import TALK
+from keel.tools.understanding.nlu.features import (
     WORDS_READ,
     Token,
     sentence_features,

@@ -1,11 +1,11 @@
-"""Making the learned understanding: the classifier and the tagger, from ``keel.tools.nlu.data``.
+"""Making the learned understanding: the classifier and the tagger, from ``nlu.data``.
 
 ``train(tools, folder)`` fits a logistic regression over the hashed features of every training
 utterance (scikit-learn, L-BFGS: the same data gives the same weights) and a linear-chain CRF over
 their tagged words (CRFsuite), and writes them to ``folder`` with a manifest naming the labels and
 the fingerprint of what they were made from. ``keel nlu train`` calls it for the todo tools; a
 process whose tools differ from the shipped model's trains its own once and keeps it
-(``keel.tools.nlu.reader_for``). Takes well under two minutes on two cores.
+(``keel.tools.understanding.nlu.reader_for``). Takes well under two minutes on two cores.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import structlog
 from scipy.sparse import csr_matrix
 from sklearn.linear_model import LogisticRegression
 
-from keel.tools.nlu.data import TALK, Sample, fingerprint, labels_of, training
-from keel.tools.nlu.features import BUCKETS, sentence_features, token_features, tokens
-from keel.tools.nlu.model import MANIFEST, TAGGER, VOCABULARY, WEIGHTS
+from keel.tools.understanding.nlu.data import TALK, Sample, fingerprint, labels_of, training
+from keel.tools.understanding.nlu.features import BUCKETS, sentence_features, token_features, tokens
+from keel.tools.understanding.nlu.model import MANIFEST, TAGGER, VOCABULARY, WEIGHTS
 
 log = structlog.get_logger(__name__)
 

@@ -2,11 +2,11 @@
 
 Greetings, thanks, goodbyes and "how are you" get one short friendly line; "help" and "what can you
 do?" get the help paragraph; a question outside todos gets one honest sentence about what keel can
-do offline; anything else gets a short "did you mean ...", with the closest request keel knows
-(a misspelt command word's tool, or adding the words as a task). Which kind of talk a message is,
-the learned model says (``keel.tools.nlu.settle``); ``kind_of`` tells only what a message's shape
-does (a question, or words to guess a request from), ``say`` the words. Used by
-``keel.tools.understanding`` and the rule-based chat model.
+do offline; anything else gets a short "did you mean ...", with the closest request keel knows (a
+misspelt command word's tool, or adding the words as a task). Which kind of talk a message is, the
+learned model says (``keel.tools.understanding.nlu.settle``); ``kind_of`` tells only what a
+message's shape does (a question, or words to guess a request from), ``say`` the words. Used by
+``keel.tools.understanding.requests`` and the rule-based chat model.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from keel.tools.words import near, strip_politeness
+from keel.tools.understanding.words import near, strip_politeness
 
 if TYPE_CHECKING:
-    from keel.tools.phrasings import Table
+    from keel.tools.understanding.phrasings import Table
 
 _QUESTION = re.compile(
     r"\?$|^(?:what|who|whom|whose|when|where|why|how|which|is|are|am|was|were|do|does|did"
@@ -45,7 +45,7 @@ def kind_of(text: str, table: Table) -> tuple[str, str | None]:
     """The kind of talk ``text`` is as its shape tells: ``help`` for nothing but a question mark,
     ``offtopic`` for a question, else ``unknown`` with the closest request keel knows. Which kind
     of talk it really is (a greeting, thanks, ...) is the learned model's to say
-    (``keel.tools.nlu.settle``).
+    (``keel.tools.understanding.nlu.settle``).
     """  # noqa: D205
     lowered = text.lower().strip()
     if not lowered.strip(" ?!.") and "?" in lowered:

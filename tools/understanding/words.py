@@ -1,11 +1,11 @@
 """Words as keel reads them in what people type: tokens, stems, typos and politeness.
 
-The offline understanding (``keel.tools.understanding``) and the matching of task titles
-(``keel.tools.matching``) share these: ``stem`` brings inflections together ("calling", "called"
-and "call"; "bought" and "buy"), ``near`` tells a typo of a word ("delte", "shwo"),
-``Corrected`` puts a message's misspelt command words right while remembering where every
-character came from, and ``strip_politeness`` takes off what wraps a request ("could you please
-... for me, thanks"). Everything is linear in the length of the text.
+The offline understanding (``keel.tools.understanding.requests``) and the matching of task titles
+(``keel.tools.tasks.matching``) share these: ``stem`` brings inflections together ("calling",
+"called" and "call"; "bought" and "buy"), ``near`` tells a typo of a word ("delte", "shwo"),
+``Corrected`` puts a message's misspelt command words right while remembering where every character
+came from, and ``strip_politeness`` takes off what wraps a request ("could you please ... for me,
+thanks"). Everything is linear in the length of the text.
 """
 
 from __future__ import annotations

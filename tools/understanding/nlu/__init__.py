@@ -1,13 +1,13 @@
 """keel's learned understanding: an intent classifier and an argument tagger, learned from data.
 
-The offline model reads people through it (``keel.tools.understanding``): ``reader_for(tools)``
-gives the ``Reader`` for a tool list, whose ``read(text)`` says what a message asks for (a tool,
-or a kind of talk), how sure it is, and the words of each argument ("add eggs to my grocery
-list": ``create_todo_task``, title "eggs"). The model shipped in ``trained/`` is made for the todo
-tools by ``keel nlu train`` from ``corpora/`` (public corpora's training and validation splits and
-keel's own sets, credited in ``corpora/README.md``) and each tool's declared examples; a tool list
-it was not made for (a developer's own tools) gets a model trained once on first use and kept in
-``CACHE``. CPU only, deterministic, nothing fetched.
+The offline model reads people through it (``keel.tools.understanding.requests``):
+``reader_for(tools)`` gives the ``Reader`` for a tool list, whose ``read(text)`` says what a message
+asks for (a tool, or a kind of talk), how sure it is, and the words of each argument ("add eggs to
+my grocery list": ``create_todo_task``, title "eggs"). The model shipped in ``trained/`` is made for
+the todo tools by ``keel nlu train`` from ``corpora/`` (public corpora's training and validation
+splits and keel's own sets, credited in ``corpora/README.md``) and each tool's declared examples; a
+tool list it was not made for (a developer's own tools) gets a model trained once on first use and
+kept in ``CACHE``. CPU only, deterministic, nothing fetched.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from keel.tools.nlu.data import Declared, declared, fingerprint
-from keel.tools.nlu.model import MANIFEST, Reader, Reading
+from keel.tools.understanding.nlu.data import Declared, declared, fingerprint
+from keel.tools.understanding.nlu.model import MANIFEST, Reader, Reading
 
 SHIPPED = Path(__file__).parent / "trained"
 """The model made for the todo tools, shipped inside the package."""
@@ -46,7 +46,9 @@ def _reader(tools: tuple[Declared, ...]) -> Reader:
             return shipped
     folder = CACHE / made_from
     if not (folder / MANIFEST).exists():
-        from keel.tools.nlu.training import train  # scikit-learn is loaded only to train
+        from keel.tools.understanding.nlu.training import (
+            train,  # scikit-learn is loaded only to train
+        )
 
         folder.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{made_from}-", dir=folder.parent))

@@ -2,7 +2,7 @@
 
 Each tool is an async function over the task store, declared with ``keel_tool`` together with
 everything keel needs to know about it (``keel.tools.spec``): the ones that change tasks in
-``keel.tools.task_changes``, the ones that read them in ``keel.tools.task_reads``. ``user_id``
+``keel.tools.tasks.changes``, the ones that read them in ``keel.tools.tasks.reads``. ``user_id``
 and ``store`` are injected by keel and hidden from the model's schema, so a model can never name
 another user. How a call runs is ``keel.tools.calls.run_tool_call``.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool
 
-from keel.tools.task_changes import (
+from keel.tools.tasks.changes import (
     complete_todo_task,
     create_todo_task,
     delete_todo_task,
     update_todo_task,
 )
-from keel.tools.task_reads import find_todo_tasks, get_todo_task, list_todo_tasks
+from keel.tools.tasks.reads import find_todo_tasks, get_todo_task, list_todo_tasks
 
 TODO_TOOLS: list[BaseTool] = [
     create_todo_task,

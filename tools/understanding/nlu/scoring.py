@@ -1,14 +1,14 @@
 """How well keel's offline understanding reads labelled utterances, by data set and category.
 
-Each labelled line (``keel.tools.nlu.data``) is read by the whole offline understanding
-(``keel.tools.understanding.understand``: the decision table settled with the learned model), and
-scored as a person would judge the reply: a request is understood when its first request is for
-the labelled tool, or, when it names nothing to act on ("set a reminder for me"), when keel asks
-for it (any other question back does not count); a message that asks nothing is understood when
-no request is read and its kind of talk is the labelled one (``unknown``, "did you mean", passes
-for ``offtopic``). Also counted: created titles that are clean (the labelled words, nothing
-around them: no "to my list"), and non-requests that leave the tasks untouched: no request that
-changes tasks (a remark in the past tense, "I went to the bank", is read as a report of a task
+Each labelled line (``keel.tools.understanding.nlu.data``) is read by the whole offline
+understanding (``keel.tools.understanding.requests.understand``: the decision table settled with the
+learned model), and scored as a person would judge the reply: a request is understood when its first
+request is for the labelled tool, or, when it names nothing to act on ("set a reminder for me"),
+when keel asks for it (any other question back does not count); a message that asks nothing is
+understood when no request is read and its kind of talk is the labelled one (``unknown``, "did you
+mean", passes for ``offtopic``). Also counted: created titles that are clean (the labelled words,
+nothing around them: no "to my list"), and non-requests that leave the tasks untouched: no request
+that changes tasks (a remark in the past tense, "I went to the bank", is read as a report of a task
 done, which changes a task only if the user has one it names). ``keel nlu eval`` prints the table.
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keel.tools.nlu.data import TALK, Sample
 from keel.tools.spec import spec_of
-from keel.tools.understanding import understand
+from keel.tools.understanding.nlu.data import TALK, Sample
+from keel.tools.understanding.requests import understand
 
 
 @dataclass

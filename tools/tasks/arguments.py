@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from langchain_core.tools import InjectedToolArg
 from pydantic import BeforeValidator
 
-from keel.tools.store import TaskStore
+from keel.tools.tasks.store import TaskStore
 
 UserId = Annotated[str, InjectedToolArg]
 Store = Annotated[TaskStore, InjectedToolArg]

@@ -1,16 +1,16 @@
 """What a message asks for, as the offline model and the plan read it: requests, or a kind of talk.
 
-``understand(message, tools)`` splits a message into requests and maps each to an ``Intent`` by
-the phrasings and examples the tools declare (``keel.tools.spec``), around the words people wrap
+``understand(message, tools)`` splits a message into requests and maps each to an ``Intent`` by the
+phrasings and examples the tools declare (``keel.tools.spec``), around the words people wrap
 requests in ("could you please ... for me") and with command words misspelt once
-(``keel.tools.words``). Lists become one request each ("add eggs, bread and butter": three;
-"complete 1, 2 and 4": three; "delete the milk and the dentist ones": two), while a plain "bread
-and butter" stays one title. "I called mom" is a request for the tool that a report of a done task
-asks for (``told_done``). A message with no request is a kind of talk: a greeting, thanks, a
+(``keel.tools.understanding.words``). Lists become one request each ("add eggs, bread and butter":
+three; "complete 1, 2 and 4": three; "delete the milk and the dentist ones": two), while a plain
+"bread and butter" stays one title. "I called mom" is a request for the tool that a report of a done
+task asks for (``told_done``). A message with no request is a kind of talk: a greeting, thanks, a
 goodbye, a question for help, a question outside todos, or something keel cannot place (with the
 closest request it knows). Deterministic, CPU only, linear in the length of the message; a turn
-reads the same message several times (the topic detector, the plan, each offline model call), so
-the last results are kept.
+reads the same message several times (the topic detector, the plan, each offline model call), so the
+last results are kept.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from keel.tools.nlu import Declared, declared, reader_for
-from keel.tools.nlu.settle import SURE, guess, settle
-from keel.tools.phrasings import Intent, Table, match, specs_of, table_of
 from keel.tools.spec import ToolSpec
-from keel.tools.words import IRREGULAR, stem, strip_politeness
+from keel.tools.understanding.nlu import Declared, declared, reader_for
+from keel.tools.understanding.nlu.settle import SURE, guess, settle
+from keel.tools.understanding.phrasings import Intent, Table, match, specs_of, table_of
+from keel.tools.understanding.words import IRREGULAR, stem, strip_politeness
 from keel.tools.yes_no import confirms as confirms_in
 from keel.tools.yes_no import is_confirmation
 
@@ -92,7 +92,7 @@ def understand(message: str, tools: Sequence[BaseTool | Any]) -> Understanding:
 
 @functools.lru_cache(maxsize=256)
 def _settled(message: str, tools: tuple[Declared, ...]) -> Understanding:
-    """The decision table's reading settled with the learned model's (``keel.tools.nlu.settle``)."""
+    """The decision table's reading settled with the learned model's (``nlu.settle``)."""
     table = _understand(message, specs_of(tools))
     if table.kind in ("too_many", "too_long"):
         return table
@@ -128,7 +128,9 @@ def _understand(message: str, specs: tuple[tuple[str, ToolSpec], ...]) -> Unders
             return Understanding(kind="too_many", detail=str(len(intents)))
     if intents:
         return Understanding(tuple(intents))
-    from keel.tools.talk import kind_of  # talk reads the table too; imported here, not cyclic
+    from keel.tools.understanding.talk import (
+        kind_of,  # talk reads the table too; imported here, not cyclic
+    )
 
     kind, detail = kind_of(normalize(message), table)
     return Understanding(kind=kind, detail=detail)

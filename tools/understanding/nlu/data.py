@@ -27,8 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from keel.tools.nlu.features import tokens
 from keel.tools.spec import KEEL, ToolSpec, spec_of
+from keel.tools.understanding.nlu.features import tokens
 
 DATA = Path(__file__).parent / "corpora"
 TALK = ("greeting", "thanks", "goodbye", "wellbeing", "help", "lists", "offtopic")

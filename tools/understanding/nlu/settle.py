@@ -1,9 +1,9 @@
 """The learned reading and the seed's decision table, settled into what a message asks.
 
-The decision table (``keel.tools.phrasings``) reads the literal phrasings the tools declare,
-splits lists ("add eggs, bread and butter") and names tasks by number, range or selection; the
-learned ``Reader`` (``keel.tools.nlu.model``) reads what people say beyond them. ``settle``
-takes both readings of one message and decides:
+The decision table (``keel.tools.understanding.phrasings``) reads the literal phrasings the tools
+declare, splits lists ("add eggs, bread and butter") and names tasks by number, range or selection;
+the learned ``Reader`` (``keel.tools.understanding.nlu.model``) reads what people say beyond them.
+``settle`` takes both readings of one message and decides:
 
 - the model is sure the message asks nothing of the tools (another assistant's job: "remove all
   my meetings", "check all emails from eric"; a list of lists): nothing is done, whatever the
@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from keel.tools.nlu import Declared, Reader, Reading, reader_for
-from keel.tools.phrasings import PRONOUNS, Intent, clean_ref
 from keel.tools.spec import spec_of
+from keel.tools.understanding.nlu import Declared, Reader, Reading, reader_for
+from keel.tools.understanding.phrasings import PRONOUNS, Intent, clean_ref
 
 SURE = 0.75
 """The least probability on which the model's reading is acted on, or overrides the table."""
@@ -68,7 +68,7 @@ _ASKS = re.compile(r"^\s*(?:did|does|do|have|has|had|was|were|is|are)\s|\?\s*$",
 """A question, which reports no deed ("did my order get delivered?", "have i spent too much?")."""
 
 Settled = tuple[tuple[Intent, ...], str | None, str | None]
-"""Requests, or a kind of talk and its detail (as ``keel.tools.understanding.Understanding``)."""
+"""Requests, or a kind of talk and its detail (as ``requests.Understanding``)."""
 
 
 def settle(

@@ -2,15 +2,15 @@
 
 Each is an async function over the task store, declared with ``keel_tool`` together with how
 people ask for it, what it asks first and how the offline model words its result
-(``keel.tools.spec``). The one list of the tools is ``keel.tools.todo.TODO_TOOLS``.
+(``keel.tools.spec``). The one list of the tools is ``keel.tools.tasks.todo.TODO_TOOLS``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from keel.tools.arguments import Store, TaskId, UserId
 from keel.tools.spec import Confirm, keel_tool
+from keel.tools.tasks.arguments import Store, TaskId, UserId
 
 
 @keel_tool(
