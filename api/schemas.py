@@ -265,7 +265,9 @@ class ConversationRename(BaseModel):
 
 
 class TaskOut(BaseModel):
-    """One of the caller's todo tasks."""
+    """One of the caller's todo tasks, with any attribute a tool stores on tasks beside these."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: int = Field(description="The task's number (each user's count from 1).", examples=[1])
     title: str = Field(description="What is to be done.", examples=["buy milk"])

@@ -1,12 +1,17 @@
 """A developer's tool, declared the way keel's own are: the todo tools and ``set_due_date``.
 
 Handed to keel as ``--tools tests.extra_tools:TOOLS`` (``KEEL_TOOLS``) or ``create_app(tools=...)``.
+It stores a new attribute on tasks, a due date: its migration adds the column (``add_due_column``),
+the store keeps and reads it (``TaskStore.set_attributes``), and the API's tasks carry it.
 """
 
 from typing import Annotated, Any
 
+import sqlalchemy as sa
 from langchain_core.tools import InjectedToolArg
 
+from keel.checkpoints.migrate import migration_engine, upgrade
+from keel.checkpoints.urls import parse_database_url
 from keel.tools.ask_user import ask_user
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.tasks.store import TaskStore
@@ -28,9 +33,18 @@ async def set_due_date(
     store: Annotated[TaskStore, InjectedToolArg],
 ) -> dict[str, Any]:
     """Set when a task is due (the date as the user says it)."""
-    task = await store.get(user_id, task_id)
-    renamed = await store.rename(user_id, task_id, f"{task['title']} (due {due})")
-    return {**renamed, "due": due}
+    return await store.set_attributes(user_id, task_id, due=due)
+
+
+async def add_due_column(database_url: str) -> None:
+    """The due date's migration: keel's tables made, then the column added beside them."""
+    engine = migration_engine(parse_database_url(database_url))
+    try:
+        await upgrade(engine)
+        with engine.begin() as connection:
+            connection.execute(sa.text("ALTER TABLE keel_tasks ADD COLUMN due VARCHAR(100)"))
+    finally:
+        engine.dispose()
 
 
 TOOLS = [*TODO_TOOLS, set_due_date]

@@ -1,3 +1,4 @@
-"""The agent's tools and how a tool call runs: the todo domain in ``tasks``, the offline
-understanding in ``understanding``.
+"""The agent's tools and how a tool call runs.
+
+The todo domain is in ``tasks``, the offline understanding in ``understanding``.
 """

@@ -33,7 +33,7 @@ from keel.graphs.builder import served
 from keel.graphs.resources import close_shared_resources, shared_resources
 from keel.graphs.settings import Settings
 from keel.nodes.models.chat import system_prompt
-from tests.extra_tools import TOOLS, set_due_date
+from tests.extra_tools import TOOLS, add_due_column, set_due_date
 from tests.integration.server import free_port, say, stop, wait_until_ready
 from tests.keel_process import ROOT, keel_env
 
@@ -42,6 +42,7 @@ from tests.keel_process import ROOT, keel_env
 async def keel_url(tmp_path) -> AsyncIterator[str]:
     port = free_port()
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'keel.db'}", port=port)
+    await add_due_column(settings.database_url)
     config = uvicorn.Config(
         create_app(settings, tools=TOOLS), host="127.0.0.1", port=port, log_level="warning"
     )
@@ -81,7 +82,7 @@ async def test_a_tool_declared_once_works_through_the_offline_model_and_a_confir
         assert [i["tool"] for i in asked["todolist"]["items"]] == ["set_due_date"]
 
         done = await say("yes")
-        assert done["reply"] == "Task 1 is now due Friday: buy milk (due Friday)"
+        assert done["reply"] == "Task 1 is now due Friday: buy milk"
         assert done["tool_calls"][0]["name"] == "set_due_date"
         assert done["todolist"]["items"][0]["status"] == "done"
 
@@ -90,7 +91,8 @@ async def test_a_tool_declared_once_works_through_the_offline_model_and_a_confir
         kept = await say("no")
         assert "Cancelled: task 1 was not rescheduled." in kept["reply"]
         tasks = (await http.get("/v1/tasks")).json()
-        assert [t["title"] for t in tasks] == ["buy milk (due Friday)"]
+        assert [(t["title"], t["due"]) for t in tasks] == [("buy milk", "Friday")]
+        assert (await http.get("/v1/tasks/1")).json()["due"] == "Friday"
 
 
 async def test_a_tool_declared_once_is_served_over_mcp(keel_url):
@@ -120,6 +122,7 @@ NAMED = "tests.extra_tools:TOOLS"
 
 
 def test_keel_serve_gives_the_tools_named_on_its_command_line_to_every_worker(tmp_path):
+    asyncio.run(add_due_column(f"sqlite:///{tmp_path / 'keel.db'}"))
     port = free_port()
     output = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(
@@ -138,13 +141,15 @@ def test_keel_serve_gives_the_tools_named_on_its_command_line_to_every_worker(tm
         asked = say(url, cid, "Set the due date of task 1 to Friday", status=200).json()
         assert asked["awaiting_confirmation"]["action"] == "reschedule"
         done = say(url, cid, "yes", status=200).json()
-        assert done["reply"] == "Task 1 is now due Friday: buy milk (due Friday)"
+        assert done["reply"] == "Task 1 is now due Friday: buy milk"
+        assert httpx.get(f"{url}/v1/tasks").json()[0]["due"] == "Friday"
     finally:
         stop(process)
         output.close()
 
 
 def test_keel_chat_gives_the_tools_named_on_its_command_line(tmp_path):
+    asyncio.run(add_due_column(f"sqlite:///{tmp_path / 'keel.db'}"))
     typed = "Add buy milk\nSet the due date of task 1 to Friday\nyes\n"
     chat = subprocess.run(
         [KEEL_SCRIPT, "chat", "--tools", NAMED],
@@ -157,7 +162,7 @@ def test_keel_chat_gives_the_tools_named_on_its_command_line(tmp_path):
     )
     assert chat.returncode == 0, chat.stderr
     assert "Are you sure you want to reschedule task 1? (yes/no)" in chat.stdout
-    assert "Task 1 is now due Friday: buy milk (due Friday)" in chat.stdout
+    assert "Task 1 is now due Friday: buy milk" in chat.stdout
 
 
 @pytest.mark.parametrize(
@@ -198,6 +203,7 @@ def test_tools_that_cannot_be_loaded_stop_the_command_with_a_clear_error(
 async def test_a_langgraph_servers_runs_get_the_tools_the_settings_name(tmp_path, monkeypatch):
     monkeypatch.setenv("KEEL_TOOLS", NAMED)
     monkeypatch.setenv("KEEL_DATABASE_URL", f"sqlite:///{tmp_path / 'keel.db'}")
+    await add_due_column(f"sqlite:///{tmp_path / 'keel.db'}")
     studio = served(checkpointer=InMemorySaver())  # as langgraph dev runs it: plain data only
     thread = {"configurable": {"thread_id": str(uuid.uuid4())}}
 
@@ -209,7 +215,7 @@ async def test_a_langgraph_servers_runs_get_the_tools_the_settings_name(tmp_path
     question = asked["__interrupt__"][0].value
     assert question["question"] == "Are you sure you want to reschedule task 1? (yes/no)"
     done = await studio.ainvoke(Command(resume="yes"), thread)
-    assert done["messages"][-1].content == "Task 1 is now due Friday: buy milk (due Friday)"
+    assert done["messages"][-1].content == "Task 1 is now due Friday: buy milk"
     assert "set_due_date" in [tool.name for tool in (await shared_resources()).tools]
     await close_shared_resources()
 

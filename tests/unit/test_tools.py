@@ -4,7 +4,7 @@ import uuid
 import pytest
 
 from keel.tools.calls import run_tool_call
-from keel.tools.tasks.store import TITLE_MAX_CHARS, TaskStore
+from keel.tools.tasks.store import TITLE_MAX_CHARS, TaskError, TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
@@ -149,3 +149,24 @@ async def test_a_failed_mutation_is_recorded_as_failed(store):
     await store.create("ann", "late arrival")
     again = await run_tool_call(call, "ann", store, tools=TODO_TOOLS)
     assert first.status == again.status == "error" and again.content == first.content
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_an_attribute_a_tool_adds_is_stored_read_and_kept_to_its_user(database_url):
+    async with open_database(database_url) as db:
+        await db.execute("ALTER TABLE keel_tasks ADD COLUMN due VARCHAR(100)")  # its migration
+        store = TaskStore(db)
+        task = await store.create("ann", "buy milk")
+        assert task["due"] is None
+        assert (await store.set_attributes("ann", task["id"], due="Friday"))["due"] == "Friday"
+        assert (await store.get("ann", task["id"]))["due"] == "Friday"
+        assert [t["due"] for t in await store.list("ann")] == ["Friday"]
+        with pytest.raises(TaskError, match="not found"):
+            await store.set_attributes("bob", task["id"], due="Monday")
+        for wrong in ["title", "user_id", "updated_at", "Due", "due = 'x'; DROP TABLE x", ""]:
+            with pytest.raises(TaskError) as refused:
+                await store.set_attributes("ann", task["id"], **{wrong: "x"})
+            assert refused.value.code == "invalid_attribute"
+        with pytest.raises(TaskError):
+            await store.set_attributes("ann", task["id"])
+        assert await store.get("ann", task["id"]) == {**task, "due": "Friday"}

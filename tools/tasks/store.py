@@ -7,8 +7,10 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 from keel.checkpoints.clock import Clock, utcnow
@@ -77,13 +79,25 @@ def _check_page(offset: Any, limit: Any) -> tuple[int, int | None]:
     return offset, limit
 
 
+KEPT_COLUMNS = frozenset(
+    {"id", "user_id", "number", "title", "completed", "created_at", "updated_at"}
+)
+"""The columns every task has. Any other column of ``keel_tasks`` is an attribute that a tool
+stores on tasks (its migration adds the column): read as stored, and set with ``set_attributes``."""
+ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
+
+
 def _row(row: Row) -> dict[str, Any]:
-    return {
+    task = {
         "id": row["number"],
         "title": row["title"],
         "completed": bool(row["completed"]),
         "created_at": read_time(row["created_at"]).isoformat() if row["created_at"] else None,
     }
+    for name, value in row.items():
+        if name not in KEPT_COLUMNS:
+            task[name] = value.isoformat() if isinstance(value, datetime) else value
+    return task
 
 
 def _status(done: bool | None) -> str:
@@ -91,7 +105,7 @@ def _status(done: bool | None) -> str:
     return "" if done is None else " AND completed = :done"
 
 
-RETURNING = "RETURNING number, title, completed, created_at"
+RETURNING = "RETURNING *"
 NEXT_NUMBER = (
     "INSERT INTO keel_task_counters (user_id, last_number) VALUES (:user, 1) "
     "ON CONFLICT (user_id) DO UPDATE SET last_number = keel_task_counters.last_number + 1 "
@@ -249,6 +263,24 @@ class TaskStore:
         """Mark a task completed and return it."""
         sql = "UPDATE keel_tasks SET completed = :true, updated_at = :now"
         return await self._change(sql, user_id, task_id, true=True, now=self._now())
+
+    async def set_attributes(
+        self, user_id: str, task_id: int, /, **attributes: Any
+    ) -> dict[str, Any]:
+        """Store attributes a tool keeps on tasks (each a column its migration added); the task.
+
+        A name that is not an attribute's (one of the columns every task has, or not a plain
+        lower-case name) raises ``TaskError('invalid_attribute')``.
+        """
+        for name in attributes:
+            if name in KEPT_COLUMNS or not ATTRIBUTE_NAME.fullmatch(name):
+                raise TaskError("invalid_attribute", f"A task has no attribute {name!r} to set.")
+        if not attributes:
+            raise TaskError("invalid_attribute", "No attribute to set.")
+        values = {f"set_{name}": value for name, value in attributes.items()}
+        assigned = ", ".join(f"{name} = :set_{name}" for name in attributes)  # names checked
+        sql = f"UPDATE keel_tasks SET {assigned}, updated_at = :now"
+        return await self._change(sql, user_id, task_id, **values, now=self._now())
 
     async def delete(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Delete a task and return what it was."""
