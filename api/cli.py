@@ -47,15 +47,16 @@ def use_tools(tools: str | None) -> None:
     import sys
 
     from keel.graphs.assembly import ToolsNotLoaded, load_tools
-    from keel.graphs.settings import Settings
+    from keel.graphs.settings import DEFAULT_TOOLS, Settings
 
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     if tools is not None:
         os.environ["KEEL_TOOLS"] = tools
     try:
-        load_tools(Settings().tools)
-    except ToolsNotLoaded as exc:
+        named = Settings().tools
+        if named != DEFAULT_TOOLS and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())  # spawned workers get it with the rest of the path
+        load_tools(named)
+    except (ToolsNotLoaded, ValueError) as exc:
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None
 

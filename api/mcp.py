@@ -1,8 +1,8 @@
 """/mcp: the todo tools over MCP (streamable HTTP), behind the same API keys.
 
-The MCP tools are made from the list the agent binds (``keel.tools.tasks.todo.TODO_TOOLS``): the
-same names, descriptions and argument schemas (the tools' ``tool_call_schema``, without the injected
-user and store).
+The MCP tools are made from the list the agent binds (``KEEL_TOOLS``, keel's todo tools by
+default: ``keel.graphs.assembly.load_tools``): the same names, descriptions and argument schemas
+(the tools' ``tool_call_schema``, without the injected user and store).
 
 Each MCP tool call runs through ``keel.tools.calls.run_tool_call`` for the user whose key came with
 the request, so MCP clients get the same per-user isolation, error messages and once-only mutations

@@ -3,10 +3,10 @@
 Reads CLINC150's ``data_full.json`` (github.com/clinc/oos-eval, CC BY 3.0) and SLURP's
 ``devel.jsonl`` (github.com/pswietojanski/slurp, text CC BY 4.0), their training and validation
 splits only (a test split is never opened), and writes ``clinc150.jsonl`` and ``slurp.jsonl``
-in ``tools/nlu/corpora/``. Utterances of the corpora's todo, shopping-list, reminder and list
-intents are labelled by hand for keel (``--labels``: one JSON line each with ``text``, ``source``,
-``intent`` and the exact words of ``title`` / ``ref``; by default those the files already
-carry); every other intent is talk keel does not
+in ``tools/understanding/nlu/corpora/``. Utterances of the corpora's todo, shopping-list,
+reminder and list intents are labelled by hand for keel (``--labels``: one JSON line each with
+``text``, ``source``, ``intent`` and the exact words of ``title`` / ``ref``; by default those the
+files already carry); every other intent is talk keel does not
 act on (``offtopic``), except greetings, goodbyes, thanks and "what can I ask you" (their own
 kinds), and yes / no / cancel / repeat, left out (keel reads those by rule). CLINC150's validation
 split and half of SLURP's (by a hash of the text) are marked ``heldout``: kept back from training,
@@ -22,7 +22,7 @@ import json
 import zlib
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / "tools" / "nlu" / "corpora"
+DATA = Path(__file__).resolve().parents[1] / "tools" / "understanding" / "nlu" / "corpora"
 TALK = {
     "greeting": "greeting",
     "goodbye": "goodbye",

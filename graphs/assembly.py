@@ -131,6 +131,7 @@ async def open_keel(
     wait_seconds: float = 0.0,
     observer: TurnObserver | None = None,
     offload: bool = False,
+    prune_in_background: bool = True,
 ) -> AsyncIterator[Keel]:
     """Open a keel process's parts; the turns under way are let finish as it closes.
 
@@ -138,6 +139,9 @@ async def open_keel(
     ``wait_seconds``: how long a turn waits for a conversation another turn holds.
     ``offload``: nothing blocks the event loop (a LangGraph server's): SQLite in a worker thread,
     the tools and models loaded in one.
+    ``prune_in_background``: old checkpoints are pruned every few turns in the background (a
+    long-lived process's way); False prunes each conversation right after each of its turns (a
+    short session's, such as ``keel chat``'s).
     """
     settings = settings or Settings()
     if tools is None:
@@ -156,7 +160,7 @@ async def open_keel(
             resources=resources,
             db=backend.db,
             locks=TurnLocks(backend.process_locks, resources.conversations),
-            retention=Retention(saver, settings.checkpoint_keep),
+            retention=Retention(saver, settings.checkpoint_keep) if prune_in_background else None,
             wait_seconds=wait_seconds,
             observer=observer or Unobserved(),
         )

@@ -129,7 +129,7 @@ async def shared_resources() -> Resources:
 
 
 async def close_shared_resources() -> None:
-    """Close this event loop's shared resources (a notebook's or a test's end; a server's exit)."""
+    """Close this event loop's shared resources (at a notebook's or a test's end)."""
     shared = _shared.pop(asyncio.get_running_loop(), None)
     if shared is not None:
         await shared.stack.aclose()

@@ -43,6 +43,7 @@ from keel.nodes.support.waiting import call_key, question_id, typed_answers
 from keel.tools.calls import run_tool_call
 from keel.tools.ledger import recall
 from keel.tools.spec import Confirm, confirmations, question
+from keel.tools.tasks.reads import get_todo_task
 from keel.tools.tasks.todo import GET
 from keel.tools.understanding.requests import confirms, parse_intents
 from keel.tools.yes_no import answer_of
@@ -90,9 +91,7 @@ async def _probe(
     probe = ToolCall(
         name=GET, args={"task_id": call["args"].get("task_id")}, id=call_id, type="tool_call"
     )
-    checked = await run_tool_call(
-        probe, ctx.user_id, ctx.resources.store, tools=ctx.resources.tools
-    )
+    checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store, tools=[get_todo_task])
     if checked.status == "error":
         return ToolMessage(checked.content, tool_call_id=call_id, name=call["name"], status="error")
     try:

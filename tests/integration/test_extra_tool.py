@@ -121,7 +121,8 @@ KEEL_SCRIPT = str(Path(sys.executable).parent / "keel")
 NAMED = "tests.extra_tools:TOOLS"
 
 
-def test_keel_serve_gives_the_tools_named_on_its_command_line_to_every_worker(tmp_path):
+def test_keel_serve_gives_the_tools_named_on_its_command_line_to_its_workers(tmp_path):
+    # with --workers 2 every worker is a process uvicorn spawned, whichever one answers
     asyncio.run(add_due_column(f"sqlite:///{tmp_path / 'keel.db'}"))
     port = free_port()
     output = tempfile.TemporaryFile(mode="w+")
@@ -210,14 +211,16 @@ async def test_a_langgraph_servers_runs_get_the_tools_the_settings_name(tmp_path
     async def say(text: str) -> dict[str, Any]:
         return await studio.ainvoke({"messages": [{"role": "user", "content": text}]}, thread)
 
-    await say("Add buy milk")
-    asked = await say("Set the due date of task 1 to Friday")
-    question = asked["__interrupt__"][0].value
-    assert question["question"] == "Are you sure you want to reschedule task 1? (yes/no)"
-    done = await studio.ainvoke(Command(resume="yes"), thread)
-    assert done["messages"][-1].content == "Task 1 is now due Friday: buy milk"
-    assert "set_due_date" in [tool.name for tool in (await shared_resources()).tools]
-    await close_shared_resources()
+    try:
+        await say("Add buy milk")
+        asked = await say("Set the due date of task 1 to Friday")
+        question = asked["__interrupt__"][0].value
+        assert question["question"] == "Are you sure you want to reschedule task 1? (yes/no)"
+        done = await studio.ainvoke(Command(resume="yes"), thread)
+        assert done["messages"][-1].content == "Task 1 is now due Friday: buy milk"
+        assert "set_due_date" in [tool.name for tool in (await shared_resources()).tools]
+    finally:
+        await close_shared_resources()
 
 
 def test_load_tools_takes_a_list_a_tool_or_a_function_and_refuses_the_rest():

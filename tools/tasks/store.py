@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from keel.checkpoints.clock import Clock, utcnow
@@ -96,7 +96,7 @@ def _row(row: Row) -> dict[str, Any]:
     }
     for name, value in row.items():
         if name not in KEPT_COLUMNS:
-            task[name] = value.isoformat() if isinstance(value, datetime) else value
+            task[name] = value.isoformat() if isinstance(value, date | datetime) else value
     return task
 
 
@@ -270,7 +270,8 @@ class TaskStore:
         """Store attributes a tool keeps on tasks (each a column its migration added); the task.
 
         A name that is not an attribute's (one of the columns every task has, or not a plain
-        lower-case name) raises ``TaskError('invalid_attribute')``.
+        lower-case name) raises ``TaskError('invalid_attribute')``; a column the database does not
+        have fails as the database says (the tool's migration is missing).
         """
         for name in attributes:
             if name in KEPT_COLUMNS or not ATTRIBUTE_NAME.fullmatch(name):
