@@ -2,7 +2,7 @@
 
 First the resident memory the learned model adds once loaded. Then for every message of a labelled
 set (``bench/data/nlu_dev.jsonl`` by default), uncached: the message understood
-(``keel.tools.understanding.requests``: the decision table and the learned model), alone, and with
+(``keel.tools.understanding.reading``: the decision table and the learned model), alone, and with
 each task it names by what it is ranked against the user's titles
 (``keel.tools.tasks.matching.rank``, as ``find_todo_tasks`` does over one read of them). Then the
 offline model's whole decision (``decide``) after 10 and after 1,000 earlier messages, to show that
@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from keel.nodes.models.decisions import decide  # noqa: E402
 from keel.tools.tasks import matching  # noqa: E402
 from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
-from keel.tools.understanding import requests as understanding  # noqa: E402
+from keel.tools.understanding import reading as understanding  # noqa: E402
 from keel.tools.understanding.nlu import reader_for  # noqa: E402
 
 WORDS = (

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [
-    "tools/understanding/requests.py",
+    "tools/understanding/reading.py",
     "tools/understanding/phrasings.py",
     "tools/understanding/words.py",
     "tools/understanding/talk.py",

@@ -67,8 +67,8 @@ from keel.nodes.state.schema import (
     TurnInput,
     TurnOutput,
 )
-from keel.nodes.support.in_flight import noted
 from keel.nodes.support.message_log import with_conversation
+from keel.nodes.support.turn_note import noted
 from keel.nodes.tool_execution import tool_execution
 from keel.nodes.topic import topic_detect
 from keel.nodes.user_input import user_input

@@ -38,8 +38,8 @@ from keel.nodes.models.turn_messages import ran, repeats, this_turn
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import turn_key
 from keel.nodes.state.schema import KeelState, open_items
-from keel.nodes.support.in_flight import note_round, replayed
 from keel.nodes.support.previews import preview
+from keel.nodes.support.turn_note import note_round, replayed
 from keel.tools.ask_user import ASK_TOOL, question_of
 from keel.tools.calls import storable
 from keel.tools.spec import spec_of

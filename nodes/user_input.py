@@ -38,9 +38,9 @@ from keel.nodes.state.machine import AgentState
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import KeelState, bump, turn_start
 from keel.nodes.support.confirming import Asked, ask
-from keel.nodes.support.in_flight import note_answer
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
+from keel.nodes.support.turn_note import note_answer
 from keel.nodes.support.waiting import (
     answers_after,
     position,

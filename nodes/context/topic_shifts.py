@@ -35,7 +35,7 @@ from langchain_core.tools import BaseTool
 
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.events import TopicReason
-from keel.tools.understanding.requests import sure_request
+from keel.tools.understanding.reading import sure_request
 
 SWITCH_PHRASES = (
     "new topic",

@@ -23,7 +23,7 @@ from langchain_core.tools import BaseTool
 
 from keel.nodes.models.lookups import EARLIER_HEADER
 from keel.tools.understanding.phrasings import NUMBER_WORDS, Intent
-from keel.tools.understanding.requests import likeliest, normalize, understand
+from keel.tools.understanding.reading import likeliest, normalize, understand
 from keel.tools.yes_no import answer_of
 
 WHICH = 'Several tasks match "{ref}": {listed}. Which one?'

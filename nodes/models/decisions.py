@@ -2,7 +2,7 @@
 
 ``decide(messages, tools)`` reads the last human message as the request (a nudge only makes it look
 again) and what the tool results after it say has been done. It understands the request
-(``keel.tools.understanding.requests``); looks up first the tasks it names by what they are, and the
+(``keel.tools.understanding.reading``); looks up first the tasks it names by what they are, and the
 selections it makes ("all the completed ones"), all in one round (``keel.nodes.models.lookups``);
 then calls the tools, every destructive call of the request in one round so the user is asked once;
 then reports only what the tools returned, in the words each tool declares, with a short note for a
@@ -35,7 +35,7 @@ from keel.nodes.models.turn_messages import is_request, ran, request_text
 from keel.tools.calls import storable
 from keel.tools.spec import spec_of
 from keel.tools.understanding.phrasings import Intent, Selection
-from keel.tools.understanding.requests import understand
+from keel.tools.understanding.reading import understand
 from keel.tools.understanding.talk import say
 
 REPLY_KIND = "keel_reply"

@@ -26,7 +26,7 @@ from keel.nodes.models.markers import DONE_KEY
 from keel.nodes.models.notes import FALLBACK_NOTE
 from keel.nodes.models.turn_messages import is_request, ran, request_text
 from keel.tools.spec import spec_of
-from keel.tools.understanding.requests import parse_intents
+from keel.tools.understanding.reading import parse_intents
 
 OFFLINE = "keel_offline"
 """``response_metadata`` key of an answer the offline model gave in a turn that fell back."""

@@ -45,7 +45,7 @@ from keel.tools.ledger import recall
 from keel.tools.spec import Confirm, confirmations, question
 from keel.tools.tasks.reads import get_todo_task
 from keel.tools.tasks.todo import GET
-from keel.tools.understanding.requests import confirms, parse_intents
+from keel.tools.understanding.reading import confirms, parse_intents
 from keel.tools.yes_no import answer_of
 
 log = structlog.get_logger(__name__)

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from keel.nodes.models.chat import ProviderFailed, classified
 from keel.nodes.state.schema import TodoItem
 from keel.nodes.support.previews import preview
-from keel.tools.understanding.requests import parse_intents
+from keel.tools.understanding.reading import parse_intents
 
 log = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 import pytest
 
 from keel.tools.tasks.todo import TODO_TOOLS
-from keel.tools.understanding.requests import confirms, parse_intents
+from keel.tools.understanding.reading import confirms, parse_intents
 
 ROWS = [
     ("Add buy milk", "create_todo_task", None, {"title": "buy milk"}),

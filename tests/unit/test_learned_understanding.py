@@ -17,7 +17,7 @@ from keel.tools.understanding.nlu import settle as settling
 from keel.tools.understanding.nlu.data import declared, labelled
 from keel.tools.understanding.nlu.scoring import Tally, tallies
 from keel.tools.understanding.phrasings import specs_of
-from keel.tools.understanding.requests import (
+from keel.tools.understanding.reading import (
     _settled,
     _understand,
     normalize,

@@ -20,7 +20,7 @@ from keel.tools.tasks import store as store_module
 from keel.tools.tasks.pages import LIST_LIMIT_DEFAULT
 from keel.tools.tasks.store import TaskError
 from keel.tools.tasks.todo import TODO_TOOLS
-from keel.tools.understanding.requests import parse_intents
+from keel.tools.understanding.reading import parse_intents
 
 BOUND = 10_000
 """Bytes a list turn's reply, and its logged tool result, stay under."""

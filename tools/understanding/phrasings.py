@@ -5,7 +5,7 @@ tools' order, with the words they are written in (a misspelt one is put right be
 ``keel.tools.understanding.words.correct``). ``match(text, table)`` maps one request to an
 ``Intent``: the tool, its arguments, and the task it names (a number, words to look the task up by,
 or a selection such as "all the completed ones"). What a whole message asks is
-``keel.tools.understanding.requests``.
+``keel.tools.understanding.reading``.
 """
 
 from __future__ import annotations

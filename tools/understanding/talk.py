@@ -6,7 +6,7 @@ do offline; anything else gets a short "did you mean ...", with the closest requ
 misspelt command word's tool, or adding the words as a task). Which kind of talk a message is, the
 learned model says (``keel.tools.understanding.nlu.settle``); ``kind_of`` tells only what a
 message's shape does (a question, or words to guess a request from), ``say`` the words. Used by
-``keel.tools.understanding.requests`` and the rule-based chat model.
+``keel.tools.understanding.reading`` and the rule-based chat model.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Words as keel reads them in what people type: tokens, stems, typos and politeness.
 
-The offline understanding (``keel.tools.understanding.requests``) and the matching of task titles
+The offline understanding (``keel.tools.understanding.reading``) and the matching of task titles
 (``keel.tools.tasks.matching``) share these: ``stem`` brings inflections together ("calling",
 "called" and "call"; "bought" and "buy"), ``near`` tells a typo of a word ("delte", "shwo"),
 ``Corrected`` puts a message's misspelt command words right while remembering where every character

@@ -1,6 +1,6 @@
 """keel's learned understanding: an intent classifier and an argument tagger, learned from data.
 
-The offline model reads people through it (``keel.tools.understanding.requests``):
+The offline model reads people through it (``keel.tools.understanding.reading``):
 ``reader_for(tools)`` gives the ``Reader`` for a tool list, whose ``read(text)`` says what a message
 asks for (a tool, or a kind of talk), how sure it is, and the words of each argument ("add eggs to
 my grocery list": ``create_todo_task``, title "eggs"). The model shipped in ``trained/`` is made for

@@ -1,7 +1,7 @@
 """How well keel's offline understanding reads labelled utterances, by data set and category.
 
 Each labelled line (``keel.tools.understanding.nlu.data``) is read by the whole offline
-understanding (``keel.tools.understanding.requests.understand``: the decision table settled with the
+understanding (``keel.tools.understanding.reading.understand``: the decision table settled with the
 learned model), and scored as a person would judge the reply: a request is understood when its first
 request is for the labelled tool, or, when it names nothing to act on ("set a reminder for me"),
 when keel asks for it (any other question back does not count); a message that asks nothing is
@@ -21,7 +21,7 @@ from typing import Any
 
 from keel.tools.spec import spec_of
 from keel.tools.understanding.nlu.data import TALK, Sample
-from keel.tools.understanding.requests import understand
+from keel.tools.understanding.reading import understand
 
 
 @dataclass

@@ -68,7 +68,7 @@ _ASKS = re.compile(r"^\s*(?:did|does|do|have|has|had|was|were|is|are)\s|\?\s*$",
 """A question, which reports no deed ("did my order get delivered?", "have i spent too much?")."""
 
 Settled = tuple[tuple[Intent, ...], str | None, str | None]
-"""Requests, or a kind of talk and its detail (as ``requests.Understanding``)."""
+"""Requests, or a kind of talk and its detail (as ``reading.Understanding``)."""
 
 
 def settle(
