@@ -30,10 +30,7 @@ def as_chunk(message: BaseMessage) -> AIMessageChunk:
     calls = getattr(message, "tool_calls", None) or []
     return AIMessageChunk(
         content=message.content,
-        tool_call_chunks=[
-            tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
-            for i, c in enumerate(calls)
-        ],
+        tool_call_chunks=as_chunks(calls),
         response_metadata=message.response_metadata,
         usage_metadata=getattr(message, "usage_metadata", None),
     )
@@ -44,22 +41,30 @@ def short_id(seed: str) -> str:
     return "call_" + hashlib.sha256(seed.encode()).hexdigest()[:20]
 
 
-def text_call_chunks(
+def text_calls(
     filtered: DoneLines, message_id: str | None, native: bool
-) -> tuple[list[ToolCallChunk], dict[str, Any]]:
+) -> tuple[list[ToolCall], dict[str, Any]]:
     """The tool calls ``filtered`` read from the answer's text (none beside calls the server
     parsed itself), and the metadata that marks the answer: done, or holding an unusable call.
     """  # noqa: D205
     meta: dict[str, Any] = {DONE_KEY: True} if filtered.done else {}
     if filtered.unusable and not native:
         meta[UNUSABLE_CALL] = True
-    if native or not filtered.calls:
+    if native:
         return [], meta
-    chunks = [
-        tool_call_chunk(name=name, args=json.dumps(args), id=short_id(f"{message_id}:{i}"), index=i)
+    calls = [
+        ToolCall(name=name, args=args, id=short_id(f"{message_id}:{i}"))
         for i, (name, args) in enumerate(filtered.calls)
     ]
-    return chunks, meta
+    return calls, meta
+
+
+def as_chunks(calls: list[ToolCall]) -> list[ToolCallChunk]:
+    """``calls`` as the tool-call chunks of a streamed answer."""
+    return [
+        tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
+        for i, c in enumerate(calls)
+    ]
 
 
 async def stream_without_done(
@@ -87,12 +92,12 @@ async def stream_without_done(
         for piece in more:
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
     rest = "".join(filtered.flush())
-    calls, meta = text_call_chunks(filtered, message_id, native)
+    calls, meta = text_calls(filtered, message_id, native)
     last = AIMessageChunk(
         content=rest,
         id=message_id,
         response_metadata=meta,
-        tool_call_chunks=calls,
+        tool_call_chunks=as_chunks(calls),
         chunk_position="last",
     )
     yield ChatGenerationChunk(message=last)
@@ -113,11 +118,7 @@ def result_without_done(
     filtered = DoneLines(marker, tools, echoes)
     text = "".join([*filtered.feed(message.text), *filtered.flush()])
     native = list(getattr(message, "tool_calls", None) or [])
-    chunks, meta = text_call_chunks(filtered, message_id, bool(native))
-    read = [
-        ToolCall(name=c["name"] or "", args=json.loads(c["args"] or "{}"), id=c["id"])
-        for c in chunks
-    ]
+    read, meta = text_calls(filtered, message_id, bool(native))
     update: dict[str, Any] = {
         "content": text,
         "id": message_id,
