@@ -28,6 +28,25 @@ from dataclasses import dataclass
 from typing import Any
 
 MAIN = "main"
+
+BEGINNING = "beginning"
+"""Names the point before a conversation's first checkpoint, to run a turn from: a checkpoint id
+no checkpoint has, so LangGraph starts from an empty state (the first message edited)."""
+
+
+class CheckpointNotKept(LookupError):
+    """A checkpoint the conversation no longer keeps (or never had), asked to run or view from."""
+
+    code = "checkpoint_not_found"
+
+    def __init__(self, checkpoint_id: str) -> None:
+        """Name the checkpoint."""
+        super().__init__(
+            f"checkpoint {checkpoint_id!r} is not one this conversation keeps: only its newest "
+            "checkpoints are kept (the messages of every branch stay in its log)"
+        )
+
+
 """The branch of a conversation that was never forked."""
 
 

@@ -22,7 +22,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, read_time
-from keel.checkpoints.in_flight import InFlight, note
 from keel.checkpoints.process_locks import Found
 from keel.checkpoints.saver_internals import thread_tables
 from keel.checkpoints.text_rules import one_line
@@ -53,9 +52,9 @@ MATCHING = (
 )
 """Conversations whose name, or a message of the user or keel, holds one word searched for."""
 ONE = " AND c.id = :id"
-FOUND = "SELECT user_id, turn_in_flight FROM keel_conversations WHERE id = :id"
+FOUND = "SELECT user_id FROM keel_conversations WHERE id = :id"
 FOUND_WITH_NEWEST = (
-    "SELECT user_id, turn_in_flight, (SELECT checkpoint_id FROM checkpoints WHERE thread_id = :id "
+    "SELECT user_id, (SELECT checkpoint_id FROM checkpoints WHERE thread_id = :id "
     "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1) AS newest "
     "FROM keel_conversations WHERE id = :id"
 )
@@ -204,8 +203,8 @@ class ConversationStore:
         return owner
 
     async def read_found(self, conversation_id: str) -> Found:
-        """What a turn reads of the conversation as it takes it, in one statement: the owner,
-        the turn noted in flight and, where the checkpoints are in this database, the newest one.
+        """What a turn reads of the conversation as it takes it, in one statement: the owner and,
+        where the checkpoints are in this database, the newest checkpoint.
         """  # noqa: D205
         row = await self.db.fetchone(self._found, {"id": conversation_id})
         owner = str(row["user_id"]) if row is not None else None
@@ -214,11 +213,7 @@ class ConversationStore:
             return Found(None)
         newest_read = self._found is FOUND_WITH_NEWEST
         newest = row["newest"] if newest_read else None
-        return Found(owner, row["turn_in_flight"], newest, newest_read)
-
-    async def note_in_flight(self, conversation_id: str, in_flight: InFlight) -> None:
-        """Note the turn under way on the conversation (``keel.checkpoints.in_flight``)."""
-        await note(self.db, conversation_id, in_flight)
+        return Found(owner, newest, newest_read)
 
     def noted(self, conversation_id: str, owner: str | None) -> None:
         """Remember an owner read from the table (None: the conversation is gone)."""

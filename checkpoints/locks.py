@@ -15,9 +15,9 @@ A ``kill -9`` releases both at once, so a restarted server never waits for a dea
 Given the user a turn is for, ``hold`` also reads, once the lock is held, what the turn needs of
 the conversation (``Found``): its owner, checked to be that user (``ConversationNotFound``
 otherwise: a conversation deleted by any process is gone for every later turn at once, and
-nothing is written to it), the turn noted as under way (``keel.checkpoints.in_flight``) and its
-newest checkpoint. On PostgreSQL they are read in the statement that takes the lock, so the read
-costs no round trip; elsewhere in one statement after it.
+nothing is written to it) and its newest checkpoint. On PostgreSQL they are read in the
+statement that takes the lock, so the read costs no round trip; elsewhere in one statement after
+it.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 
-from keel.checkpoints.in_flight import BEGINNING
+from keel.checkpoints.branches import BEGINNING
 
 KEPT_BYTES = 64 * 1024 * 1024
 """The serialised checkpoints a process keeps, at most, the most recently written first."""

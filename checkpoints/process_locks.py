@@ -42,8 +42,6 @@ class Found:
 
     owner: str | None
     """The conversation's owner (None: there is no such conversation)."""
-    in_flight: object = None
-    """The turn noted as under way, as stored (``keel.checkpoints.in_flight``)."""
     newest: str | None = None
     """The conversation's newest checkpoint (None: it has none)."""
     newest_read: bool = True
@@ -160,11 +158,11 @@ HELD = (
     "AND granted AND ((classid::bigint << 32) | objid::bigint) = %s::bigint)"
 )
 """Whether a session holds the advisory lock of a bigint key (its high and low halves)."""
-TAKE_READING = "SELECT taken, owner, in_flight, newest FROM keel_take_turn(%s, %s)"
-"""Take a conversation's lock and, once it is held, read its owner, the turn noted in flight and
-its newest checkpoint (the function of migration 0012): each read is a statement of its own in a
-volatile function, so it sees everything committed before the lock was had - a delete, a note, the
-checkpoint of the turn that just let go of the lock."""
+TAKE_READING = "SELECT taken, owner, newest FROM keel_take_turn(%s, %s)"
+"""Take a conversation's lock and, once it is held, read its owner and its newest checkpoint (the
+function of migration 0015): each read is a statement of its own in a volatile function, so it
+sees everything committed before the lock was had - a delete, the checkpoint of the turn that just
+let go of the lock."""
 
 
 class AdvisoryLocks:
@@ -225,7 +223,7 @@ class AdvisoryLocks:
         row = await self._taking(TAKE_READING, (key, conversation_id), key)
         if not row or not row[0]:
             return False, None
-        return True, Found(row[1], row[2], row[3])
+        return True, Found(row[1], row[2])
 
     async def _taking(self, sql: str, params: tuple[Any, ...], key: int) -> tuple[Any, ...] | None:
         attempt = asyncio.ensure_future(self._row(sql, params, retry=True))

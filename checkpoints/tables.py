@@ -18,10 +18,7 @@ conversations = sa.Table(
     sa.Column("user_id", sa.String(200), nullable=False, index=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("name", sa.String(200), nullable=True),
-    sa.Column("turn_in_flight", sa.JSON, nullable=True),
 )
-"""``turn_in_flight``: the turn under way, noted before its tools act (see
-``keel.checkpoints.in_flight``)."""
 
 tasks = sa.Table(
     "keel_tasks",

@@ -33,7 +33,7 @@ from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import Retention
 from keel.checkpoints.topics import TopicStore
-from keel.graphs.builder import KeelGraph, build_graph
+from keel.graphs.builder import KeelGraph, served
 from keel.graphs.resources import open_resources
 from keel.graphs.settings import Settings
 from keel.graphs.turns import TurnObserver, Turns, Unobserved
@@ -154,7 +154,7 @@ async def open_keel(
     ) as backend:
         saver = backend.saver
         resources = await _off(offload, open_resources, backend.db, saver, settings, tools=tools)
-        graph = build_graph(checkpointer=saver)
+        graph = served(checkpointer=saver)
         turns = Turns(
             graph=graph,
             resources=resources,

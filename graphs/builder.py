@@ -4,7 +4,7 @@
 
     START -> user_input -> topic_detect -> [reset] -> [plan] -> [resume] -> assistant
     user_input -> tool_execution  (the message answers a waiting confirmation)
-    user_input -> response  (no message, the calls decided: the served graph goes on)
+    user_input -> response  (no message, calls a yes decided: the served graph goes on)
     user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
     assistant -> tool_execution | response
     tool_execution -> response  (a confirmation is waited for inside it, with ``interrupt``)
@@ -20,15 +20,18 @@ the assistant's text reaches the
 ``messages`` stream: the other nodes write the window, and everything ``messages``, as
 ``unstreamed`` updates.
 
-``graph`` is the module-level graph a LangGraph server (``langgraph dev``, Studio) loads through
-``langgraph.json``: ``served()``, the turn graph as the one node of a graph around it (a few
-checkpoints a turn in the thread's history); it has no checkpointer of its own (the server brings
-one).
+``served(checkpointer)`` is the graph every turn runs, in keel's own process and on a LangGraph
+server: the turn graph as the one node of a graph around it, which LangGraph checkpoints a few
+times a turn (its input, the model's calls before they run, its end). ``graph`` is the one a
+LangGraph server (``langgraph dev``, Studio) loads through ``langgraph.json``; it has no
+checkpointer of its own (the server brings one). ``build_graph`` alone is the turn graph a
+notebook steps through node by node.
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
@@ -39,6 +42,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Durability
 
 from keel.graphs.resources import prepared
 from keel.graphs.routes import (
@@ -68,13 +72,15 @@ from keel.nodes.state.schema import (
     TurnOutput,
 )
 from keel.nodes.support.message_log import with_conversation
-from keel.nodes.support.turn_note import noted
 from keel.nodes.tool_execution import tool_execution
 from keel.nodes.topic import topic_detect
 from keel.nodes.user_input import user_input
 from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
+
+INNER_DURABILITY: Durability = "exit"
+warnings.filterwarnings("ignore", message="`durability` has no effect when no checkpointer")
 
 NodeFn = Callable[[KeelState, Runtime[KeelContext]], Any] | Callable[[KeelState], Any]
 
@@ -93,13 +99,11 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
         context = await prepared(runtime.context)
         if context is not runtime.context:
             runtime = runtime.override(context=context)
-        if context.note is None:  # keel's runner took the turn lock, the owner checked with it
+        if context.turn is None:  # keel's runner took the turn lock, the owner checked with it
             await context.resources.conversations.claim(conversation_id(runtime), context.user_id)
         source = current_state(state)
         if enters is not None:
             validate_transition(source, enters)  # staying (a resumed wait) is no transition
-            if enters is AgentState.TOOL_EXECUTION:  # no tool acts before the turn is noted
-                await noted(runtime)
             pause_point(f"before:{enters}", context.resources.pause_at)
         args = (state, runtime) if wants_runtime else (state,)
         update = fn(*args)
@@ -125,7 +129,7 @@ def build_graph(
     """Build and compile keel's turn graph.
 
     ``nested``: the turn graph of ``served``, which reads and returns the whole state and ends
-    before asking for a confirmation (``route_assistant_handing_over``).
+    on the model's tool calls, before any runs (``route_assistant_handing_over``).
     """
     g: StateGraph[Any, Any, Any, Any]
     if nested:
@@ -164,11 +168,11 @@ def build_graph(
     g.add_conditional_edges("reset", route_plan, {"plan": "plan", **routes})
     g.add_conditional_edges("plan", route_context, routes)
     g.add_edge("resume", "assistant")
-    if nested:
+    if nested:  # the model's calls: the graph around checkpoints them before any runs
         g.add_conditional_edges(
             "assistant",
             route_assistant_handing_over,
-            {**path_map(AgentState.ASSISTANT), END: END},
+            {AgentState.RESPONSE: str(AgentState.RESPONSE), END: END},
         )
     else:
         g.add_conditional_edges("assistant", route_assistant, path_map(AgentState.ASSISTANT))
@@ -184,25 +188,56 @@ def build_graph(
     return g.compile(checkpointer=checkpointer, name="keel_turn" if nested else "keel")
 
 
-def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
-    """The turn graph as one node of a graph around it, for LangGraph servers.
+def ending_node(graph: KeelGraph) -> str:
+    """The node a state update written from outside the nodes stands for, as if a turn ended
+    there: the graph around the turn graph's (``served``), or the turn graph's response node.
+    """  # noqa: D205
+    return "turn" if "turn" in graph.nodes else "response"
 
-    A server saves a checkpoint at every step of the graph it runs; the steps inside the turn are
-    saved in the turn's own namespace, so the thread's history holds a few checkpoints a turn and a
-    chat client (Agent Chat UI reads the newest ten) can branch from any recent message. The turn's
-    streams (the assistant's tokens, keel's events, its nodes' updates) come from inside it: a
+
+LISTS = {"messages", "window"}
+"""The state's message lists: the turn graph gives them whole, so they are written whole."""
+
+
+def _same(after: Any, before: Any, is_list: bool) -> bool:
+    """The turn graph left a value as it was: the same object (a list: the same messages)."""
+    if after is before:
+        return True
+    if not is_list or not isinstance(before, list) or len(after) != len(before):
+        return False
+    return all(a is b for a, b in zip(after, before, strict=True))
+
+
+def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
+    """The graph every turn runs: the turn graph as the one node of a graph around it.
+
+    The graph around it is what LangGraph checkpoints (durability "sync", ``keel.graphs.runner``;
+    a LangGraph server brings its own checkpointer): the turn's input first, then the model's
+    tool calls before any of them runs (the turn graph ends on them,
+    ``route_assistant_handing_over``, and runs again to carry them out, or to ask about them),
+    then what the turn ended with. So a
+    turn a crash cut off stands at a checkpoint with its step left to run, and LangGraph runs it
+    on from there; the tool-call ledger answers any call that ran already. The steps inside the
+    turn graph are not checkpointed (``checkpointer=False``): a turn costs a few writes, not one a
+    node. The turn's streams (the assistant's tokens, keel's events) come from inside it: a
     client asks for them with ``subgraphs=True`` (the SDK's ``stream_subgraphs=True``).
     """
     inner = build_graph(nested=True)
+    inner.checkpointer = False
 
     async def turn(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-        """One run of the turn graph; its message lists are taken as they are, order included."""
-        done: dict[str, Any] = await inner.ainvoke(state, context=runtime.context)
-        lists = {
-            key: unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), *done.get(key, [])])
-            for key in ("messages", "window")
-        }
-        return {**done, **lists}
+        """One run of the turn graph: what it changed (its message lists taken as they are, order
+        included), so a checkpoint's pending writes hold only that.
+        """  # noqa: D205
+        # an explicit durability: the run inherits the graph around it's ("sync"), which a graph
+        # without a checkpointer cannot keep (LangGraph 1.2 fails on it)
+        done: dict[str, Any] = await inner.ainvoke(
+            state, context=runtime.context, durability=INNER_DURABILITY
+        )
+        changed = {k: v for k, v in done.items() if not _same(v, state.get(k), k in LISTS)}
+        for key in LISTS & changed.keys():
+            changed[key] = unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), *changed[key]])
+        return changed
 
     g = StateGraph(
         KeelState, context_schema=KeelContext, input_schema=TurnInput, output_schema=TurnOutput

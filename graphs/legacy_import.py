@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from keel.graphs.builder import KeelGraph
+from keel.graphs.builder import KeelGraph, ending_node
 from keel.graphs.resources import prepared
 from keel.graphs.result import Snapshot
 from keel.graphs.runner import snapshot, thread_config
@@ -66,6 +66,6 @@ async def import_legacy_session(
         at = (await prepared(context)).resources.clock()
         update["audit"] = [audit_entry(audit["kind"], audit["reason"], audit["detail"], at)]
         log.warning("legacy_session_ambiguous", reason=audit["reason"])
-    await graph.aupdate_state(thread_config(conversation_id), update, as_node="response")
+    await graph.aupdate_state(thread_config(conversation_id), update, as_node=ending_node(graph))
     log.info("legacy_session_imported", agent_state=state["agent_state"], ambiguous=bool(audit))
     return await snapshot(graph, conversation_id)

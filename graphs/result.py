@@ -103,10 +103,11 @@ def pending_confirmation(snap: StateSnapshot) -> Confirmation | None:
 
 
 def agent_state_of(snap: StateSnapshot) -> str:
-    """The state machine's position; a paused node counts as entered (it waits inside)."""
-    for task in snap.tasks:
-        if task.interrupts and task.name in AgentState._value2member_map_:
-            return task.name
+    """The state machine's position; a paused turn waits inside TOOL_EXECUTION (the one node
+    that asks), which counts as entered.
+    """  # noqa: D205
+    if any(task.interrupts for task in snap.tasks):
+        return AgentState.TOOL_EXECUTION.value
     return str(snap.values.get("agent_state", AgentState.USER_INPUT.value))
 
 

@@ -23,7 +23,7 @@ from keel.nodes.state.commands import BadCommand
 from keel.nodes.state.machine import AgentState, Target, validate_transition
 from keel.nodes.state.reducers import bounded_window
 from keel.nodes.state.schema import CommandName, HistoryEntry, KeelState, Todolist
-from keel.nodes.support.waiting import ran_after_a_yes, waiting_calls
+from keel.nodes.support.waiting import calls_to_run, ran_after_a_yes
 
 # The routers are coroutine functions: LangGraph runs a plain function in a worker thread when the
 # graph runs asynchronously, and for the microseconds these take the hop costs more than the work.
@@ -127,16 +127,14 @@ async def route_assistant(
 
 async def route_assistant_handing_over(
     state: WindowView,
-) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE, "__end__"]:
-    """As ``route_assistant``, but calls that wait for a confirmation end the turn graph first:
-    the graph around it (``served``) then holds them in its own state, where a chat client shows
-    them, and runs the turn graph again to ask.
+) -> Literal[AgentState.RESPONSE, "__end__"]:
+    """As ``route_assistant``, but the model's tool calls end the turn graph first: the graph
+    around it (``served``) checkpoints them before any runs, and runs the turn graph again to
+    carry them out (or to ask about them).
     """  # noqa: D205
     target = await route_assistant(state)
     if target is AgentState.TOOL_EXECUTION:
-        context = await prepared(get_runtime(KeelContext).context)
-        if waiting_calls(cast(KeelState, state), context.resources.tools) is not None:
-            return "__end__"  # END
+        return "__end__"  # END
     return target
 
 
@@ -180,12 +178,13 @@ async def route_response(state: ModelInputView) -> Target:
 
 
 async def route_turn(state: DecidedView) -> Literal["turn", "__end__"]:
-    """After a run of the turn graph: run it again when it ended on calls that wait for a
-    confirmation (to ask) or on decided ones (to go on), else the turn is over.
+    """After a run of the turn graph: run it again when it ended on the model's calls (to carry
+    them out, or ask first) or on calls a yes decided (to go on), else the turn is over.
     """  # noqa: D205
+    if calls_to_run(cast(KeelState, state)) is not None:
+        return "turn"
+    if state.get("agent_state") != AgentState.TOOL_EXECUTION:  # no calls were just decided
+        return "__end__"  # END (an update written from outside a run ends here too)
     context = await prepared(get_runtime(KeelContext).context)
-    tools = context.resources.tools
-    again = waiting_calls(cast(KeelState, state), tools) is not None or ran_after_a_yes(
-        cast(KeelState, state), tools
-    )
+    again = ran_after_a_yes(cast(KeelState, state), context.resources.tools)
     return "turn" if again else "__end__"  # END

@@ -6,15 +6,14 @@ the evaluation commands and tests call directly). In order:
 1. **Where it stands.** From memory when this process's last turn left the conversation and
    nothing changed it since (``Turns`` tells, from what its lock read), else from the
    checkpoint.
-2. **The turn before, settled.** A turn cut off mid-way (its process died: a turn noted as under
-   way from the newest checkpoint, ``keel.checkpoints.in_flight``, or steps left in it) is
-   finished first; the outcome of the message that turn ran for is recorded under its
-   idempotency key, as is the outcome of a turn that ended but whose outcome was never recorded.
-   So a keyed retry is answered from it whichever message came first.
+2. **The turn before, settled.** A turn cut off mid-way (its process died: the newest checkpoint
+   has a step left to run) is run on from there first; the outcome of the message that turn ran
+   for is recorded under its idempotency key, as is the outcome of a turn that ended but whose
+   outcome was never recorded. So a keyed retry is answered from it whichever message came first.
 3. **Exactly once.** A message sent with an idempotency key that already ran is answered from its
    recorded outcome (``replayed``); the same key with another message is refused (``KeyReused``).
 4. **The run.** ``keel.graphs.runner`` runs the graph, once, streaming events and tokens to a
-   sink; the nodes note the turn before its tools act.
+   sink; LangGraph checkpoints it as it goes.
 5. **After.** The outcome is recorded under the key, and old checkpoints are pruned
    (``Retention``, in the background, or right away).
 """
@@ -28,15 +27,14 @@ import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints import newest
-from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept, InFlight
-from keel.checkpoints.process_locks import Found
+from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore, digest
 from keel.checkpoints.retention import Retention, prune_thread
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import TurnResult, turn_result
 from keel.graphs.runner import EventSink, TurnStart, recover, stream_turn, thread_config
-from keel.nodes.run_context import KeelContext, TurnNote
+from keel.nodes.run_context import KeelContext, RunnerTurn
 from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
 from keel.tools.crash_points import pause_point
@@ -76,25 +74,21 @@ async def settle(
     context: KeelContext,
     start: TurnStart | None,
     requests: RequestStore | None,
-    found: Found | None = None,
 ) -> tuple[TurnStart, TurnResult | None]:
     """Step 2 and 3: where the conversation stands, the turn before finished and recorded.
 
-    ``found``: what the turn lock read of the conversation (read here when the caller has not).
     Returns the start of the new turn and the reply of a cut-off turn finished on the way.
     """
     if start is None:
-        if found is None:
-            found = await context.resources.conversations.read_found(conversation_id)
         snap = await graph.aget_state(thread_config(conversation_id))
-        start = TurnStart.of(snap, InFlight.read(found.in_flight))
+        start = TurnStart.of(snap)
         if start.request_key is not None and not start.cut_off and requests is not None:
             ended = turn_result(conversation_id, snap.values, snap.interrupts, [])
             await requests.settle(conversation_id, start.request_key, ended.model_dump_json())
     if not start.cut_off:
         return start, None
     recovered = await recover(graph, conversation_id, context, start)
-    if (key := start.cut_off_key) is not None and requests is not None:
+    if (key := start.request_key) is not None and requests is not None:
         await requests.settle(conversation_id, key, recovered.model_dump_json())
     return TurnStart(await _newest(graph, conversation_id)), recovered
 
@@ -130,15 +124,15 @@ async def run_turn(
     key: str | None = None,
     requests: RequestStore | None = None,
     command: TurnCommand | None = None,
-    found: Found | None = None,
+    held: bool = False,
     from_checkpoint: str | None = None,
 ) -> TurnResult:
     """Steps 2 to 6 of a turn for ``content``; the caller holds the conversation's turn lock.
 
     ``start``: where the conversation stands, when the caller knows it (else it is read from the
-    checkpoint, with ``found``, what the turn lock read of the conversation, or read here). A
-    cut-off turn finished first comes back as ``recovered_reply``. Setting ``stop`` ends the turn
-    at its next tool execution, with what already ran kept.
+    checkpoint). ``held``: the caller took the turn lock through ``Turns``, the owner checked with
+    it. A cut-off turn finished first comes back as ``recovered_reply``. Setting ``stop`` ends the
+    turn at its next tool execution, with what already ran kept.
     ``key`` (an idempotency key, with ``requests`` where keyed messages are recorded) makes the
     message run at most once. ``command`` (``{"command": "reset"}``, ``{"command": "reopen",
     "topic_id": ...}``) goes in with the input instead of a message: the graph carries it out.
@@ -154,11 +148,11 @@ async def run_turn(
         ),
         newest.holding(conversation_id, known),  # the turn's checkpoints are read back from memory
     ):
-        if found is None:  # the caller did not take the turn lock through ``Turns`` (a test, an
+        if not held:  # the caller did not take the turn lock through ``Turns`` (a test, an
             # evaluation): the conversation is the user's (made theirs if nobody's), as the
             # graph's own claim makes it for a LangGraph client
             await context.resources.conversations.claim(conversation_id, context.user_id)
-        start, recovered = await settle(graph, conversation_id, context, start, requests, found)
+        start, recovered = await settle(graph, conversation_id, context, start, requests)
         fork = _fork(from_checkpoint, start)
         asked = content if fork is None else f"{content}\0{fork}"  # a key names both
         if key is not None and requests is not None:
@@ -174,12 +168,12 @@ async def run_turn(
             else:
                 await requests.start(conversation_id, key, asked)
         log.info("turn_received", message_preview=preview(content))
-        note = InFlight(start.checkpoint_id, content, key)
+        request_key, turn = key, RunnerTurn(start.checkpoint_id or BEGINNING)
         if fork is not None:  # a new turn even when the same text was sent from there before
-            turn_key = key if key is not None else f"fork-{uuid.uuid4()}"
-            note = InFlight(fork, content, turn_key, newest=start.checkpoint_id)
-        turn_input = {"content": content, "request_key": note.request_key, **(command or {})}
-        context = context.noting(TurnNote(note))
+            request_key = key if key is not None else f"fork-{uuid.uuid4()}"
+            turn = RunnerTurn(fork, forked=True)
+        turn_input = {"content": content, "request_key": request_key, **(command or {})}
+        context = context.run_by_keel(turn)
         result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop, fork)
         if recovered is not None:
             result.recovered_reply = recovered.reply

@@ -2,10 +2,11 @@
 
 ``stream_turn`` runs a turn's input through the graph in one run (the graph itself decides what
 the message is: a command, the answer to a waiting confirmation, or a new turn) and collects the
-events and tokens. The run's checkpoint is written when it ends; before the turn's tools act, the
-nodes note it on its conversation (``keel.checkpoints.in_flight``), so a turn whose process died
-mid-way is found and finished by the next one (``recover``). A caller's stop ends the turn at its
-next tool execution, or cancels the model call in flight. The turn around them - lock,
+events and tokens. LangGraph checkpoints the run before each of its steps ("sync"): the graph
+(``keel.graphs.builder.served``) takes a few a turn, the model's tool calls among them before any
+runs. So a turn whose process died mid-way stands at a checkpoint with a step left to run, which
+the next turn finds and runs on first (``recover``). A caller's stop ends the turn at its next tool
+execution, or cancels the model call in flight. The turn around them - lock,
 idempotency, recording, pruning - is ``keel.graphs.run_turn``'s. ``snapshot`` reads a conversation's
 state for ``/state`` and the API.
 """
@@ -23,22 +24,22 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability, Interrupt, StateSnapshot, StreamMode
 
-from keel.checkpoints.in_flight import CheckpointNotKept, InFlight
+from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.topics import TopicRow
 from keel.checkpoints.trouble import trouble_of
-from keel.graphs.builder import KeelGraph
-from keel.graphs.result import Snapshot, TurnResult, pending_confirmation, snapshot_of, turn_result
+from keel.graphs.builder import KeelGraph, ending_node
+from keel.graphs.result import Snapshot, TurnResult, snapshot_of, turn_result
 from keel.nodes.events import STREAMED_ONLY, Event, StreamEvent, token
-from keel.nodes.run_context import KeelContext, TurnNote
+from keel.nodes.run_context import KeelContext, RunnerTurn
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import TurnOutput, turn_start
 from keel.nodes.support.previews import preview
 
 log = structlog.get_logger(__name__)
 
-DURABILITY: Durability = "exit"
-"""A run writes its checkpoint when it ends, not after every step: one write a turn. What must
-last before that - the turn's tool calls, the tools' results - is written by the nodes."""
+DURABILITY: Durability = "sync"
+"""Each step's checkpoint is written before the next step starts: no tool acts on calls that
+are not checkpointed. The graph keel runs takes a few steps a turn (``served``)."""
 STREAM_MODES: list[StreamMode] = ["custom", "values"]
 """Events and the state after each step: nothing else is read (no per-node "updates")."""
 RESULT_KEYS = list(TurnOutput.__annotations__)
@@ -58,7 +59,7 @@ def thread_config(conversation_id: str, checkpoint_id: str | None = None) -> Run
 def ended_turn(note: str | None = None) -> dict[str, Any]:
     """The update that ends a turn from outside the nodes: RESPONSE, nothing waiting, not complete.
 
-    Written ``as_node="response"``, the way the response node ends a turn.
+    Written as the node that ends a turn (``ending_node``).
     """
     return turn_start(agent_state=AgentState.RESPONSE.value, turn_over=True, turn_note=note)
 
@@ -96,9 +97,12 @@ async def stream_turn(
         stream_mode=[*STREAM_MODES, TOKENS] if sink is not None else STREAM_MODES,
         durability=DURABILITY,
         output_keys=RESULT_KEYS,
+        subgraphs=True,  # the events and tokens come from the turn graph inside
     )
-    async for mode, chunk in stream:
+    async for namespace, mode, chunk in stream:
         if mode == "values":
+            if namespace:
+                continue  # the turn graph's own states: the result is the graph around it's
             if INTERRUPT in chunk:  # a question waits for its answer
                 chunk = dict(chunk)
                 interrupts = chunk.pop(INTERRUPT)
@@ -112,8 +116,6 @@ async def stream_turn(
             message, _ = chunk  # only the assistant's text, its DONE line already out
             if isinstance(message, AIMessageChunk) and message.text:
                 await sink(token(message.text))
-    if context.note is not None:
-        await context.note.written()  # entering the tools waited for it: this is at most a no-op
     return turn_result(conversation_id, values, interrupts, events)
 
 
@@ -124,35 +126,22 @@ class TurnStart:
     checkpoint_id: str | None = None
     """The conversation's newest checkpoint, which the turn starts from (None: it has none)."""
     pending: bool = False
-    """The checkpoint holds steps left to run (a run that failed mid-way, or one written before
-    turns ran in one run): the graph resumes them from the last completed step."""
-    in_flight: InFlight | None = None
-    """A turn that started from the checkpoint and never wrote one: its process died."""
+    """The checkpoint holds a step left to run that is no question waiting for its answer: a run
+    a crash (or a failure) cut off, which LangGraph runs on from there."""
     request_key: str | None = None
     """The idempotency key of the last message that reached the checkpoint."""
 
     @property
     def cut_off(self) -> bool:
         """A turn was cut off mid-way (its process died) and is finished first."""
-        return self.pending or self.in_flight is not None
-
-    @property
-    def cut_off_key(self) -> str | None:
-        """The idempotency key of the cut-off turn's message."""
-        return self.in_flight.request_key if self.in_flight is not None else self.request_key
+        return self.pending
 
     @classmethod
-    def of(cls, snap: StateSnapshot, in_flight: InFlight | None) -> TurnStart:
-        """Read it from the conversation's state and the turn noted as under way.
-
-        Steps left in the checkpoint that are a confirmation waiting for its answer are no cut-off
-        turn; a noted turn counts only if it started from this very checkpoint.
-        """
+    def of(cls, snap: StateSnapshot) -> TurnStart:
+        """Read it from the conversation's state."""
         checkpoint_id = (snap.config.get("configurable") or {}).get("checkpoint_id")
-        pending = bool(snap.next) and pending_confirmation(snap) is None
-        if pending or in_flight is None or not in_flight.started_from(checkpoint_id):
-            in_flight = None
-        return cls(checkpoint_id, pending, in_flight, snap.values.get("request_key"))
+        pending = bool(snap.next) and not snap.interrupts
+        return cls(checkpoint_id, pending, snap.values.get("request_key"))
 
 
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
@@ -161,35 +150,39 @@ ABANDONED = "The previous turn could not be finished ({error}); it was left as i
 async def recover(
     graph: KeelGraph, conversation_id: str, context: KeelContext, start: TurnStart
 ) -> TurnResult:
-    """Finish a cut-off turn; if it fails for good, abandon it with a note instead.
-
-    A turn noted as under way runs its message again from the checkpoint it started from (an
-    earlier one than the newest, for an edited message), the model's noted tool calls taken as
-    they were; steps left in the checkpoint are resumed. A turn
-    that fails the same way every time it is retried (bad data in a step) would otherwise fail
-    every later message of the conversation too.
-    """
-    log.warning("recovering_cut_off_turn", noted=start.in_flight is not None)
-    graph_input: dict[str, Any] | None = None
-    fork: str | None = None
-    if (noted := start.in_flight) is not None:
-        graph_input = {"content": noted.content, "request_key": noted.request_key}
-        context = context.noting(TurnNote(noted, replay=dict(noted.rounds), again=True))
-        fork = noted.start if noted.forked else None
+    """Finish a cut-off turn from where its checkpoint stands; if it fails for good, abandon it
+    with a note instead (a turn that fails the same way every time it is retried, bad data in a
+    step, would otherwise fail every later message of the conversation too).
+    """  # noqa: D205
+    log.warning("recovering_cut_off_turn", checkpoint_id=start.checkpoint_id)
+    turn = RunnerTurn(await _started_from(graph, conversation_id), again=True)
     try:
-        return await stream_turn(graph, graph_input, conversation_id, context, checkpoint_id=fork)
+        return await stream_turn(graph, None, conversation_id, context.run_by_keel(turn))
     except Exception as exc:
         if trouble_of(exc):
             raise
         note = ABANDONED.format(error=type(exc).__name__)
         log.error("cut_off_turn_abandoned", error=type(exc).__name__, detail=preview(exc))
-    await graph.aupdate_state(thread_config(conversation_id), ended_turn(note), as_node="response")
+    ended = ended_turn(note)
+    await graph.aupdate_state(thread_config(conversation_id), ended, as_node=ending_node(graph))
     return TurnResult(
         conversation_id=conversation_id,
         reply=note,
         agent_state=AgentState.RESPONSE.value,
         complete=False,
     )
+
+
+async def _started_from(graph: KeelGraph, conversation_id: str) -> str:
+    """The checkpoint the conversation's newest turn started from: the one before its input's."""
+    config: RunnableConfig | None = thread_config(conversation_id)
+    while config is not None:
+        snap = await graph.aget_state(config)
+        if (snap.metadata or {}).get("source") == "input":
+            parent = (snap.parent_config or {}).get("configurable", {})
+            return str(parent.get("checkpoint_id") or BEGINNING)
+        config = snap.parent_config
+    return BEGINNING
 
 
 async def state_at(

@@ -31,7 +31,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints import newest
 from keel.checkpoints.database import Database
-from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
 from keel.checkpoints.newest import NewestKept
 from keel.checkpoints.process_locks import Found
@@ -160,7 +159,7 @@ class Turns:
                         key=key,
                         requests=self.requests,
                         command=command,
-                        found=found,
+                        held=True,
                         from_checkpoint=from_checkpoint,
                     )
                 finally:
@@ -193,11 +192,11 @@ class Turns:
 
     async def open(self, conversation_id: str, user: str) -> TurnResult | None:
         """Finish a turn a crash cut off (recording its keyed outcome); None when there is none."""
-        async with self.holding(conversation_id, user) as found:
+        async with self.holding(conversation_id, user):
             context = self.resources.context(user)
             with newest.holding(conversation_id, None):
                 _, recovered = await settle(
-                    self.graph, conversation_id, context, None, self.requests, found
+                    self.graph, conversation_id, context, None, self.requests
                 )
             self.known.pop(conversation_id, None)
             return recovered
@@ -245,7 +244,7 @@ class Turns:
         """Where the conversation stands, if nothing changed it since this process's last turn.
 
         The newest checkpoint's id (read with the lock, else one index lookup) instead of reading
-        and decoding the state; a turn noted in flight from that checkpoint was cut off since.
+        and decoding the state: a turn cut off since wrote a newer one (its input's, at least).
         """
         if conversation_id not in self.known or self.retention is None:
             return None
@@ -254,10 +253,7 @@ class Turns:
             latest = await latest_checkpoint_id(self.retention.saver, self.db, conversation_id)
         if latest != self.known[conversation_id]:
             return None
-        in_flight = InFlight.read(found.in_flight)
-        if in_flight is not None and not in_flight.started_from(latest):
-            in_flight = None
-        return TurnStart(latest, in_flight=in_flight)
+        return TurnStart(latest)
 
     async def _remember(self, conversation_id: str, result: TurnResult | None) -> None:
         """Note where a turn left the conversation (``None``: forget it, the turn failed)."""

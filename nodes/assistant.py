@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.context.recency import history_messages, render_history
 from keel.nodes.models.chat import DONE_RULE, ContextLengthExceeded, said_done
-from keel.nodes.models.model_call import Round, answer_round
+from keel.nodes.models.model_call import answer_round
 from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX, SAME_ANSWER
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import describe
@@ -39,7 +39,6 @@ from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import turn_key
 from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.previews import preview
-from keel.nodes.support.turn_note import note_round, replayed
 from keel.tools.ask_user import ASK_TOOL, question_of
 from keel.tools.calls import storable
 from keel.tools.spec import spec_of
@@ -121,18 +120,15 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     """Ask the model for the next step; its DONE line is taken out (``said_done`` tells)."""
     ctx = runtime.context
     reply_id = f"{conversation_id(runtime)}:{turn_key(state)}:assistant-{state.get('loops', 0)}"
-    if (noted := replayed(runtime, reply_id)) is not None:  # a cut-off run of this turn asked
-        answered = Round(noted)
-    else:
-        try:  # the run's models take their DONE lines out: they never reach the window
-            prompt = ctx.resources.prompt
-            transcript = model_input(state, prompt)
-            offline = isinstance(ctx.resources.model, RuleBasedChatModel)
-            messages = transcript if offline else model_input(state, prompt, transcript=False)
-            answered = await answer_round(state, runtime, reply_id, messages, transcript)
-        except ContextLengthExceeded as exc:
-            log.warning("context_length_exceeded", detail=preview(exc))
-            return {"context_exhausted": True}
+    try:  # the run's models take their DONE lines out: they never reach the window
+        prompt = ctx.resources.prompt
+        transcript = model_input(state, prompt)
+        offline = isinstance(ctx.resources.model, RuleBasedChatModel)
+        messages = transcript if offline else model_input(state, prompt, transcript=False)
+        answered = await answer_round(state, runtime, reply_id, messages, transcript)
+    except ContextLengthExceeded as exc:
+        log.warning("context_length_exceeded", detail=preview(exc))
+        return {"context_exhausted": True}
     reply = answered.reply
     if reply is None:
         return answered.update
@@ -146,8 +142,6 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     if (ended := repeated(state, reply, ctx.resources.tools, ctx.done_marker)) is not None:
         return {**answered.update, **ended}
     reply, question = asked(reply)
-    if reply.tool_calls:  # noted before any tool acts: a cut-off turn is finished from here
-        note_round(runtime, reply_id, reply)
     update = {**answered.update, "window": [reply]}
     return {**update, "pending_question": question} if question else update
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,6 @@ from pydantic import (
 from keel.checkpoints.backups import BackupStore
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
-from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
@@ -187,41 +185,22 @@ def _unset_is_the_servers(schema: dict[str, Any]) -> None:
         )
 
 
-@dataclass
-class TurnNote:
-    """The turn keel's runner runs, noted before its tools act (``keel.checkpoints.in_flight``).
+@dataclass(frozen=True)
+class RunnerTurn:
+    """What keel's runner knows of the turn it runs, beyond the graph's input."""
 
-    The nodes add the model's tool calls to ``in_flight`` and write it; ``replay`` holds the calls
-    a cut-off run of this very turn noted, which the assistant takes instead of asking the model.
-    """
-
-    in_flight: InFlight
-    replay: dict[str, dict[str, Any]] = field(default_factory=dict)
+    started_from: str | None = None
+    """The checkpoint the turn started from (``BEGINNING`` before the first): where an edit of
+    its message runs from."""
+    forked: bool = False
+    """It runs from an earlier checkpoint than the newest (an edited message, a branch)."""
     again: bool = False
-    """The run finishes a cut-off run of the turn: its tool calls may have run already."""
-    writing: asyncio.Task[None] | None = field(default=None, repr=False)
-    """The note's write under way: it goes on while the graph moves to the tools' step."""
+    """It finishes a turn a crash cut off: its tool calls may have run already."""
 
     @property
     def first_run(self) -> bool:
-        """The turn's first run: none of its tool calls can have run before."""
+        """None of the turn's tool calls can have run before."""
         return not self.again
-
-    def write(self, work: Coroutine[Any, Any, None]) -> None:
-        """Start writing the note (after any write before it)."""
-        before = self.writing
-
-        async def in_order() -> None:
-            if before is not None:
-                await before
-            await work
-
-        self.writing = asyncio.ensure_future(in_order())
-
-    async def written(self) -> None:
-        """Wait until the note is written (a failed write raises here)."""
-        if self.writing is not None:
-            await self.writing
 
 
 class KeelContext(Tunables):
@@ -236,7 +215,7 @@ class KeelContext(Tunables):
     _given: frozenset[str] | None = PrivateAttr(default=None)
     _stop: asyncio.Event | None = PrivateAttr(default=None)
     _deadline: float | None = PrivateAttr(default=None)
-    _note: TurnNote | None = PrivateAttr(default=None)
+    _turn: RunnerTurn | None = PrivateAttr(default=None)
 
     def stopping_on(self, stop: asyncio.Event | None, deadline: float | None) -> KeelContext:
         """This context with the event a caller sets to stop the turn (the API's cancel), and
@@ -246,16 +225,16 @@ class KeelContext(Tunables):
         context._stop, context._deadline = stop, deadline
         return context
 
-    def noting(self, note: TurnNote | None) -> KeelContext:
-        """This context for a run of keel's runner, which notes the turn in flight in ``note``."""
+    def run_by_keel(self, turn: RunnerTurn) -> KeelContext:
+        """This context for a run of keel's runner, which holds the turn lock (owner checked)."""
         context = self.model_copy()
-        context._note = note
+        context._turn = turn
         return context
 
     @property
-    def note(self) -> TurnNote | None:
-        """The turn in flight, when keel's runner runs it (None: Studio, the SDK, a notebook)."""
-        return self._note
+    def turn(self) -> RunnerTurn | None:
+        """The turn keel's runner runs (None: Studio, the SDK, a notebook)."""
+        return self._turn
 
     @property
     def deadline(self) -> float | None:

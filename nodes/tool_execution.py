@@ -102,7 +102,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
             tools=ctx.resources.tools,
             pause_at=ctx.resources.pause_at,
             key=key,
-            first_run=ctx.note is not None and ctx.note.first_run,
+            first_run=ctx.turn is not None and ctx.turn.first_run,
         )
         result.id = f"{key}:result"  # a re-run after a crash logs it once
         results.append(result)

@@ -8,9 +8,10 @@ user message of ``messages`` (LangGraph's chat clients); it joins ``messages``. 
 tool calls wait for their confirmation (the window ends with them, none run), a message is the
 answer: it follows the question in ``messages`` and the graph goes back to tool_execution with it.
 This is how a plain new input on a paused thread answers it, for any client; ``Command(resume=...)``
-does the same without a new input. With no new message at all (the served graph runs the turn again
-once the waiting calls, or their results, are in its state: ``keel.graphs.builder.served``) it goes
-straight on to them, to ask, or to the response that follows them. Otherwise a new turn begins
+does the same without a new input. With no new message at all (the graph around the turn runs it
+again once the model's calls, or the results of calls decided by a yes, are checkpointed:
+``keel.graphs.builder.served``) it goes straight on to them (to ask first, when one needs a yes),
+or to the response that follows them. Otherwise a new turn begins
 (USER_INPUT): a fresh window holding only the message (earlier turns live in the message log), the
 per-turn counters reset, the turn counted. The turn gets its key (``keel.nodes.state.lineage``),
 which names its message: a re-run writes the same message, never a second one, and a turn forked
@@ -30,7 +31,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept
+from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import step_key, turn_command
 from keel.nodes.state.lineage import next_turn_key, starting
@@ -40,9 +41,9 @@ from keel.nodes.state.schema import KeelState, bump, turn_start
 from keel.nodes.support.confirming import Asked, ask
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
-from keel.nodes.support.turn_note import note_answer
 from keel.nodes.support.waiting import (
     answers_after,
+    calls_to_run,
     position,
     question_id,
     ran_after_a_yes,
@@ -65,12 +66,12 @@ def said(state: KeelState) -> tuple[str, bool]:
 
 def _goes_on(state: KeelState, as_content: bool, tools: Sequence[BaseTool]) -> bool:
     """No new input (no command, no message as ``content`` or last in ``messages``) and the turn
-    stands at calls that wait for a yes or were just decided: the served graph runs it on.
+    stands at calls none of which has run, or at calls just decided: the graph runs it on.
     """  # noqa: D205
     messages = state.get("messages") or []
     if as_content or state.get("command") or (messages and messages[-1].type == "human"):
         return False
-    return waiting_calls(state, tools) is not None or ran_after_a_yes(state, tools)
+    return calls_to_run(state) is not None or ran_after_a_yes(state, tools)
 
 
 async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
@@ -78,7 +79,7 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
     content, as_content = said(state)
     tools = runtime.context.resources.tools
     if _goes_on(state, as_content, tools):
-        return {}  # no message: the served graph runs the turn on, to ask or after decided calls
+        return {}  # no message: the turn goes on, to its calls (to ask first) or after them
     if (command := turn_command(state, content)) is not None:
         log.info("command_received", command=command["command"])
         typed = [HumanMessage(content, id=step_key(runtime, "command"))] if as_content else []
@@ -86,7 +87,6 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
     deadline = time.time() + runtime.context.turn_seconds  # the turn's time budget
     if (last := waiting_calls(state, tools)) is not None:
         log.info("confirmation_answered", message_preview=preview(content))
-        note_answer(runtime)  # a yes lets tools act: noted first
         return {
             "messages": unstreamed(
                 await answering(state, runtime, last, content if as_content else None)
@@ -94,10 +94,9 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
             "stop_requested": False,
             "turn_deadline": deadline,
         }
-    if (note := runtime.context.note) is not None and not state.get("stats"):
-        noted = note.in_flight
-        if noted.forked and noted.start not in (None, BEGINNING):  # pruned since it was checked:
-            raise CheckpointNotKept(noted.start)  # LangGraph ran it from an empty state
+    if (turn := runtime.context.turn) is not None and turn.forked and not state.get("stats"):
+        if turn.started_from not in (None, BEGINNING):  # pruned since it was checked:
+            raise CheckpointNotKept(turn.started_from)  # LangGraph ran it from an empty state
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     key = next_turn_key(state, stats["turns"], content, state.get("request_key"))

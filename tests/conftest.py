@@ -23,7 +23,7 @@ from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.topics import TopicStore
-from keel.graphs.builder import KeelGraph, build_graph
+from keel.graphs.builder import KeelGraph, served
 from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
 from keel.graphs.run_turn import run_turn
@@ -157,7 +157,7 @@ class Keel:
 async def keel(database_url: str) -> AsyncIterator[Keel]:
     async with open_backend(database_url) as backend:
         db = backend.db
-        graph = build_graph(checkpointer=backend.saver)
+        graph = served(checkpointer=backend.saver)
         yield Keel(graph, TaskStore(db), database_url, db, backend.saver)
 
 
@@ -165,7 +165,7 @@ async def keel(database_url: str) -> AsyncIterator[Keel]:
 async def memory_keel() -> AsyncIterator[Keel]:
     async with open_backend("memory") as backend:
         db = backend.db
-        graph = build_graph(checkpointer=backend.saver)
+        graph = served(checkpointer=backend.saver)
         yield Keel(graph, TaskStore(db), "memory", db, backend.saver)
 
 

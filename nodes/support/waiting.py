@@ -1,6 +1,7 @@
 """Where a turn stands with the calls that need a yes, read from its state alone.
 
-``waiting_calls``: the window ends with the assistant's calls and one needs a yes (none has run);
+``calls_to_run``: the window ends with the assistant's calls (none has run); ``waiting_calls``:
+one of them needs a yes;
 ``ran_after_a_yes``: the window ends with the results of such calls (they were decided). The
 questions about a message's calls are named by ``question_id`` in ``messages``, and the answers
 typed to them are the user messages that follow the calls there (``answers_after``: the n-th
@@ -45,13 +46,19 @@ def asks_first(message: AnyMessage | None, tools: Sequence[BaseTool]) -> bool:
     return any(c["name"] in asking for c in message.tool_calls)
 
 
+def calls_to_run(state: KeelState) -> AIMessage | None:
+    """The assistant message whose calls none has run yet: the turn's window ends with it."""
+    window = state.get("window") or []
+    last = window[-1] if window else None
+    return last if isinstance(last, AIMessage) and last.tool_calls else None
+
+
 def waiting_calls(state: KeelState, tools: Sequence[BaseTool]) -> AIMessage | None:
     """The assistant message whose calls wait for a yes or no: the turn's window ends with it
     (none of its calls has run) and one of them needs a confirmation.
     """  # noqa: D205
-    window = state.get("window") or []
-    last = window[-1] if window else None
-    return last if isinstance(last, AIMessage) and asks_first(last, tools) else None
+    last = calls_to_run(state)
+    return last if asks_first(last, tools) else None
 
 
 def ran_after_a_yes(state: KeelState, tools: Sequence[BaseTool]) -> bool:

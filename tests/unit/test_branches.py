@@ -5,8 +5,14 @@ import uuid
 import pytest
 from langchain_core.messages import AIMessage
 
-from keel.checkpoints.branches import MAIN, Lineage, Segment, TurnPlace
-from keel.checkpoints.in_flight import BEGINNING, CheckpointNotKept
+from keel.checkpoints.branches import (
+    BEGINNING,
+    MAIN,
+    CheckpointNotKept,
+    Lineage,
+    Segment,
+    TurnPlace,
+)
 from keel.checkpoints.requests import RequestStore
 from keel.graphs.run_turn import KeyReused, run_turn
 from keel.graphs.runner import thread_config
@@ -92,7 +98,7 @@ async def test_a_fork_runs_its_own_tool_calls_and_a_replay_runs_none(keel):
     model.replies += [create("plums"), AIMessage("Added plums.\nKEEL DONE: added")]
     await say(keel, cid, "Add plums", model, at=turn_1.config)  # the same turn, run again
     history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    before_tools = next(s for s in history if s.next == ("tool_execution",))
+    before_tools = next(s for s in history if s.next and s.values["window"][-1].tool_calls)
     model.replies += [AIMessage("Added plums.\nKEEL DONE: added")]
     await keel.graph.ainvoke(None, before_tools.config, context=keel.context(model=model))
 
@@ -210,7 +216,7 @@ async def test_a_fork_from_a_checkpoint_that_knows_no_branch_starts_after_its_tu
     await say(keel, cid, "Add apples", model)
     await say(keel, cid, "Add pears", model)
     turn_1 = await end_of_turn(keel, cid, 1)
-    earlier = await keel.graph.aupdate_state(turn_1.config, {"branch": None}, as_node="response")
+    earlier = await keel.graph.aupdate_state(turn_1.config, {"branch": None}, as_node="turn")
     model.seen.clear()
     await say(keel, cid, "Add plums", model, at=earlier)
 

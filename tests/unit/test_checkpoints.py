@@ -89,7 +89,7 @@ async def test_background_retention_prunes_every_few_turns_off_the_turn(keel):
         await run_turn(keel.graph, cid, f"Add chore {n}", context, retention=retention)
     await retention.aclose()
     after_three = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(after_three) == 2 + 1  # pruned to 2 after turn 2; turn 3 added its one
+    assert len(after_three) == 2 + 4  # pruned to 2 after turn 2; turn 3 added its four
     await run_turn(keel.graph, cid, "Add chore 3", context, retention=retention)
     await retention.aclose()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]

@@ -102,12 +102,12 @@ async def test_the_graph_itself_resets_for_any_client(memory_keel, graph_input):
     await memory_keel.graph.ainvoke({"content": "Add buy milk"}, config, context=context)
     await memory_keel.graph.ainvoke({"content": "Delete task 1"}, config, context=context)
     events, values = [], {}
-    async for mode, chunk in memory_keel.graph.astream(
-        graph_input, config, context=context, stream_mode=["custom", "values"]
+    async for namespace, mode, chunk in memory_keel.graph.astream(
+        graph_input, config, context=context, stream_mode=["custom", "values"], subgraphs=True
     ):
         if mode == "custom":
             events.append(chunk)
-        else:
+        elif not namespace:
             values = chunk
     assert values["window"][-1].text == RESET_MESSAGE
     assert values["mission"] is None and values["topic"]["title"] == RESET_TITLE

@@ -43,7 +43,7 @@ async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer
     cid, context = str(uuid.uuid4()), memory_keel.context()
     await paused_on_delete(memory_keel, cid, context)
     snap = await memory_keel.graph.aget_state(thread_config(cid))
-    assert snap.next == ("tool_execution",)
+    assert snap.next == ("turn",)  # the turn graph, run as one node of the graph around it
     assert agent_state_of(snap) == "tool_execution"  # it waits inside
     (waiting,) = snap.interrupts
     assert waiting.value["question"] == "Are you sure you want to delete task 1? (yes/no)"
@@ -162,8 +162,12 @@ async def test_the_conversation_is_in_messages_for_langgraphs_chat_clients(memor
 async def test_the_messages_stream_carries_only_assistant_text_without_done(memory_keel):
     cid, context = str(uuid.uuid4()), memory_keel.context()
     seen = []
-    async for message, metadata in memory_keel.graph.astream(
-        {"content": "Add buy milk"}, thread_config(cid), context=context, stream_mode="messages"
+    async for _, (message, metadata) in memory_keel.graph.astream(
+        {"content": "Add buy milk"},
+        thread_config(cid),
+        context=context,
+        stream_mode="messages",
+        subgraphs=True,  # the turn graph's tokens, inside the graph around it
     ):
         seen.append((message, metadata["langgraph_node"]))
     assert seen and all(isinstance(m, AIMessageChunk) for m, _ in seen)
@@ -183,11 +187,12 @@ async def test_openai_tokens_stream_without_the_done_line(memory_keel):
         context = memory_keel.context(model=model)
         chunks = [
             message
-            async for message, _ in memory_keel.graph.astream(
+            async for _, (message, _) in memory_keel.graph.astream(
                 {"content": "add milk"},
                 thread_config(str(uuid.uuid4())),
                 context=context,
                 stream_mode="messages",
+                subgraphs=True,
             )
         ]
         assert all(r.get("stream") for r in stub.requests)  # tokens really streamed

@@ -2,11 +2,10 @@
 
 import uuid
 
-from keel.checkpoints.in_flight import InFlight
 from keel.checkpoints.messages import LogKeyTaken
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
-from keel.nodes.run_context import TurnNote
+from keel.nodes.run_context import RunnerTurn
 
 
 async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):
@@ -45,19 +44,23 @@ async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(
     assert len(values["window"]) == 4  # only the last turn stays in graph state, all its rounds
 
 
-async def test_running_a_turn_again_with_its_noted_calls_writes_nothing_twice(keel):
-    """What finishing a cut-off turn does: the message again, from the checkpoint the turn
-    started from, with the model's tool calls the turn noted."""
+async def test_running_a_turn_on_from_its_checkpointed_calls_writes_nothing_twice(keel):
+    """What finishing a cut-off turn does: LangGraph runs the turn on from the checkpoint that
+    holds the model's tool calls, and the calls that ran already are answered by the ledger."""
     cid = str(uuid.uuid4())
     context = keel.context()
     await run_turn(keel.graph, cid, "Add buy milk", context)
-    started_from = await keel.graph.aget_state(thread_config(cid))
     await run_turn(keel.graph, cid, "Add eggs", context)
     before = [(m.key, m.content) for m in await keel.messages.history(cid)]
-    noted = InFlight.read((await context.resources.conversations.read_found(cid)).in_flight)
-    assert noted is not None and noted.content == "Add eggs" and len(noted.rounds) == 1
-    again = context.noting(TurnNote(noted, replay=dict(noted.rounds), again=True))
-    await keel.graph.ainvoke({"content": "Add eggs"}, started_from.config, context=again)
+    at_calls = None
+    async for snap in keel.graph.aget_state_history(thread_config(cid)):
+        window = snap.values.get("window") or []
+        if snap.next == ("turn",) and window and getattr(window[-1], "tool_calls", None):
+            at_calls = snap  # the newest: the second turn's calls, before they ran
+            break
+    assert at_calls is not None and window[0].content == "Add eggs"
+    again = context.run_by_keel(RunnerTurn(again=True))
+    await keel.graph.ainvoke(None, at_calls.config, context=again)
     assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "eggs"]
 

@@ -72,7 +72,7 @@ async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel
     history_before = [
         s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})
     ]
-    assert len(history_before) == 3  # one a turn
+    assert len(history_before) == 3 * 4  # a tool turn's: its input, then one a step (three)
     result = run_keel(database_url, ["db", "prune", "--keep", "2"])
     assert result.returncode == 0, result.stderr
     assert "to their newest 2 checkpoints" in result.stdout

@@ -31,28 +31,31 @@ from keel.tools.tasks.todo import TODO_TOOLS
 TURNS = 10
 
 BUDGET_PER_TURN = {
-    # One graph run: its checkpoint is written as it ends; the model's tool calls are noted on
-    # the conversation before any tool changes anything.
+    # One graph run, which LangGraph checkpoints before each step (durability "sync"): the graph
+    # around the turn graph (``served``) takes three steps, its input, the turn graph up to the
+    # model's tool call, the turn graph again from the call to the reply.
     "graph runs": 1,
     "state reads (aget_state)": 0,  # the service remembers where its last turn left the thread
-    # user_input, topic_detect, reset (the last mission was complete), plan, assistant,
-    # tool_execution, response, assistant (it reports what the tool did), response.
-    "node runs": 9,
+    # The first run of the turn graph: user_input, topic_detect, reset (the last mission was
+    # complete), plan, assistant (it asks for the tool); the second: user_input, tool_execution,
+    # response, assistant (it reports what the tool did), response.
+    "node runs": 10,
     "model calls": 2,
     "checkpoint reads": 1,  # the run starts from the thread's newest checkpoint...
     "checkpoint reads from the database": 0,  # ...which this process wrote and kept
-    "checkpoint writes": 1,  # durability "exit": one per run
-    "checkpoint pending-write batches": 0,
-    # Per turn (SQLite): once the turn lock is held, the conversation's owner, the turn noted in
-    # flight and the newest checkpoint id, in one statement, so a conversation deleted or a turn
-    # cut off by another process is seen (1; on PostgreSQL they are read in the lock's own
-    # statement); the run's checkpoint written, BEGIN/INSERT/COMMIT (3); the recent messages for
-    # the context (1); the turn noted in flight with the model's tool call (1); the ledger
-    # transaction: BEGIN, the user's task counter, the task, the result, COMMIT (5; a turn's
-    # first run does not look its call up first); the turn's three logged messages (the user's,
-    # the tool result, the one reply; the tool-call round stays in the checkpoints) in one
-    # statement (1). Every tenth turn, a prune of four statements (0.4).
-    "SQL statements": 12.4,
+    "checkpoint writes": 4,  # the input's, then one after each of the three steps
+    "checkpoint pending-write batches": 3,  # each step's writes, before its checkpoint
+    # Per turn (SQLite): once the turn lock is held, the conversation's owner and the newest
+    # checkpoint id, in one statement, so a conversation deleted or a turn cut off by another
+    # process is seen (1; on PostgreSQL they are read in the lock's own statement); the four
+    # checkpoints, BEGIN/INSERT/COMMIT each (12); the three steps' pending writes, BEGIN, a row a
+    # channel written, COMMIT: the input's three, the first turn graph run's fifteen, the
+    # second's eleven (35); the recent messages for the context (1); the ledger transaction:
+    # BEGIN, the user's task counter, the task, the result, COMMIT (5; a turn's first run does
+    # not look its call up first); the turn's three logged messages (the user's, the tool
+    # result, the one reply; the tool-call round stays in the checkpoints) in one statement (1).
+    # Every tenth turn, a prune of four statements (0.4).
+    "SQL statements": 55.4,
 }
 
 
