@@ -28,7 +28,7 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from keel.api.service import open_service  # noqa: E402
-from keel.checkpoints.newest import NewestKept  # noqa: E402
+from keel.checkpoints.branches import Rooted  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
 from keel.tools.tasks.todo import TODO_TOOLS
 
@@ -80,12 +80,11 @@ def _timed_cm(category: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 def instrument(service: Any) -> None:
     """Wrap the saver, the app-table stores, the lock, retention and state reads."""
     saver = type(service.backend.saver)
-    # LangGraph's saver under keel's NewestKept: what reaches the database
-    base = next(c for c in saver.__mro__[1:] if c is not NewestKept and "aput" in vars(c))
+    # LangGraph's saver under keel's Rooted: what reaches the database
+    base = next(c for c in saver.__mro__[1:] if c is not Rooted and "aput" in vars(c))
     for name in ("aput", "aput_writes"):
         setattr(base, name, _timed("checkpoint writes", getattr(base, name)))
-    base.aget_tuple = _timed("checkpoint reads from the database", base.aget_tuple)
-    NewestKept.aget_tuple = _timed("checkpoint reads (memory or database)", NewestKept.aget_tuple)
+    base.aget_tuple = _timed("checkpoint reads", base.aget_tuple)
     import keel.checkpoints.conversation_store as conversations
     import keel.checkpoints.messages as messages
     import keel.checkpoints.topics as topics

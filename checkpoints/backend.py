@@ -37,9 +37,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from keel.checkpoints.branches import Rooted
 from keel.checkpoints.database import Database, PostgresDatabase, SqliteDatabase
 from keel.checkpoints.migrate import migration_engine, upgrade
-from keel.checkpoints.newest import NewestKept, Rooted
 from keel.checkpoints.postgres_saver import PoolPostgresSaver
 from keel.checkpoints.process_locks import (
     AdvisoryLocks,
@@ -63,16 +63,16 @@ AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 
 """keel prunes old checkpoints: vacuum those tables by dead rows, not by size."""
 
 
-class KeelSqliteSaver(NewestKept, LoopSqliteSaver):
-    """keel's SQLite saver: statements on the event loop, a turn's newest checkpoint kept."""
+class KeelSqliteSaver(Rooted, LoopSqliteSaver):
+    """keel's SQLite saver: statements on the event loop, checkpoints written ``rooted``."""
 
 
-class KeelPostgresSaver(NewestKept, PoolPostgresSaver):
-    """LangGraph's PostgreSQL saver on the pool, a turn's newest checkpoint kept."""
+class KeelPostgresSaver(Rooted, PoolPostgresSaver):
+    """LangGraph's PostgreSQL saver on the pool, checkpoints written ``rooted``."""
 
 
 class KeelMemorySaver(Rooted, InMemorySaver):
-    """LangGraph's in-memory saver, an edited first message's checkpoint written ``rooted``."""
+    """LangGraph's in-memory saver, checkpoints written ``rooted``."""
 
 
 @dataclass

@@ -27,11 +27,47 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
+
 MAIN = "main"
 
 BEGINNING = "beginning"
 """Names the point before a conversation's first checkpoint, to run a turn from: a checkpoint id
 no checkpoint has, so LangGraph starts from an empty state (the first message edited)."""
+
+
+def rooted(config: RunnableConfig) -> RunnableConfig:
+    """The config a checkpoint is written under, a run from ``BEGINNING`` given no parent.
+
+    A turn run from before a conversation's first checkpoint (its first message edited) names
+    ``BEGINNING``, which no checkpoint has: LangGraph starts it from an empty state, and would
+    write the name as its checkpoint's parent.
+    """
+    configurable = config.get("configurable") or {}
+    if configurable.get("checkpoint_id") != BEGINNING:
+        return config
+    ids = {k: v for k, v in configurable.items() if k != "checkpoint_id"}
+    return {**config, "configurable": ids}
+
+
+class Rooted(BaseCheckpointSaver):
+    """Mixed into keel's savers: ``rooted`` checkpoints."""
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Write ``checkpoint``, with no parent when its run started from ``BEGINNING``."""
+        return await super().aput(rooted(config), checkpoint, metadata, new_versions)
 
 
 class CheckpointNotKept(LookupError):

@@ -26,7 +26,6 @@ import uuid
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from keel.checkpoints import newest
 from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore, digest
 from keel.checkpoints.retention import Retention, prune_thread
@@ -141,12 +140,8 @@ async def run_turn(
     runs from it instead of the newest, the start of a new branch (an edited message) or the next
     turn of an earlier one; what tools changed since stays changed.
     """
-    known = start.checkpoint_id if start is not None else None
-    with (
-        structlog.contextvars.bound_contextvars(
-            conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
-        ),
-        newest.holding(conversation_id, known),  # the turn's checkpoints are read back from memory
+    with structlog.contextvars.bound_contextvars(
+        conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
     ):
         if not held:  # the caller did not take the turn lock through ``Turns`` (a test, an
             # evaluation): the conversation is the user's (made theirs if nobody's), as the

@@ -6,10 +6,10 @@
 first takes the conversation's turn lock (``keel.checkpoints.locks``), and in the same step the
 conversation is checked to exist and to be the user's (a conversation deleted by any process is
 gone for every later turn: ``ConversationNotFound``; a busy one raises ``ConversationLocked``, or
-is waited for, ``wait_seconds``), and the turn noted as under way and the newest checkpoint's id
-are read with it. Then ``keel.graphs.run_turn`` runs it: where the conversation stands (from
-memory when this process's last turn left it and the newest checkpoint is still the one it
-knows), the turn before settled, exactly once, the run, the outcome recorded. After it, where the
+is waited for, ``wait_seconds``), and the newest checkpoint's id is read with it. Then
+``keel.graphs.run_turn`` runs it: where the conversation stands (from memory when this process's
+last turn left it and the newest checkpoint is still the one it knows), the turn before settled,
+exactly once, the run, the outcome recorded. After it, where the
 turn left the conversation is remembered.
 
 Turns run in tasks of their own (``start``), so a client that leaves never cuts one short or
@@ -29,10 +29,8 @@ from typing import Any, Protocol, TypeVar
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from keel.checkpoints import newest
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
-from keel.checkpoints.newest import NewestKept
 from keel.checkpoints.process_locks import Found
 from keel.checkpoints.requests import RequestStore
 from keel.checkpoints.retention import Retention, latest_checkpoint_id
@@ -104,7 +102,7 @@ class Turns:
     ) -> AsyncIterator[Found]:
         """Step 1: hold the user's conversation (ConversationNotFound, ConversationLocked).
 
-        Gives what was read of it on the way: the turn noted in flight, the newest checkpoint.
+        Gives what was read of it on the way: the owner, the newest checkpoint.
         """
         asked = time.monotonic()
         wait = self.wait_seconds if wait is None else wait
@@ -194,10 +192,7 @@ class Turns:
         """Finish a turn a crash cut off (recording its keyed outcome); None when there is none."""
         async with self.holding(conversation_id, user):
             context = self.resources.context(user)
-            with newest.holding(conversation_id, None):
-                _, recovered = await settle(
-                    self.graph, conversation_id, context, None, self.requests
-                )
+            _, recovered = await settle(self.graph, conversation_id, context, None, self.requests)
             self.known.pop(conversation_id, None)
             return recovered
 
@@ -229,8 +224,6 @@ class Turns:
         for thread_id in left:  # checkpoints kept outside keel's database
             if saver is not None:
                 await saver.adelete_thread(thread_id)
-        if isinstance(saver, NewestKept):
-            saver.forget(conversation_id)
         self.known.pop(conversation_id, None)
 
     async def _answered(self, conversation_id: str, key: str | None) -> bool:
@@ -261,10 +254,7 @@ class Turns:
         if result is None or self.retention is None:
             return
         saver = self.retention.saver
-        latest = saver.newest_kept(conversation_id) if isinstance(saver, NewestKept) else None
-        if latest is None:  # the turn wrote nothing (or not through keel's saver): look it up
-            latest = await latest_checkpoint_id(saver, self.db, conversation_id)
-        self.known[conversation_id] = latest
+        self.known[conversation_id] = await latest_checkpoint_id(saver, self.db, conversation_id)
         if len(self.known) > KNOWN_CONVERSATIONS:
             self.known.popitem(last=False)
 

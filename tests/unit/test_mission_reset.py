@@ -227,7 +227,11 @@ async def nodes_run(keel, cid: str, text: str) -> list[str]:
     context = keel.context()
     entered = []
     async for namespace, update in keel.graph.astream(
-        {"content": text}, thread_config(cid), context=context, stream_mode="updates", subgraphs=True
+        {"content": text},
+        thread_config(cid),
+        context=context,
+        stream_mode="updates",
+        subgraphs=True,
     ):
         if namespace:  # the turn graph's nodes, inside the graph around it
             entered.extend(update)
