@@ -37,7 +37,9 @@ from typing import Any
 
 import structlog
 from langchain_core.messages import RemoveMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
@@ -79,7 +81,13 @@ from keel.tools.crash_points import pause_point
 
 log = structlog.get_logger(__name__)
 
+UNCHECKPOINTED: RunnableConfig = {"configurable": {CONFIG_KEY_CHECKPOINTER: None}}
+"""The turn graph's run inside ``served`` borrows no checkpointer from the graph around it (which
+would save each of its steps). Its graph keeps ``checkpointer=None``, not ``False``, so that
+Studio still draws its nodes inside the node ``turn``."""
 INNER_DURABILITY: Durability = "exit"
+"""Given explicitly: the run would inherit the graph around it's ("sync"), which a run without a
+checkpointer cannot keep (LangGraph 1.2 fails on it); it warns that it has no effect instead."""
 warnings.filterwarnings("ignore", message="`durability` has no effect when no checkpointer")
 
 NodeFn = Callable[[KeelState, Runtime[KeelContext]], Any] | Callable[[KeelState], Any]
@@ -218,21 +226,18 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
     then what the turn ended with. So a
     turn a crash cut off stands at a checkpoint with its step left to run, and LangGraph runs it
     on from there; the tool-call ledger answers any call that ran already. The steps inside the
-    turn graph are not checkpointed (``checkpointer=False``): a turn costs a few writes, not one a
+    turn graph are not checkpointed (``UNCHECKPOINTED``): a turn costs a few writes, not one a
     node. The turn's streams (the assistant's tokens, keel's events) come from inside it: a
     client asks for them with ``subgraphs=True`` (the SDK's ``stream_subgraphs=True``).
     """
     inner = build_graph(nested=True)
-    inner.checkpointer = False
 
     async def turn(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         """One run of the turn graph: what it changed (its message lists taken as they are, order
         included), so a checkpoint's pending writes hold only that.
         """  # noqa: D205
-        # an explicit durability: the run inherits the graph around it's ("sync"), which a graph
-        # without a checkpointer cannot keep (LangGraph 1.2 fails on it)
         done: dict[str, Any] = await inner.ainvoke(
-            state, context=runtime.context, durability=INNER_DURABILITY
+            state, UNCHECKPOINTED, context=runtime.context, durability=INNER_DURABILITY
         )
         changed = {k: v for k, v in done.items() if not _same(v, state.get(k), k in LISTS)}
         for key in LISTS & changed.keys():

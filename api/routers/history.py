@@ -172,9 +172,13 @@ def _shown(message: dict[str, Any], tools: Sequence[BaseTool]) -> dict[str, Any]
 
 @router.get("/{conversation_id}/checkpoints", response_model=list[CheckpointOut], responses=ERRORS)
 async def get_checkpoints(cid: ConversationDep, service: ServiceDep) -> list[dict[str, Any]]:
-    """The kept checkpoints of the conversation, newest first (time travel)."""
+    """The kept checkpoints a turn ended at (or waits at, for an answer), newest first: the points
+    a message can be sent from again (time travel). A turn's own steps in between are left out.
+    """  # noqa: D205
     out = []
     async for snap in service.graph.aget_state_history(thread_config(cid)):
+        if snap.next and not snap.interrupts:  # mid-turn: a step left to run
+            continue
         out.append(
             {
                 "checkpoint_id": snap.config["configurable"]["checkpoint_id"],

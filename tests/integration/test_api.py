@@ -81,7 +81,7 @@ def test_snapshot_log_checkpoints_and_reset(server_url):
     assert log[0]["content"] == "Add buy milk" and log[-1]["content"] == "Created task: buy milk"
 
     points = httpx.get(f"{server_url.url}/v1/conversations/{cid}/checkpoints", headers=ANN).json()
-    # a turn is one graph run, which leaves one checkpoint: the turn's end
+    # a turn is one graph run; of its checkpoints, the turn's end is the one it can go on from
     assert len(points) == 1 and points[0]["next"] == []
 
     reset = httpx.post(f"{server_url.url}/v1/conversations/{cid}/reset", headers=ANN).json()

@@ -13,7 +13,7 @@ import inspect
 import uuid
 
 from keel.checkpoints.saver import open_checkpointer
-from keel.graphs.builder import build_graph
+from keel.graphs.builder import served
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
@@ -53,7 +53,7 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
     url = new_postgres_database(postgres_server)
     cid = str(uuid.uuid4())
     async with open_database(url) as db, open_checkpointer(url) as saver:
-        graph = build_graph(saver)
+        graph = served(saver)
         blobs = []
         for n in range(8):
             await run_turn(
@@ -80,7 +80,7 @@ async def test_keels_postgres_saver_writes_what_langgraphs_own_reads(postgres_se
     async with open_backend(url) as backend:
         saver = backend.saver
         assert isinstance(saver, PoolPostgresSaver)
-        graph = build_graph(saver)
+        graph = served(saver)
         context = open_resources(backend.db, saver, tools=TODO_TOOLS).context()
         for text in ("Add buy milk", "Add eggs", "Show all"):
             await run_turn(graph, cid, text, context)
@@ -88,7 +88,7 @@ async def test_keels_postgres_saver_writes_what_langgraphs_own_reads(postgres_se
         ours = [found async for found in saver.alist(config)]
         plain = AsyncPostgresSaver(saver.conn)
         theirs = [found async for found in plain.alist(config)]
-        assert len(ours) == 3 and ours == theirs
+        assert len(ours) == 3 * 4 and ours == theirs  # three tool turns: input, three steps
         newest = await plain.aget_tuple(config)
         assert newest is not None
         values = newest.checkpoint["channel_values"]

@@ -23,14 +23,15 @@ from keel.tools.tasks.todo import TODO_TOOLS
 TURNS = 10
 
 BUDGET_PER_TURN = {
-    # the turn lock taken, with the owner, the turn noted in flight and the newest checkpoint read
-    # in the same statement (keel_take_turn), on the lock's own connection (1); the recent messages
-    # for the context (1); the turn noted in flight (1, written while the graph moves on); the
-    # ledger transaction: BEGIN, the task numbered and written, its result recorded, COMMIT (4);
-    # the turn's log rows (1); the checkpoint, blobs and row in one statement (1); the lock let go
-    # (1, not waited for). Every tenth turn, the prune's look at how many checkpoints there are,
-    # in a transaction of its own (0.3: none to drop yet).
-    "statements": 10.3,
+    # the turn lock taken, with the owner and the newest checkpoint read in the same statement
+    # (keel_take_turn), on the lock's own connection (1); the run's newest checkpoint read (1);
+    # LangGraph's checkpoints, durability "sync": four, each its blobs and row in one statement
+    # (4), and the three steps' pending writes, one statement each (3); the recent messages for
+    # the context (1); the ledger transaction: BEGIN, the task numbered and written, its result
+    # recorded, COMMIT (4); the turn's log rows (1); the newest checkpoint's id, remembered for
+    # the next turn (1); the lock let go (1, not waited for). Every tenth turn, the prune's look
+    # at how many checkpoints there are, in a transaction of its own (0.3: none to drop yet).
+    "statements": 17.3,
 }
 
 

@@ -41,21 +41,23 @@ BUDGET_PER_TURN = {
     # response, assistant (it reports what the tool did), response.
     "node runs": 10,
     "model calls": 2,
-    "checkpoint reads": 1,  # the run starts from the thread's newest checkpoint...
-    "checkpoint reads from the database": 0,  # ...which this process wrote and kept
+    "checkpoint reads": 1,  # the run starts from the thread's newest checkpoint
+    "checkpoint reads from the database": 1,
     "checkpoint writes": 4,  # the input's, then one after each of the three steps
     "checkpoint pending-write batches": 3,  # each step's writes, before its checkpoint
     # Per turn (SQLite): once the turn lock is held, the conversation's owner and the newest
     # checkpoint id, in one statement, so a conversation deleted or a turn cut off by another
-    # process is seen (1; on PostgreSQL they are read in the lock's own statement); the four
+    # process is seen (1; on PostgreSQL they are read in the lock's own statement); the run's
+    # newest checkpoint read, its row and its pending writes (2); the four
     # checkpoints, BEGIN/INSERT/COMMIT each (12); the three steps' pending writes, BEGIN, a row a
     # channel written, COMMIT: the input's three, the first turn graph run's fifteen, the
     # second's eleven (35); the recent messages for the context (1); the ledger transaction:
     # BEGIN, the user's task counter, the task, the result, COMMIT (5; a turn's first run does
     # not look its call up first); the turn's three logged messages (the user's, the tool
-    # result, the one reply; the tool-call round stays in the checkpoints) in one statement (1).
-    # Every tenth turn, a prune of four statements (0.4).
-    "SQL statements": 55.4,
+    # result, the one reply; the tool-call round stays in the checkpoints) in one statement (1);
+    # the newest checkpoint's id, remembered for the next turn (1). Every tenth turn, a prune of
+    # four statements (0.4).
+    "SQL statements": 58.4,
 }
 
 
