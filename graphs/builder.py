@@ -239,7 +239,9 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
         done: dict[str, Any] = await inner.ainvoke(
             state, UNCHECKPOINTED, context=runtime.context, durability=INNER_DURABILITY
         )
-        changed = {k: v for k, v in done.items() if not _same(v, state.get(k), k in LISTS)}
+        changed = {
+            k: v for k, v in done.items() if k not in state or not _same(v, state[k], k in LISTS)
+        }
         for key in LISTS & changed.keys():
             changed[key] = unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), *changed[key]])
         return changed

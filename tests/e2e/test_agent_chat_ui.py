@@ -166,19 +166,24 @@ def test_a_whole_conversation_in_agent_chat_ui(servers, browser: Browser):
     page.get_by_role("button", name="add buy milk").first.click()  # titled by its first message
     expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
 
-    _edit(page, "delete call mom", "add feed the cat")  # an older message: a new branch
+    # Agent Chat UI reads the thread's newest ten checkpoints, and a tool turn writes four (its
+    # input, the input step, the model's calls before any runs, its end): the last turn's message
+    # is the one its branch controls reach
+    _say(page, "add water the plants")
+    expect(page.get_by_text("Created task: water the plants")).to_be_visible()
+    _edit(page, "add water the plants", "add feed the cat")  # a new branch
     expect(page.get_by_text("Created task: feed the cat")).to_be_visible()
-    expect(page.get_by_text("Deleted task 2: call mom")).to_have_count(0)
+    expect(page.get_by_text("Created task: water the plants")).to_have_count(0)
     edited = _human(page, "add feed the cat")
     edited.hover()
     expect(edited.get_by_text("2 / 2")).to_be_visible()
     edited.get_by_role("button").first.click()  # back to the first branch
-    expect(page.get_by_text("Deleted task 2: call mom")).to_be_visible()
-    expect(_human(page, "delete call mom")).to_be_visible()
+    expect(page.get_by_text("Created task: water the plants")).to_be_visible()
+    expect(_human(page, "add water the plants")).to_be_visible()
     expect(page.get_by_text("Created task: feed the cat")).to_have_count(0)
 
     forks = _forks(api, page)
-    reply = _assistant(page, "Deleted task 2: call mom")  # regenerate: the turn runs again
+    reply = _assistant(page, "Created task: water the plants")  # regenerate: the turn runs again
     reply.hover()
     reply.get_by_role("button", name="Refresh").click()
     for _ in range(REPLY_MS // 500):  # a run from the reply's parent checkpoint, to its end
@@ -186,8 +191,10 @@ def test_a_whole_conversation_in_agent_chat_ui(servers, browser: Browser):
             break
         page.wait_for_timeout(500)
     assert _forks(api, page) == forks + 1
-    expect(page.get_by_text("Deleted task 2: call mom", exact=True)).to_have_count(1)
-    expect(page.get_by_text("not found")).to_have_count(0)  # the same turn: deleted once
+    expect(page.get_by_text("Created task: water the plants", exact=True)).to_have_count(1)
+    _say(page, "list my tasks")  # the same turn's call again: the ledger's answer, no new task
+    watering = page.locator("li").filter(has_text=re.compile(r"^\s*\d\. water the plants\s*$"))
+    expect(watering).to_have_count(1)
 
     _say(page, "/reset")
     expect(page.get_by_text(RESET_MESSAGE.split(".")[0])).to_be_visible()
