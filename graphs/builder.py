@@ -239,8 +239,9 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
         done: dict[str, Any] = await inner.ainvoke(
             state, UNCHECKPOINTED, context=runtime.context, durability=INNER_DURABILITY
         )
+        given: dict[str, Any] = dict(state)
         changed = {
-            k: v for k, v in done.items() if k not in state or not _same(v, state[k], k in LISTS)
+            k: v for k, v in done.items() if k not in given or not _same(v, given[k], k in LISTS)
         }
         for key in LISTS & changed.keys():
             changed[key] = unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), *changed[key]])

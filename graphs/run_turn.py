@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import replace
 
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import START
+from langgraph.types import StateSnapshot
 
 from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore, digest
@@ -81,6 +84,9 @@ async def settle(
     if start is None:
         snap = await graph.aget_state(thread_config(conversation_id))
         start = TurnStart.of(snap)
+        if start.cut_off and (snap.metadata or {}).get("source") == "input":  # cut off before
+            # its input was taken into the state: the key is in the input
+            start = replace(start, request_key=await _input_key(graph, snap))
         if start.request_key is not None and not start.cut_off and requests is not None:
             ended = turn_result(conversation_id, snap.values, snap.interrupts, [])
             await requests.settle(conversation_id, start.request_key, ended.model_dump_json())
@@ -90,6 +96,16 @@ async def settle(
     if (key := start.request_key) is not None and requests is not None:
         await requests.settle(conversation_id, key, recovered.model_dump_json())
     return TurnStart(await _newest(graph, conversation_id)), recovered
+
+
+async def _input_key(graph: KeelGraph, snap: StateSnapshot) -> str | None:
+    """The idempotency key of the input a checkpoint holds, not yet taken into the state."""
+    saver = graph.checkpointer
+    if not isinstance(saver, BaseCheckpointSaver):
+        return None
+    found = await saver.aget_tuple(snap.config)
+    given = found.checkpoint["channel_values"].get(START) if found is not None else None
+    return given.get("request_key") if isinstance(given, dict) else None
 
 
 async def _newest(graph: KeelGraph, conversation_id: str) -> str | None:

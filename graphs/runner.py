@@ -126,8 +126,9 @@ class TurnStart:
     checkpoint_id: str | None = None
     """The conversation's newest checkpoint, which the turn starts from (None: it has none)."""
     pending: bool = False
-    """The checkpoint holds a step left to run that is no question waiting for its answer: a run
-    a crash (or a failure) cut off, which LangGraph runs on from there."""
+    """The checkpoint holds a step left to run (or one run whose checkpoint was never written)
+    that is no question waiting for its answer: a run a crash (or a failure) cut off, which
+    LangGraph runs on from there."""
     request_key: str | None = None
     """The idempotency key of the last message that reached the checkpoint."""
 
@@ -140,7 +141,7 @@ class TurnStart:
     def of(cls, snap: StateSnapshot) -> TurnStart:
         """Read it from the conversation's state."""
         checkpoint_id = (snap.config.get("configurable") or {}).get("checkpoint_id")
-        pending = bool(snap.next) and not snap.interrupts
+        pending = bool(snap.tasks) and not snap.interrupts
         return cls(checkpoint_id, pending, snap.values.get("request_key"))
 
 
