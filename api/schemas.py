@@ -197,7 +197,7 @@ class CheckpointOut(BaseModel):
     created_at: str | None = Field(
         description="When it was written (ISO-8601, UTC).", examples=["2026-11-22T10:00:00+00:00"]
     )
-    next: list[str] = Field(description="Nodes that would run next.", examples=[["assistant"]])
+    next: list[str] = Field(description="Nodes that would run next.", examples=[["turn"]])
     agent_state: str | None = Field(
         description="The state machine's position in that checkpoint.", examples=["assistant"]
     )

@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import (
 )
 
 MAIN = "main"
+"""The branch of a conversation that was never forked."""
 
 BEGINNING = "beginning"
 """Names the point before a conversation's first checkpoint, to run a turn from: a checkpoint id
@@ -81,9 +82,6 @@ class CheckpointNotKept(LookupError):
             f"checkpoint {checkpoint_id!r} is not one this conversation keeps: only its newest "
             "checkpoints are kept (the messages of every branch stay in its log)"
         )
-
-
-"""The branch of a conversation that was never forked."""
 
 
 @dataclass(frozen=True)

@@ -77,12 +77,12 @@ async def stream_turn(
     stop: asyncio.Event | None = None,
     checkpoint_id: str | None = None,
 ) -> TurnResult:
-    """Run the turn to its end in one graph run, its checkpoint written as it ends.
+    """Run the turn to its end in one graph run, LangGraph checkpointing it as it goes.
 
     When ``stop`` is set, the turn ends at its next tool execution (the pending tool calls do not
     run); a model call in flight when it is set is cancelled, and the turn ends at once.
     ``checkpoint_id``: the turn runs from that checkpoint instead of the newest (a fork: LangGraph
-    writes the turn's checkpoint after it, and it becomes the newest).
+    writes the turn's checkpoints after it, and its last becomes the newest).
     """
     config = thread_config(conversation_id, checkpoint_id)
     deadline = time.time() + context.turn_seconds  # from now: a recovered turn gets its own
