@@ -142,6 +142,7 @@ class DecidedView(WindowView, total=False):
     """What tells whether the turn's calls were decided: the window and where the turn is."""
 
     agent_state: str
+    turn_over: bool
 
 
 async def route_tools_handing_over(
@@ -181,6 +182,8 @@ async def route_turn(state: DecidedView) -> Literal["turn", "__end__"]:
     """After a run of the turn graph: run it again when it ended on the model's calls (to carry
     them out, or ask first) or on calls a yes decided (to go on), else the turn is over.
     """  # noqa: D205
+    if state.get("turn_over"):  # ended: by its response, a command, or from outside a run
+        return "__end__"  # END
     if calls_to_run(cast(KeelState, state)) is not None:
         return "turn"
     if state.get("agent_state") != AgentState.TOOL_EXECUTION:  # no calls were just decided

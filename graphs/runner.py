@@ -17,7 +17,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from langchain_core.messages import AIMessageChunk
@@ -32,8 +32,10 @@ from keel.graphs.result import Snapshot, TurnResult, snapshot_of, turn_result
 from keel.nodes.events import STREAMED_ONLY, Event, StreamEvent, token
 from keel.nodes.run_context import KeelContext, RunnerTurn
 from keel.nodes.state.machine import AgentState
-from keel.nodes.state.schema import TurnOutput, turn_start
+from keel.nodes.state.schema import KeelState, TurnOutput, turn_start
 from keel.nodes.support.previews import preview
+from keel.nodes.support.waiting import calls_to_run
+from keel.nodes.tool_execution import stopped
 
 log = structlog.get_logger(__name__)
 
@@ -165,6 +167,9 @@ async def recover(
         note = ABANDONED.format(error=type(exc).__name__)
         log.error("cut_off_turn_abandoned", error=type(exc).__name__, detail=preview(exc))
     ended = ended_turn(note)
+    values = cast(KeelState, (await graph.aget_state(thread_config(conversation_id))).values)
+    if (calls := calls_to_run(values)) is not None:  # checkpointed, never run: they never will
+        ended = {**stopped(values, calls), **ended}
     await graph.aupdate_state(thread_config(conversation_id), ended, as_node=ending_node(graph))
     return TurnResult(
         conversation_id=conversation_id,

@@ -8,9 +8,11 @@ import uuid
 
 import pytest
 
+import keel.nodes.tool_execution as tool_node
 from keel.checkpoints.requests import RequestStore
-from keel.graphs.run_turn import run_turn
-from keel.graphs.runner import thread_config
+from keel.graphs.run_turn import run_turn, settle
+from keel.graphs.runner import ABANDONED, TurnStart, thread_config
+from keel.nodes.tool_execution import NOT_RUN
 
 
 class Died(Exception):
@@ -52,3 +54,32 @@ async def test_a_turn_cut_off_at_its_input_is_finished_and_kept_under_its_own_ke
     again = await run_turn(keel.graph, cid, "Add buy milk", keel.context(), key="k-1", **keyed)
     assert again.replayed and again.reply == first.reply
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "eggs"]
+
+
+async def test_a_cut_off_turn_that_fails_again_is_abandoned_with_its_calls_not_run(
+    keel, monkeypatch
+):
+    cid = str(uuid.uuid4())
+    await run_turn(keel.graph, cid, "Add buy milk", keel.context())
+
+    run_tool_call = tool_node.run_tool_call
+
+    async def broken(call, *args, **kwargs):
+        if call["name"] == "create_todo_task":
+            raise RuntimeError("a tool that fails the same way every time")
+        return await run_tool_call(call, *args, **kwargs)
+
+    monkeypatch.setattr(tool_node, "run_tool_call", broken)
+    with pytest.raises(RuntimeError):  # its calls were checkpointed, then the run failed
+        await run_turn(keel.graph, cid, "Add eggs", keel.context())
+    assert TurnStart.of(await keel.graph.aget_state(thread_config(cid))).cut_off
+
+    _, abandoned = await settle(keel.graph, cid, keel.context(), None, None)
+    assert abandoned is not None and abandoned.reply == ABANDONED.format(error="RuntimeError")
+    monkeypatch.undo()
+    snap = await keel.graph.aget_state(thread_config(cid))
+    assert not TurnStart.of(snap).cut_off  # settled: no later turn finishes it again
+    assert snap.values["window"][-1].text == NOT_RUN  # its calls answered: they never run
+    added = await run_turn(keel.graph, cid, "Add tea", keel.context())
+    assert added.reply == "Created task: tea" and not added.recovered_reply
+    assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "tea"]
