@@ -179,11 +179,17 @@ async def recover(
     )
 
 
-async def _started_from(graph: KeelGraph, conversation_id: str) -> str:
-    """The checkpoint the conversation's newest turn started from: the one before its input's."""
+async def _started_from(graph: KeelGraph, conversation_id: str) -> str | None:
+    """The checkpoint the conversation's newest turn started from: the one before its input's.
+
+    None when the walk back meets a checkpoint no longer kept (pruned): an edit of the turn's
+    message then has no point to run from, rather than the beginning of the conversation.
+    """
     config: RunnableConfig | None = thread_config(conversation_id)
     while config is not None:
         snap = await graph.aget_state(config)
+        if snap.created_at is None:  # pruned: LangGraph's empty state
+            return None
         if (snap.metadata or {}).get("source") == "input":
             parent = (snap.parent_config or {}).get("configurable", {})
             return str(parent.get("checkpoint_id") or BEGINNING)

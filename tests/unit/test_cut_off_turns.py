@@ -10,6 +10,7 @@ import pytest
 
 import keel.nodes.tool_execution as tool_node
 from keel.checkpoints.requests import RequestStore
+from keel.checkpoints.retention import prune_thread
 from keel.graphs.run_turn import run_turn, settle
 from keel.graphs.runner import ABANDONED, TurnStart, thread_config
 from keel.nodes.tool_execution import NOT_RUN
@@ -83,3 +84,24 @@ async def test_a_cut_off_turn_that_fails_again_is_abandoned_with_its_calls_not_r
     added = await run_turn(keel.graph, cid, "Add tea", keel.context())
     assert added.reply == "Created task: tea" and not added.recovered_reply
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "tea"]
+
+
+async def test_a_turn_run_on_after_its_start_was_pruned_offers_no_point_to_edit_from(
+    keel, monkeypatch
+):
+    cid = str(uuid.uuid4())
+    await run_turn(keel.graph, cid, "Add buy milk", keel.context())
+    run_tool_call = tool_node.run_tool_call
+
+    async def gone(call, *args, **kwargs):
+        raise Died  # the calls were checkpointed; the process is gone before they run
+
+    monkeypatch.setattr(tool_node, "run_tool_call", gone)
+    with pytest.raises(Died):
+        await run_turn(keel.graph, cid, "Add eggs", keel.context())
+    monkeypatch.setattr(tool_node, "run_tool_call", run_tool_call)
+    await prune_thread(keel.graph.checkpointer, cid, 1)  # only the cut-off turn's newest is kept
+    after = await run_turn(keel.graph, cid, "What's on my list?", keel.context())
+    assert after.recovered_reply == "Created task: eggs"
+    opening = next(m for m in await keel.messages.history(cid) if m.content == "Add eggs")
+    assert opening.from_checkpoint is None  # not BEGINNING: that would edit an empty conversation
