@@ -204,7 +204,7 @@ def ending_node(graph: KeelGraph) -> str:
 
 
 LISTS = {"messages", "window"}
-"""The state's message lists: the turn graph gives them whole, so they are written whole."""
+"""The state's message lists: the turn graph gives them whole; what is written is what changed."""
 
 
 def _same(after: Any, before: Any, is_list: bool) -> bool:
@@ -244,7 +244,7 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
             k: v for k, v in done.items() if k not in given or not _same(v, given[k], k in LISTS)
         }
         for key in LISTS & changed.keys():
-            changed[key] = unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), *changed[key]])
+            changed[key] = unstreamed(_list_update(changed[key], given.get(key) or []))
         return changed
 
     g = StateGraph(
@@ -258,3 +258,22 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
 
 graph = served()
 """The graph for LangGraph servers (``langgraph.json``): the server brings the checkpointer."""
+
+
+def _list_update(after: list[Any], before: list[Any]) -> list[Any]:
+    """The update that turns the message list ``before`` into ``after``: the messages dropped from
+    its start removed, the new ones added, when that is how it changed (a turn adds its messages,
+    the bound drops the oldest); otherwise ``after`` whole, in place of everything.
+    """  # noqa: D205
+    start = next((i for i, m in enumerate(before) if after and m is after[0]), len(before))
+    kept = len(before) - start
+    added = after[kept:]
+    ids = {m.id for m in before}
+    if (
+        len(after) >= kept
+        and all(a is b for a, b in zip(after[:kept], before[start:], strict=True))
+        and all(m.id is not None for m in before[:start])
+        and not any(m.id in ids for m in added)
+    ):
+        return [*(RemoveMessage(id=m.id) for m in before[:start]), *added]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *after]
