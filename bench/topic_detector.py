@@ -1,8 +1,9 @@
 """What keel's topic-shift detector costs a message, and that it stays flat as a conversation grows.
 
 Runs the detector's decision for every message of a long synthetic conversation (the dialogues of
-``bench/data/topics_dev.jsonl`` one after another, repeated): the semantic signal against the
-active topic's recent messages and, on a shift, the look for a return among the closed topics.
+``bench/data/topics_dev.jsonl`` one after another, repeated): a return the message names, the
+semantic signal against the active topic's recent messages and, on a shift, the look for a return
+among the closed topics.
 Prints milliseconds per message (median, 90th and 99th percentile) for the first and the last
 stretch of the conversation, and the one-off cost of loading the model.
 
@@ -28,6 +29,8 @@ from keel.nodes.context.topic_shifts import (  # noqa: E402
     assess,
     explicit_change,
     find_return,
+    go_back,
+    named_return,
 )
 from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
 
@@ -57,11 +60,14 @@ def main() -> None:
         message = f"{turns[n % len(turns)]} ({n})"  # every message new to the embedder
         recent = topics[active][-RECENT:]
         start = time.perf_counter()
-        found = explicit_change(message, None, datetime.min, 0)
-        shift = assess(message, recent, found, embedder, TODO_TOOLS, 0.32)
-        if shift is not None:
-            closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
-            closed = closed[-RETURN_CANDIDATES:]  # as the node reads them: the last few only
+        closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
+        closed = closed[-RETURN_CANDIDATES:]  # as the node reads them: the last few only
+        named = named_return(message)
+        shift = go_back(named, closed) if named else None
+        if shift is None:
+            found = explicit_change(message, None, datetime.min, 0)
+            shift = assess(message, recent, found, embedder, TODO_TOOLS, 0.32, topics[active][:1])
+        if shift is not None and shift.reason != "returned":
             shift = find_return(message, shift, recent, closed, embedder, 0.35)
         costs.append((time.perf_counter() - start) * 1000)
         if shift is not None:

@@ -13,19 +13,19 @@ from pydantic import Field
 
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.state.schema import Topic, TopicRef
-from keel.nodes.topic import LAST_EXCHANGE
-from keel.tools.yes_no import answer_of
+from keel.nodes.support.topic_names import readable_summary
 
 ISO_TIME = "2026-11-22T10:00:00+00:00"
 
 
 class TopicSegment(TopicRef):
-    """A topic segment of the conversation, titled from its first message (or by a model)."""
+    """A topic segment of the conversation, titled by a few words of its subject (or by a model)."""
 
     summary: Annotated[
         str | None,
         Field(
-            description="What was asked and done in it, set when the topic ended.",
+            description="What was asked and done in it (small talk left out), set when the "
+            "topic ended.",
             examples=["Asked: Add buy milk. Done: Created task: buy milk"],
         ),
     ]
@@ -44,28 +44,6 @@ class TopicSegment(TopicRef):
 def topic_ref(topic: Topic | None) -> TopicRef | None:
     """The topic in state as results show it: id and title."""
     return {"id": topic["id"], "title": topic["title"]} if topic else None
-
-
-def readable_summary(stored: str) -> str:
-    """A topic's stored summary (its title and last exchange) as what was asked and done.
-
-    The yes/no answers and the questions that asked for them are left out: "Asked: Delete
-    task 3. Done: Deleted task 3: book dentist".
-    """
-    title, _, said = stored.partition(LAST_EXCHANGE)
-    asked: list[str] = []
-    done = ""
-    for part in said.split("; ") if said else []:
-        role, _, text = part.partition(": ")
-        if role == "user" and answer_of(text) is None:
-            asked.append(text)
-        elif role == "assistant" and not text.startswith(QUESTIONS):
-            done = text
-    asked = asked or [title]
-    return f"Asked: {'; '.join(asked)}" + (f". Done: {done}" if done else "")
-
-
-QUESTIONS = ("Are you sure", "Please answer yes or no")
 
 
 def topic_segment(row: TopicRow) -> TopicSegment:

@@ -75,7 +75,8 @@ class MissionResetData(TypedDict):
         str,
         Field(
             description="completed_todolist_detected, unfinished_turn_abandoned (the last turn "
-            "ended without finishing its plan) or user_requested.",
+            "ended without finishing its plan), user_requested or topic_reopened (the user went "
+            "back to another topic).",
             examples=["completed_todolist_detected"],
         ),
     ]

@@ -6,7 +6,8 @@ todolist are cleared (every other field is kept) and a ``state_updated`` event s
 node then makes a new plan from the new message. The steps an unfinished turn left open stay in
 the audit as not done. A message that answers the question the assistant asked (``ask_user``)
 continues the mission: the answer is kept in ``answers`` (by question); a message that changed the
-topic drops the question instead, and its mission with it.
+topic drops the question instead, and its mission with it. A mission belongs to the topic it was
+made in: going back to another topic (the reopen_topic node) clears it too (``clear_mission``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ log = structlog.get_logger(__name__)
 
 REASON_COMPLETED = "completed_todolist_detected"
 REASON_UNFINISHED = "unfinished_turn_abandoned"
+REASON_REOPENED = "topic_reopened"
 
 
 def has_reset_work(state: KeelState) -> bool:
@@ -46,9 +48,17 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     todolist = state.get("todolist")
     if todolist is None:
         return update
+    reason = REASON_UNFINISHED if open_items(todolist) else REASON_COMPLETED
+    return {**update, **clear_mission(state, reason, runtime)}
+
+
+def clear_mission(state: KeelState, reason: str, runtime: Runtime[KeelContext]) -> dict[str, Any]:
+    """The update that clears the mission and its todolist for ``reason``, said by a
+    ``state_updated`` event and an audit entry (which keeps the steps left not done).
+    """  # noqa: D205
+    todolist = state.get("todolist")
     abandoned = [i["description"] for i in open_items(todolist)]
-    reason = REASON_UNFINISHED if abandoned else REASON_COMPLETED
-    previous_id = todolist["id"]
+    previous_id = todolist["id"] if todolist else None
     log.info(
         "resetting_mission_for_new_query",
         reason=reason,
@@ -62,4 +72,4 @@ def reset(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
         entry["detail"] = {**entry.get("detail", {}), "abandoned_steps": abandoned}
     runtime.stream_writer(event)
     log.info("mission_reset_complete", previous_todolist_id=previous_id)
-    return {**update, "mission": None, "todolist": None, "audit": [entry]}
+    return {"mission": None, "todolist": None, "audit": [entry]}

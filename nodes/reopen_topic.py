@@ -5,8 +5,10 @@ API's reopen operation, the chat page's "Back to this topic", or any client of t
 active topic is ended with its summary, the chosen one reopened: the state holds it, a
 ``topic_changed`` event (reason ``returned``) and an audit entry ``topic_reopened`` say so, and the
 next turn's context is that topic's history (the silence before the return does not count as a gap
-that opens another topic). Mission, todolist and the message log are untouched; a confirmation
-that waited is dropped, as a change of subject leaves it unanswered, and the reply says so.
+that opens another topic). The mission and its todolist were the other topic's: they are cleared
+(a ``state_updated`` event, reason ``topic_reopened``), and the next message makes a fresh one;
+the message log is untouched. A question or a confirmation that waited is dropped, as a change of
+subject leaves it unanswered, and the reply says so.
 Reopening the active topic changes no topic; nor does a topic the conversation does not have
 (the reply says so; the API answers 404 before it runs).
 """
@@ -19,6 +21,7 @@ import structlog
 from langgraph.runtime import Runtime
 
 from keel.nodes.events import TopicReason, audit_entry, topic_changed
+from keel.nodes.mission import REASON_REOPENED, clear_mission
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import BadCommand, command_done
 from keel.nodes.state.lineage import lineage
@@ -60,6 +63,10 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
             "last_message_at": now.isoformat(),  # a silence before the return is not a new topic
             "audit": [audit_entry("topic_reopened", REASON, detail, now)],
         }
+        if state.get("mission") is not None or state.get("todolist") is not None:
+            cleared = clear_mission(state, REASON_REOPENED, runtime)
+            # the reopen stays the last entry: the next message is about the topic chosen
+            update = {**update, **cleared, "audit": [*cleared["audit"], *update["audit"]]}
         log.info("topic_reopened", **detail)
         message = f"Back to the topic: {topic.title}"
     if waiting_calls(state, ctx.resources.tools) is not None:

@@ -2,11 +2,14 @@
 
 The detector (``keel.nodes.context.topic_shifts``) decides: a switch or correction phrase,
 a silence longer than ``topic_gap_seconds``, or a message that no longer follows the active topic
-(the semantic signal) starts a new topic; a shift back to the subject of a closed topic reopens
-that one instead (reason ``returned``, its own history the context again). The old topic is ended
-with a summary; a new one is titled from its first message (by a model when one is configured).
-History is never deleted. The node also loads the earlier messages the model will see this turn
-(see ``keel.nodes.context.recency``). It reads the log of the turn's own lineage
+(the semantic signal) starts a new topic; a message that goes back to what a closed topic was
+about ("back to the groceries: ...", or a shift to its subject) reopens that one instead (reason
+``returned``, its own history the context again). The old topic is ended with a summary of what was
+asked and done in it; a new one is titled by a few words of its subject, never by small talk (by a
+model when one is configured; see ``keel.nodes.support.topic_names``), and a topic opened by small
+talk or a reset is named by the first message that has a subject. History is never deleted. The
+node also loads the earlier messages the model will see this turn (see
+``keel.nodes.context.recency``). It reads the log of the turn's own lineage
 (``keel.nodes.state.lineage``): a turn forked from an earlier checkpoint sees its branch only.
 """
 
@@ -22,8 +25,6 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from keel.checkpoints.branches import Lineage
-from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.text_rules import one_line
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.context.recency import load_history
 from keel.nodes.context.topic_shifts import (
@@ -32,76 +33,80 @@ from keel.nodes.context.topic_shifts import (
     assess,
     explicit_change,
     find_return,
+    go_back,
+    named_return,
     says_return,
 )
 from keel.nodes.events import topic_changed
 from keel.nodes.run_context import KeelContext, Resources, conversation_id
 from keel.nodes.state.lineage import lineage, turn_key
 from keel.nodes.state.schema import HistoryEntry, KeelState, Topic
-from keel.nodes.support.previews import preview
+from keel.nodes.support.topic_names import (
+    SMALL_TALK,
+    SUMMARY_MESSAGES,
+    TITLE_WORDS,
+    asked_in,
+    readable_summary,
+    subject_of,
+    summary_of,
+    title_line,
+    topic_title,
+)
 
 log = structlog.get_logger(__name__)
 
-LAST_EXCHANGE = ". Last exchange: "
-"""Where a topic's summary turns from its title to what was said last (``summarize_topic``)."""
-TITLE_MAX_CHARS = 80
 RESET_TITLE = "Reset - New Conversation"
 """The title of the topic a reset opens until its first message names it."""
-
-
-def _one_line(text: str) -> str:
-    """``text`` cleaned as names and titles are (``one_line``); what no table holds replaced."""
-    return one_line(text.encode("utf-8", "replace").decode("utf-8").replace("\x00", ""))
-
-
-def topic_title(message: str) -> str:
-    """``message`` on one line, whole when it fits in 80 characters, else cut between words
-    with "..." (a single long word, a URL, is cut where it must).
-    """  # noqa: D205
-    title = _one_line(message)
-    if len(title) <= TITLE_MAX_CHARS:
-        return title or "(empty)"
-    cut = title[: TITLE_MAX_CHARS + 1].rsplit(" ", 1)[0]
-    if len(cut) > TITLE_MAX_CHARS or len(cut) < TITLE_MAX_CHARS // 2:
-        cut = title[:TITLE_MAX_CHARS]
-    return cut.rstrip() + "..."
+UNNAMED = (RESET_TITLE, SMALL_TALK)
+"""Titles that name no subject: the next message that has one names the topic."""
 
 
 async def title_for(message: str, ctx: KeelContext) -> str:
-    """A title for a topic opened by ``message``: the model's when configured, else first words."""
-    if ctx.resources.title_model is None:
-        return topic_title(message)
-    prompt = "Give a title of at most six words for a conversation that starts with the message."
+    """A title for a topic opened by ``message``: the model's when configured, else a few words
+    of its subject (``SMALL_TALK`` for small talk, which no model is asked to name).
+    """  # noqa: D205
+    tools = ctx.resources.tools
+    if ctx.resources.title_model is None or subject_of(message, tools) is None:
+        return topic_title(message, tools)
+    prompt = (
+        f"Give a title of at most {TITLE_WORDS} words for a conversation that starts with the "
+        "message."
+    )
     try:
         messages = [SystemMessage(prompt), HumanMessage(message[:2000])]
         reply = await ctx.resources.title_model.ainvoke(messages, config={"tags": [TAG_NOSTREAM]})
-        title = _one_line(reply.text.strip().strip('"'))
+        title = title_line(reply.text.strip().strip('"'))
     except Exception as exc:  # a title is never worth failing a turn for
         log.warning("topic_title_failed", error=type(exc).__name__)
-        return topic_title(message)
-    return title[:TITLE_MAX_CHARS] or topic_title(message)
+        return topic_title(message, tools)
+    return title or topic_title(message, tools)
 
 
 async def summarize_topic(
-    log_: MessageLog, conversation: str, topic: Topic, seen: Lineage | None = None
+    resources: Resources, conversation: str, topic: Topic, seen: Lineage | None = None
 ) -> str:
-    """A short summary of a topic: its title and its last exchange (in the lineage ``seen``)."""
-    recent = await log_.recent(
-        conversation, topic_id=topic["id"], limit=4, exclude_roles=("tool",), lineage=seen
+    """What was asked and done in a topic, by its last messages (in the lineage ``seen``); its
+    title when nothing but small talk was said.
+    """  # noqa: D205
+    recent = await resources.messages.recent(
+        conversation,
+        topic_id=topic["id"],
+        limit=SUMMARY_MESSAGES,
+        exclude_roles=("tool",),
+        lineage=seen,
     )
-    said = "; ".join(f"{m.role}: {preview(m.content, 80)}" for m in recent if m.content)
-    return f"{topic['title']}{LAST_EXCHANGE}{said}" if said else topic["title"]
+    said = [(m.role, m.content) for m in recent]
+    return summary_of(said, resources.tools) or topic["title"]
 
 
 def what_it_was_about(row: TopicRow) -> str:
-    """A closed topic's words to match a return against: its title and what the user said last.
+    """A closed topic's words to find it by: its title and what its summary says was asked.
 
-    The assistant's side of the summary is left out: the subject is the user's (and an offline
-    model's help text would make every topic look alike).
+    What keel did is left out: the subject is the user's (and an offline model's help text would
+    make every topic look alike).
     """
-    title, _, said = (row.summary or row.title).partition(LAST_EXCHANGE)
-    users = [part.removeprefix("user: ") for part in said.split("; ") if part.startswith("user: ")]
-    return " ".join([title, *users])
+    asked = asked_in(readable_summary(row.summary)) if row.summary else ""
+    return f"{row.title} {asked}".rstrip()
 
 
 def as_state_topic(row: TopicRow) -> Topic:
@@ -122,8 +127,9 @@ async def start_topic(
 
     ``topic_id`` names the topic; starting it again (a replayed turn) changes nothing.
     """  # noqa: D205
-    messages = ctx.resources.messages
-    summary = await summarize_topic(messages, conversation, previous, seen) if previous else None
+    summary = (
+        await summarize_topic(ctx.resources, conversation, previous, seen) if previous else None
+    )
     return await ctx.resources.topics.start(conversation, title, summary, topic_id)
 
 
@@ -140,8 +146,7 @@ async def return_to_topic(
     The one way back to a topic: the topic_detect node's returns and the API's reopen both take
     it. Raises TopicNotFound when the conversation has no such topic.
     """  # noqa: D205
-    messages = resources.messages
-    summary = await summarize_topic(messages, conversation, previous, seen) if previous else None
+    summary = await summarize_topic(resources, conversation, previous, seen) if previous else None
     return await resources.topics.reopen(conversation, topic_id, summary)
 
 
@@ -166,6 +171,16 @@ def _just_chosen(state: KeelState, history: list[HistoryEntry]) -> bool:
     return datetime.fromisoformat(audit[-1]["at"]) > datetime.fromisoformat(history[-1]["at"])
 
 
+async def _earlier_topics(
+    resources: Resources, conversation: str, active: Topic
+) -> list[tuple[str, str]]:
+    """The topics a message may go back to (id, what it was about): the last closed ones."""
+    ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)
+    if (now_active := await resources.topics.active(conversation)) is not None:
+        ended.append(now_active)  # a replay of this very turn finds its return made already
+    return [(t.id, what_it_was_about(t)) for t in ended if t.id != active["id"]]
+
+
 async def _shift(
     state: KeelState, ctx: KeelContext, conversation: str, active: Topic | None, now: datetime
 ) -> tuple[Shift | None, list[HistoryEntry] | None]:
@@ -173,21 +188,29 @@ async def _shift(
     resources, message = ctx.resources, state.get("request", "")
     last_at = await _last_message_at(state, ctx, conversation)
     shift = explicit_change(message, last_at, now, ctx.topic_gap_seconds)
-    if active is None or shift is not None and not says_return(shift):
-        return shift, None  # nothing to compare: a first message, or a change said outright
+    if active is None:
+        return shift, None  # nothing to compare: a first message
+    closed = None
+    if (named := named_return(message)) is not None:  # "back to the groceries: ..."
+        closed = await _earlier_topics(resources, conversation, active)
+        if (back := go_back(named, closed)) is not None:
+            return back, None
+    if shift is not None and not says_return(shift):
+        return shift, None  # a change said outright
     seen = lineage(state)
     history = await load_history(resources.messages, conversation, active["id"], False, now, seen)
     recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
     chosen = _just_chosen(state, history)
     embedder = None if chosen else resources.embedder
     offline = resources.tools if resources.title_model is None else None  # no language model
-    shift = assess(message, recent, shift, embedder, offline, resources.shift_threshold)
+    earlier = [h["content"] for h in history if h["section"] != "current" and h["role"] != "tool"]
+    earlier.insert(0, active["title"])
+    threshold = resources.shift_threshold
+    shift = assess(message, recent, shift, embedder, offline, threshold, earlier)
     if shift is None or not (shift.reason == "semantic" or says_return(shift)):
         return shift, history
-    ended = await resources.topics.closed(conversation, RETURN_CANDIDATES)
-    if (now_active := await resources.topics.active(conversation)) is not None:
-        ended.append(now_active)  # a replay of this very turn finds its return made already
-    closed = [(t.id, what_it_was_about(t)) for t in ended if t.id != active["id"]]
+    if closed is None:
+        closed = await _earlier_topics(resources, conversation, active)
     found = find_return(
         message, shift, recent, closed, resources.embedder, resources.return_threshold
     )
@@ -220,10 +243,11 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
             runtime.stream_writer(event)
             log.info("topic_changed", score=shift.score, **event["data"])
         active = as_state_topic(row)
-    elif active["title"] == RESET_TITLE:  # the first message after a reset names its topic
+    elif active["title"] in UNNAMED:  # the first message with a subject names the topic
         title = await title_for(message, ctx)
-        await ctx.resources.topics.retitle(conversation, active["id"], title)
-        active = {**active, "title": title}
+        if title != active["title"]:
+            await ctx.resources.topics.retitle(conversation, active["id"], title)
+            active = {**active, "title": title}
     changed = shift is not None
     if changed or history is None:  # a return reads its topic's own history, a new topic the last
         fresh = changed and shift is not None and shift.topic_id is None  # few messages

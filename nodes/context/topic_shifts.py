@@ -2,21 +2,27 @@
 
 One place for every signal, strongest first:
 
-1. ``/reset`` (``user_reset``), a switch or correction phrase ("new topic", "let's discuss",
+1. A return by name (``returned``): a message that says "back to X", "we were talking about X" or
+   starts with "return to X" goes back to the closed topic whose title and summary hold most of
+   the words of X (at least half of them; ``go_back``). When no closed topic holds them, "return
+   to" is no signal, and the other two are switch phrases like those below.
+2. ``/reset`` (``user_reset``), a switch or correction phrase ("new topic", "let's discuss",
    "back to", ...: ``phrase``) and a silence longer than ``topic_gap_seconds`` (``time_gap``):
    ``detect_topic_change``. They always win. (In the graph ``/reset`` never gets here: it is the
    reset command, carried out by the reset_conversation node; dialogues segmented offline keep it.)
-2. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
+3. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
    active topic's recent messages, with a small logistic model over features of their sentence
    embeddings (``keel.nodes.context.embeddings``) and of their words; a score at or above the
    ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting is a shift. Without a language model, a request the
    offline understanding is sure of ("Add buy milk") never is, so a todo session stays one
-   topic; neither is a message of fewer than two content words ("ok, thanks").
-3. A return (``returned``): when a message drifts, or says "back to" or "we were talking about",
-   ``returned_to`` compares it with the summaries of the conversation's closed topics; one more
-   similar than ``KEEL_TOPIC_RETURN_THRESHOLD`` (less with such a phrase) and than the active
-   topic is reopened instead of a new one. A switch ("new topic") or a correction ("not about
-   that") always goes forward.
+   topic; neither is a message of fewer than two content words ("ok, thanks"), nor a short
+   question about something the topic's recent messages name ("is the milk done?":
+   ``asks_about``).
+4. A return by likeness (``returned``): when a message drifts, or says "back to" or "we were
+   talking about" of nothing a closed topic names, ``returned_to`` compares it with the summaries
+   of the conversation's closed topics; one more similar than ``KEEL_TOPIC_RETURN_THRESHOLD``
+   (less with such a phrase) and than the active topic is reopened instead of a new one. A switch
+   ("new topic") or a correction ("not about that") always goes forward.
 
 The weights are fitted by ``bench/topic_fit.py`` on labelled dialogues; ``keel topics eval``
 runs this detector over a file of dialogues (``segment``).
@@ -36,6 +42,7 @@ from langchain_core.tools import BaseTool
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.events import TopicReason
 from keel.tools.understanding.reading import sure_request
+from keel.tools.understanding.words import stem, strip_politeness
 
 SWITCH_PHRASES = (
     "new topic",
@@ -61,10 +68,22 @@ CORRECTION_PHRASES = (
     "back to",
 )
 PHRASES = tuple(dict.fromkeys(sorted(SWITCH_PHRASES + CORRECTION_PHRASES, key=len, reverse=True)))
-_PHRASE = re.compile(r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + r")(?![\w'])", re.I)
+PHRASE_PATTERN = re.compile(
+    r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + r")(?![\w'])", re.I
+)
 RESET_COMMAND = "/reset"
-RETURN_PHRASES = ("back to", "we were talking about")
-"""Phrases that point back: with one, a closed topic needs less similarity to be reopened."""
+RETURN_PHRASES = ("back to", "we were talking about", "return to")
+"""Phrases that point back: a closed topic their subject names is reopened ("back to the
+groceries"), and a closed topic needs less similarity to be reopened. "return to" (no switch phrase
+of the seed) counts only at the start of a message, and only when its subject names a topic."""
+SUBJECT_WORDS = 6
+"""The words after a phrase that points back that name what it goes back to."""
+_SUBJECT_END = re.compile(r"[:;,.!?\n]| - ")
+NAMED_SHARE = 0.5
+"""The share of the words a return names that a closed topic must hold to be the one meant."""
+SHORT_QUESTION = 4
+"""A question of at most this many content words about what the topic just said stays in it."""
+SHORT_QUESTION_CHARS = 200
 
 RECENT = 4
 """The active topic's messages the semantic signal compares a message with (the last few)."""
@@ -90,7 +109,7 @@ def detect_topic_change(
     """``/reset``, a switch or correction phrase, or a long silence (reason, phrase); else None."""
     if message.strip().lower() == RESET_COMMAND:
         return "user_reset", None
-    match = _PHRASE.search(message.replace("\u2019", "'"))
+    match = PHRASE_PATTERN.search(message.replace("\u2019", "'"))
     if match:
         return "phrase", match.group(1).lower()
     if last_message_at is not None and (now - last_message_at).total_seconds() > gap_seconds:
@@ -139,6 +158,60 @@ WEIGHTS = (-1.992, -1.638, -0.823, 0.210, 1.589, 0.180, 0.644, -1.414, -0.998, 0
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that say what it is about (no stop words, three letters or more)."""
     return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 2}
+
+
+def _stems(text: str) -> set[str]:
+    """The content words of ``text`` as their stems ("groceries" as "grocery", "Ishiguro's")."""
+    return {stem(w.removesuffix("'s")) for w in content_words(text)}
+
+
+def asks_about(message: str, recent: Sequence[str]) -> bool:
+    """``message`` is a short question about something the topic's ``recent`` messages name
+    ("is the milk done?" after "Add buy milk"): it follows the topic, whatever its wording.
+    """  # noqa: D205
+    if len(message) > SHORT_QUESTION_CHARS or ("?" not in message and not _QUESTION.match(message)):
+        return False
+    words = _stems(message)
+    if not words or len(words) > SHORT_QUESTION:
+        return False
+    return not words.isdisjoint(set().union(*(_stems(text) for text in recent)))
+
+
+@dataclass(frozen=True)
+class NamedReturn:
+    """A message that says it goes back, and to what: "back to the groceries: add bananas"."""
+
+    phrase: str
+    subject: str
+
+
+def named_return(message: str) -> NamedReturn | None:
+    """The phrase that points back in ``message`` and the words after it that name a subject."""
+    text = message.replace("\u2019", "'")
+    found = PHRASE_PATTERN.search(text)
+    if found and found.group(1).lower() in RETURN_PHRASES:
+        phrase, rest = found.group(1).lower(), text[found.end() :]
+    elif "return to" in text.lower() and (plain := strip_politeness(text)).lower().startswith(
+        "return to "
+    ):
+        phrase, rest = "return to", plain[len("return to") :]
+    else:
+        return None
+    subject = " ".join(_SUBJECT_END.split(rest, maxsplit=1)[0].split()[:SUBJECT_WORDS])
+    return NamedReturn(phrase, subject) if content_words(subject) else None
+
+
+def go_back(named: NamedReturn, closed: Sequence[tuple[str, str]]) -> Shift | None:
+    """The return to the ``closed`` topic (id, what it was about) that ``named`` names: the one
+    that holds the largest share of its words (at least ``NAMED_SHARE``; the latest of equals).
+    """  # noqa: D205
+    wanted = _stems(named.subject)
+    best: tuple[str, float] | None = None
+    for topic_id, about in list(closed)[-RETURN_CANDIDATES:]:
+        share = len(wanted & _stems(about)) / len(wanted)
+        if share >= NAMED_SHARE and (best is None or share >= best[1]):
+            best = (topic_id, share)
+    return Shift("returned", named.phrase, best[0], round(best[1], 3)) if best else None
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
@@ -225,15 +298,20 @@ def assess(
     embedder: Embedder | None,
     tools: Sequence[BaseTool] | None,
     threshold: float,
+    about: Sequence[str] = (),
 ) -> Shift | None:
     """Whether ``message`` shifts away from the topic of ``recent``: explicitly, or by drift.
 
     ``tools``: the offline model's tools, whose requests ("Add buy milk") stay in the topic when
-    its understanding is sure of them; None when a language model reads the messages.
+    its understanding is sure of them; None when a language model reads the messages. A short
+    question about what ``recent`` or ``about`` (more of the topic: its title, older messages)
+    names ("is the milk done?") stays too.
     """
     if explicit is not None:
         return explicit
     if embedder is None or threshold >= 1 or (tools and sure_request(message, tools)):
+        return None
+    if asks_about(message, [*about, *recent]):
         return None
     score = drift(message, recent, embedder)
     return Shift("semantic", score=round(score, 3)) if score and score >= threshold else None
@@ -271,23 +349,26 @@ def segment(
     The topic_detect node's decisions, without the time gap: each topic keeps its messages and a
     return goes back to one. Without speakers, every turn is judged and a closed topic is summed
     up by its last messages (the node judges the user's messages, and matches a return against
-    the title and the user's side of the topic's summary).
+    the topic's title and what its summary says was asked).
     """
     topics: list[list[str]] = [[turns[0]]] if turns else []
     active, changes = 0, []
     for index, message in enumerate(turns[1:], start=1):
         recent = topics[active][-RECENT:]
-        shift = assess(
-            message,
-            recent,
-            explicit_change(message, None, datetime.min, 0),
-            embedder,
-            tools,
-            shift_threshold,
-        )
-        if shift is not None and shift.reason != "user_reset":
-            closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
-            closed = closed[-RETURN_CANDIDATES:]
+        closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
+        named = named_return(message)
+        shift = go_back(named, closed) if named else None
+        if shift is None:
+            shift = assess(
+                message,
+                recent,
+                explicit_change(message, None, datetime.min, 0),
+                embedder,
+                tools,
+                shift_threshold,
+                topics[active][:1],  # what the node's title is made from
+            )
+        if shift is not None and shift.reason not in ("user_reset", "returned"):
             shift = find_return(message, shift, recent, closed, embedder, return_threshold)
         if shift is not None:
             changes.append((index, shift))

@@ -63,12 +63,12 @@ def reply(values: dict) -> str:
 async def test_an_unfinished_run_does_not_hold_its_mission_over_the_next(served):
     url, stub = served
     tid = (await get_client(url=url).threads.create())["thread_id"]
-    stub.reply("A title")
     stub.always("Hello! How can I help you today?")
-    greeted, events = await run(url, tid, "Hi! How are you today?")
+    greeted, events = await run(url, tid, "Hi! How are you today?")  # small talk: no title
     assert not greeted["complete"]  # it said the same again when sent back: the turn ended
     assert greeted["turn_note"] is None  # with nothing undone, no note beside the greeting
     stub.default = None
+    stub.reply("A title")  # the first request names the topic
     stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "call the plumber"}}])
     stub.reply("Added.\nKEEL DONE: added")
     added, events = await run(url, tid, "Add call the plumber")

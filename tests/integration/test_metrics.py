@@ -85,7 +85,7 @@ async def test_a_refusal_is_counted_by_status_and_code(tmp_path):
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
             cid = (await client.post("/v1/conversations", json={})).json()["conversation_id"]
             url = f"/v1/conversations/{cid}/messages"
-            first = asyncio.create_task(client.post(url, json={"content": "Hello"}))
+            first = asyncio.create_task(client.post(url, json={"content": "Two chores"}))
             async with asyncio.timeout(30):
                 while len(stub.requests) < 2:
                     await asyncio.sleep(0.05)

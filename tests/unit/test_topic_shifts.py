@@ -128,3 +128,52 @@ def test_one_is_the_off_switch_even_for_a_very_long_message():
     essay = " ".join(f"word{n} elephants migrate across savannah" for n in range(2000))
     assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 1.0) is None
     assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 0.32) is not None
+
+
+GROCERIES = ["hi there", "add buy milk to my groceries", "add buy eggs", "thanks!"]
+GARDEN = ["new topic: plan the garden", "add plant tomatoes"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "back to the groceries: add bananas",
+        "let's go back to the groceries",
+        "we were talking about groceries",
+        "ok, return to the groceries please",
+    ],
+)
+async def test_going_back_to_a_named_topic_returns_to_it(keel, message):
+    cid = str(uuid.uuid4())
+    for said in GROCERIES:
+        await keel.say(cid, said)
+    groceries = (await keel.topics.active(cid)).id
+    for said in GARDEN:
+        await keel.say(cid, said)
+    back = await keel.say(cid, message)
+    [change] = topic_events(back)
+    assert change["reason"] == "returned" and change["new_topic_id"] == groceries
+    assert back.topic["id"] == groceries
+    assert [t.is_active for t in await keel.topics.list(cid)] == [True, False]
+
+
+async def test_going_back_to_a_topic_there_never_was_opens_one(memory_keel):
+    cid = str(uuid.uuid4())
+    for said in [*GROCERIES, *GARDEN]:
+        await memory_keel.say(cid, said)
+    back = await memory_keel.say(cid, "back to the dentist: add call the dentist")
+    [change] = topic_events(back)
+    assert change["reason"] == "phrase" and change["phrase"] == "back to"
+    assert len(await memory_keel.topics.list(cid)) == 3
+
+
+@pytest.mark.parametrize(
+    "question", ["is the milk done?", "has the milk been done?", "Is milk still open?"]
+)
+async def test_a_short_question_about_the_topic_stays_in_it(keel, question):
+    cid = str(uuid.uuid4())
+    for said in ["Add buy milk", "Add buy eggs"]:
+        await keel.say(cid, said)
+    asked = await keel.say(cid, question)
+    assert topic_events(asked) == []
+    assert len(await keel.topics.list(cid)) == 1

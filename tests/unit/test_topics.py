@@ -7,8 +7,10 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from keel.graphs.run_turn import run_turn
+from keel.graphs.topic_result import topic_segment
 from keel.nodes.context.topic_shifts import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change
-from keel.nodes.topic import topic_title
+from keel.nodes.support.topic_names import SMALL_TALK, topic_title
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.unit.scripted import ScriptedModel
 
 NOW = datetime(2026, 1, 7, 10, 0, tzinfo=UTC)
@@ -82,16 +84,22 @@ def test_reset_command():
 @pytest.mark.parametrize(
     "message,title",
     [
-        ("lets discuss a change in the webui please", "lets discuss a change in the webui please"),
+        ("lets discuss a change in the webui please", "Change in the webui"),
         ("Add buy milk", "Add buy milk"),
-        ("  one two\nthree  ", "one two three"),
-        ("word " * 30, ("word " * 16).strip() + "..."),
-        ("x" * 100, "x" * 80 + "..."),
-        ("", "(empty)"),
+        ("  one two\nthree  ", "One two three"),
+        ("Add buy milk and bread for the weekend breakfast", "Add buy milk and bread"),
+        ("Good morning! Could you add call the plumber about the tap?", "Add call the plumber"),
+        ("Anyway, back to the groceries: add bananas", "Groceries"),
+        ("New topic: how do I make sourdough starter?", "How do I make sourdough starter"),
+        ("word " * 30, "Word word word word word word"),
+        ("x" * 100, "X" + "x" * 79 + "..."),
+        ("hi there!", SMALL_TALK),
+        ("thanks, bye", SMALL_TALK),
+        ("", SMALL_TALK),
     ],
 )
-def test_title_is_the_message_whole_when_it_fits(message, title):
-    assert topic_title(message) == title
+def test_a_title_is_a_few_words_of_what_the_message_is_about(message, title):
+    assert topic_title(message, TODO_TOOLS) == title
 
 
 def history_text(model: ScriptedModel) -> str:
@@ -207,3 +215,35 @@ async def test_starting_a_topic_again_under_its_id_changes_nothing(keel):
     assert [t.id for t in topics] == [first.id, "topic-2"]
     assert [t.is_active for t in topics] == [False, True]
     assert topics[0].summary == "summary of one"
+
+
+async def topic_rows(keel, cid):
+    """The conversation's topics as the API shows them (title, summary, ...)."""
+    return [topic_segment(row) for row in await keel.topics.list(cid)]
+
+
+async def test_a_topic_is_titled_by_what_it_is_about_not_by_a_greeting(memory_keel):
+    cid = str(uuid.uuid4())
+    hello = await memory_keel.say(cid, "hi there")
+    assert hello.topic["title"] != "hi there"
+    asked = await memory_keel.say(cid, "add buy milk to my groceries")
+    assert asked.topic == {"id": hello.topic["id"], "title": "Add buy milk to my groceries"}
+    await memory_keel.say(cid, "new topic: could you please help me plan the garden for spring")
+    garden = (await topic_rows(memory_keel, cid))[-1]
+    assert garden["title"] == "Plan the garden for spring"
+
+
+async def test_a_summary_says_what_was_asked_and_done_without_pleasantries(memory_keel):
+    cid = str(uuid.uuid4())
+    for said in ["hi there", "add buy milk to my groceries", "add buy eggs", "thanks!"]:
+        await memory_keel.say(cid, said)
+    await memory_keel.say(cid, "new topic: the garden")
+    groceries = (await topic_rows(memory_keel, cid))[0]
+    assert groceries["summary"] == (
+        "Asked: add buy milk to my groceries; add buy eggs. "
+        "Done: Created task: buy milk; Created task: buy eggs"
+    )
+
+
+def test_a_title_is_made_of_any_text_a_person_types():
+    assert topic_title("plan\x00 the garden \ud800party") == "Plan the garden ?party"
