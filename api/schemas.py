@@ -120,8 +120,10 @@ class LoggedMessageOut(BaseModel):
     """One entry of the message log."""
 
     id: int = Field(description="Its id.", examples=[1])
-    role: Literal["user", "assistant", "tool"] = Field(
-        description="Who wrote it: user, assistant or tool.", examples=["user"]
+    role: Literal["user", "assistant", "tool", "command"] = Field(
+        description="Who wrote it: user, assistant or tool; `command` marks where the "
+        "conversation was reset (its content the reset's reply), no message of it.",
+        examples=["user"],
     )
     content: str = Field(description="The text.", examples=["Add buy milk"])
     topic_id: str | None = Field(

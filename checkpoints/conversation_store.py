@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, read_time
+from keel.checkpoints.messages import COMMAND
 from keel.checkpoints.process_locks import Found
 from keel.checkpoints.saver_internals import thread_tables
 from keel.checkpoints.text_rules import one_line
@@ -35,11 +36,12 @@ NAME_CHARS = 200
 LISTED = (
     "SELECT * FROM (SELECT c.id, c.created_at, c.name, "
     "(SELECT m.created_at FROM keel_messages m WHERE m.conversation_id = c.id "
-    "ORDER BY m.id DESC LIMIT 1) AS last_message_at, "
+    f"AND m.role <> '{COMMAND}' ORDER BY m.id DESC LIMIT 1) AS last_message_at, "
     f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
     "WHERE m.conversation_id = c.id AND m.role = 'user' ORDER BY m.id LIMIT 1) AS title, "
     f"(SELECT substr(m.content, 1, {PREVIEW_CHARS}) FROM keel_messages m "
-    "WHERE m.conversation_id = c.id AND m.role <> 'tool' ORDER BY m.id DESC LIMIT 1) AS preview "
+    "WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant') "
+    "ORDER BY m.id DESC LIMIT 1) AS preview "
     "FROM keel_conversations c WHERE c.user_id = :user{only}) AS listed "
     "ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT :limit OFFSET :offset"
 )

@@ -6,8 +6,10 @@ key that already holds another user's message is an error (``LogKeyTaken``), nev
 Rows carry the branch and turn that wrote them; a turn forked from an earlier checkpoint is moved
 to a branch of its own as its first rows are written, and reads take the rows of one lineage
 (``keel.checkpoints.branches``). Reads are bounded by an index on (conversation_id, topic_id, id):
-a turn's reads cost the same at turn 1000 as at turn 10. Written by the graph's nodes and the turn
-runner; read by the context builder, topic detection and the API.
+a turn's reads cost the same at turn 1000 as at turn 10. A reset leaves a row of its own (role
+``COMMAND``) where it happened: people are shown it, while the reads that make the conversation the
+model and topic detection see leave it out. Written by the graph's nodes and the turn runner; read
+by the context builder, topic detection and the API.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from keel.checkpoints.branches import MAIN, Lineage, TurnPlace
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, Session, read_json, read_time
 from keel.checkpoints.message_rows import INSERT, NAMES, batch_insert
+
+COMMAND = "command"
+"""The role of a command's row (a reset's, holding its reply): no message of the conversation."""
 
 
 class LogKeyTaken(RuntimeError):
@@ -212,7 +217,9 @@ class MessageLog:
         """When the conversation's latest logged message (of ``lineage``, if given) was written."""
         where, params = self._where(conversation_id, None, lineage)
         row = await self.db.fetchone(
-            f"SELECT created_at FROM keel_messages WHERE {where} ORDER BY id DESC LIMIT 1", params
+            f"SELECT created_at FROM keel_messages WHERE {where} AND role <> :command "
+            "ORDER BY id DESC LIMIT 1",
+            {**params, "command": COMMAND},
         )
         return read_time(row["created_at"]) if row else None
 
@@ -225,9 +232,11 @@ class MessageLog:
         exclude_roles: tuple[str, ...] = (),
         lineage: Lineage | None = None,
     ) -> list[LoggedMessage]:
-        """The latest ``limit`` messages (of one topic, of one lineage, if given), oldest first."""
+        """The latest ``limit`` messages (of one topic, of one lineage, if given), oldest first;
+        a command's row is none.
+        """  # noqa: D205
         where, params = self._where(conversation_id, topic_id, lineage)
-        for n, role in enumerate(exclude_roles):
+        for n, role in enumerate((COMMAND, *exclude_roles)):
             where += f" AND role <> :role{n}"
             params[f"role{n}"] = role
         rows = await self.db.fetch(

@@ -6,7 +6,9 @@ the message ``/reset`` typed), from any client: the API's reset, the WebSocket's
 summary; a ``topic_changed`` event, reason ``user_reset``), clears the mission and the todolist
 (a ``state_updated`` event, reason ``user_requested``), forgets the answers, and drops a pending
 question or a confirmation that waited (a later "yes" answers nothing). The turn ends with the
-reply below; the message log is untouched.
+reply below, which the message log keeps at the start of the new topic as a row of role
+``command``, so that a reloaded page still shows where the conversation was reset; the messages
+before it are untouched.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
+from keel.checkpoints.messages import COMMAND
 from keel.nodes.events import mission_reset, topic_changed
 from keel.nodes.run_context import KeelContext, conversation_id
-from keel.nodes.state.commands import command_done, step_key
+from keel.nodes.state.commands import command_done, reply_key, step_key
 from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
+from keel.nodes.support.message_log import log_exchange
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import waiting_calls
 from keel.nodes.topic import RESET_TITLE, as_state_topic, start_topic
@@ -42,6 +46,8 @@ async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) ->
         previous = as_state_topic(row)
     key = step_key(runtime, "reset")
     topic = await start_topic(ctx, conversation, RESET_TITLE, previous, key, lineage(state))
+    started = as_state_topic(topic)
+    await log_exchange(runtime, state, reply_key(runtime, "reset"), COMMAND, RESET_MESSAGE, started)
     previous_id = previous["id"] if previous else None
     runtime.stream_writer(topic_changed(previous_id, topic.id, topic.title, "user_reset"))
     todolist = state.get("todolist")
@@ -60,7 +66,7 @@ async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) ->
         "mission": None,
         "todolist": None,
         "answers": {},
-        "topic": as_state_topic(topic),
+        "topic": started,
         "topic_changed": True,
         "audit": [entry],
     }

@@ -2,7 +2,7 @@
 // and keeps the side panels (conversations, topics, mission and plan, tasks) in step.
 
 import { StreamBroken, api, onKeyNeeded, streamMessage } from "./api.js";
-import { errorText } from "./format.js";
+import { errorText, failed, withoutRepeats } from "./format.js";
 import { askForKey } from "./keyprompt.js";
 import * as view from "./view.js";
 
@@ -314,11 +314,16 @@ async function runTurn(content, idempotencyKey, { from = state.viewCheckpoint, r
   let result = null;
   let refused = null; // the turn did not start: keel refused it or was not reached
   let turnError = null; // an error frame: the turn started and failed
+  const told = []; // what the lines of failed tool calls said, for the reply not to say again
   const onFrame = (event, data) => {
     if (event === "token") reply.append(data.data.text || "");
     else if (event === "event" && data.type === "round_started") reply.restart();
-    else if (event === "event") view.appendEvent(data.type, data.data, reply.node, userBubble);
-    else if (event === "result") result = data;
+    else if (event === "event") {
+      view.appendEvent(data.type, data.data, reply.node, userBubble);
+      if (data.type === "tool_call" && data.data.text && failed(data.data.result)) {
+        told.push(data.data.text);
+      }
+    } else if (event === "result") result = data;
     else if (event === "error") turnError = data.error || {};
   };
   try {
@@ -329,7 +334,7 @@ async function runTurn(content, idempotencyKey, { from = state.viewCheckpoint, r
   if (controller.signal.aborted) return; // another conversation was opened meanwhile
   state.turn = null;
   showBusy();
-  if (result) return finishTurn(result, reply, userBubble, content);
+  if (result) return finishTurn(result, reply, userBubble, content, told);
   reply.remove();
   if (refused) {
     state.viewCheckpoint = viewed; // nothing ran: the page stays where it was
@@ -343,11 +348,11 @@ async function runTurn(content, idempotencyKey, { from = state.viewCheckpoint, r
   if (reloaded && turnError) view.setStatus(errorText(turnError), { tone: "error" });
 }
 
-function finishTurn(result, reply, userBubble, content) {
+function finishTurn(result, reply, userBubble, content, told) {
   clearStopNotice(); // the turn ended, stopped (a turn_stopped event) or not
-  // A question waiting for yes or no is asked by the card alone.
+  // A question waiting for yes or no is asked by the card alone; an error, by its tool's line.
   if (result.awaiting_confirmation) reply.remove();
-  else reply.finish(result.reply);
+  else reply.finish(withoutRepeats(result.reply, told));
   if (result.recovered_reply) {
     const earlier = `Finished an earlier, interrupted answer: ${result.recovered_reply}`;
     view.appendNotice(earlier, "notice", userBubble);

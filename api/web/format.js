@@ -38,6 +38,29 @@ function plain(value) {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+/**
+ * Whether a tool call's result, as its event gives it or as the log keeps it (JSON), is words
+ * rather than data: the call failed ("Error: Task 9 not found.").
+ */
+export function failed(result) {
+  if (typeof result !== "string") return false;
+  try {
+    return typeof JSON.parse(result) !== "object";
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The reply without the lines that only repeat what a failed tool call's line said (`told`):
+ * that line tells the error, once. Empty when the reply said nothing else.
+ */
+export function withoutRepeats(reply, told) {
+  if (!reply || !told.length) return reply;
+  const kept = reply.split("\n").filter((line) => !told.includes(line.trim()));
+  return kept.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
 /** The quiet line shown for a turn event, or null for events the page does not show. */
 export function eventText(type, data = {}) {
   switch (type) {

@@ -1,7 +1,14 @@
 // Drawing the page: the side panels, the message log, the confirmation and the status line.
 // Only DOM work lives here; app.js decides what to show and passes callbacks for clicks.
 
-import { eventText, relativeTime, shortTime, toolCallText } from "./format.js";
+import {
+  eventText,
+  failed,
+  relativeTime,
+  shortTime,
+  toolCallText,
+  withoutRepeats,
+} from "./format.js";
 
 const MISSION_REASONS = new Set(["completed_todolist_detected", "user_requested"]);
 
@@ -258,8 +265,10 @@ function eventLine(text, kind = "") {
 
 /**
  * Show the log afresh: user and assistant bubbles, what tools did as short lines (details
- * folded), topic dividers ("New topic", or "Back to the topic" for one seen earlier). The
- * question of a confirmation still waiting is left to the card (`pendingPrompt`).
+ * folded; a reply does not say again what a failed call's line says), topic dividers ("New
+ * topic", or "Back to the topic" for one seen earlier), and a notice where a command (a reset)
+ * began a topic. The question of a confirmation still waiting is left to the card
+ * (`pendingPrompt`).
  */
 export function renderHistory(messages, topics, { emptyText, pendingPrompt, edits } = {}) {
   const titles = new Map(topics.map((t) => [t.id, t.title]));
@@ -267,24 +276,35 @@ export function renderHistory(messages, topics, { emptyText, pendingPrompt, edit
   list.replaceChildren();
   let topicId;
   const seen = new Set();
+  let told = []; // what the failed tool calls of the turn shown last said
   const last = messages.length - 1;
   messages.forEach((m, index) => {
-    if (topicId !== undefined && m.topic_id && m.topic_id !== topicId) {
+    const command = m.role === "command"; // its notice tells the new topic
+    if (topicId !== undefined && m.topic_id && m.topic_id !== topicId && !command) {
       const title = titles.get(m.topic_id) || "untitled";
       const text = seen.has(m.topic_id) ? `Back to the topic: ${title}` : `New topic: ${title}`;
       list.append(eventLine(text, "divider"));
     }
     topicId = m.topic_id || topicId;
     if (m.topic_id) seen.add(m.topic_id);
+    if (command) {
+      list.append(eventLine(m.content, "notice"));
+      return;
+    }
+    if (m.role === "user") told = [];
     if (m.role === "tool") {
-      if (m.text) list.append(toolLine(m.text, `${m.tool_name || "tool"} → ${shorten(m.content)}`));
+      const failure = failed(m.content);
+      if (failure && m.text) told.push(m.text);
+      const detail = `${m.tool_name || "tool"} → ${shorten(m.content)}`;
+      if (m.text) list.append(toolLine(m.text, detail, failure));
       return;
     }
     if (index === last && pendingPrompt && m.role === "assistant" && m.content === pendingPrompt) {
       return; // the card asks it
     }
-    if (!m.content || !m.content.trim()) return;
-    const item = bubble(m.role, m.content);
+    const content = m.role === "assistant" ? withoutRepeats(m.content, told) : m.content;
+    if (!content || !content.trim()) return;
+    const item = bubble(m.role, content);
     if (edits && m.role === "user" && m.checkpoint_id) item.append(messageTools(m, item, edits));
     list.append(item);
   });
@@ -393,9 +413,9 @@ export function dropFrom(item) {
   }
 }
 
-/** What a tool did, in a sentence; its call and result folded below for whoever wants them. */
-function toolLine(text, detail) {
-  return el("li", { cls: "event tool" }, [
+/** What a tool did (or why it failed), in a sentence; its call and result folded below. */
+function toolLine(text, detail, failure = false) {
+  return el("li", { cls: failure ? "event tool failed" : "event tool" }, [
     el("details", {}, [
       el("summary", { text }),
       el("div", { cls: "tool-detail", text: detail }),
@@ -439,7 +459,7 @@ export function appendEvent(type, data, before, start = before) {
   if (type !== "tool_call") return appendNotice(text, type === "topic_changed" ? "divider" : "", before);
   dropEmptyNote();
   const detail = `${toolCallText(data.name, data.args)} → ${shorten(JSON.stringify(data.result))}`;
-  const line = toolLine(text, detail);
+  const line = toolLine(text, detail, failed(data.result));
   if (before && before.isConnected) log().insertBefore(line, before);
   else log().append(line);
   scrollToBottom();

@@ -5,8 +5,9 @@ A command is the input's ``command`` (``reset``, or ``reopen`` with a ``topic_id
 (``reset_conversation``, ``reopen_topic``) end their turn at once, in RESPONSE as a finished turn
 is, not complete: the window holds only the reply (the turn's result reads it like any reply), a
 confirmation or a question that waited is dropped, and no message is written to the log (a command
-is no part of the conversation). A key made here follows the run's task, so a replay of the same
-step makes the same row.
+is no part of the conversation; a reset leaves its reply there under its own role, to be shown
+where it happened). A key made here follows the run's task, so a replay of the same step makes the
+same row.
 """
 
 from __future__ import annotations
@@ -60,9 +61,14 @@ def step_key(runtime: Runtime[KeelContext], what: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation_id(runtime)}:{what}:{task}"))
 
 
+def reply_key(runtime: Runtime[KeelContext], what: str) -> str:
+    """The id of the reply a command's turn ends with (and of a reset's row in the log)."""
+    return f"{conversation_id(runtime)}:{what}:{step_key(runtime, what)}"
+
+
 def command_done(reply: str, runtime: Runtime[KeelContext], what: str) -> dict[str, Any]:
     """The update that ends a command's turn with ``reply``, dropping whatever waited."""
-    message = AIMessage(reply, id=f"{conversation_id(runtime)}:{what}:{step_key(runtime, what)}")
+    message = AIMessage(reply, id=reply_key(runtime, what))
     return {
         "window": unstreamed([RemoveMessage(id=REMOVE_ALL_MESSAGES), message]),
         "messages": unstreamed([message]),

@@ -23,7 +23,7 @@ from keel.nodes.models.markers import SYNTHETIC
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.lineage import logged, place, turn_key
 from keel.nodes.state.reducers import UNSTREAMED, unstreamed
-from keel.nodes.state.schema import KeelState
+from keel.nodes.state.schema import KeelState, Topic
 
 ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
 
@@ -138,11 +138,18 @@ async def flush(
 
 
 async def log_exchange(
-    runtime: Runtime[KeelContext], state: KeelState, key: str, role: str, text: str
+    runtime: Runtime[KeelContext],
+    state: KeelState,
+    key: str,
+    role: str,
+    text: str,
+    topic: Topic | None = None,
 ) -> None:
-    """Write one message that is not in the window (a confirmation question or its answer)."""
+    """Write one message that is not in the window (a confirmation question or its answer, a
+    reset's reply), in ``topic`` (else the state's).
+    """  # noqa: D205
     ctx = runtime.context
-    topic = state.get("topic")
+    topic = topic or state.get("topic")
     row = {
         "message_key": key,
         "role": role,

@@ -69,6 +69,49 @@ def test_a_search_finds_a_conversation_by_a_word_in_it(browser: Browser, crowded
     page.close()
 
 
+ACTIONS_SHOWN = "(entry) => getComputedStyle(entry.querySelector('.entry-actions')).opacity"
+TIME_READABLE = """(entry) => {
+    const time = entry.querySelector(".nav-meta");
+    const box = time.getBoundingClientRect();
+    const top = document.elementFromPoint(box.right - 1, box.top + box.height / 2);
+    return time.textContent !== "" && time.scrollWidth <= time.clientWidth
+        && top !== null && time.contains(top);
+}"""
+"""The entry's time is whole on screen: nothing lies over its end and it is not cut short."""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_rename_and_delete_show_without_a_pointer_and_leave_the_time_readable(
+    browser: Browser, tmp_path, viewport
+):
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        page = browser.new_page(viewport=viewport)
+        page.goto(server.url + "/")
+        say(page, "Add buy milk")
+        if viewport is PHONE:
+            page.locator("#toggle-sidebar").click()
+        page.locator("#new-conversation").click()
+        expect(page.locator("#messages .empty")).to_be_visible()
+        if viewport is PHONE:
+            page.locator("#toggle-sidebar").click()
+        page.mouse.move(viewport["width"] - 1, viewport["height"] - 1)  # pointing at no entry
+        entries = page.locator("#conversations .conversation-entry")
+        expect(entries).to_have_count(2)
+        opened = entries.filter(has=page.locator('[aria-current="true"]'))
+        other = entries.filter(has_text="Add buy milk")
+        # The open conversation's buttons show without a pointer; at phone width, every entry's.
+        assert opened.evaluate(ACTIONS_SHOWN) == "1"
+        assert other.evaluate(ACTIONS_SHOWN) == ("1" if viewport is PHONE else "0")
+        for entry in [opened, other] if viewport is PHONE else [opened]:
+            assert entry.evaluate(TIME_READABLE), entry.locator(".nav-meta").inner_text()
+        other.hover()
+        assert other.evaluate(ACTIONS_SHOWN) == "1"
+        assert other.evaluate(TIME_READABLE), other.locator(".nav-meta").inner_text()
+        opened.get_by_role("button", name="Rename “New conversation”").click()
+        expect(page.locator(".rename-box")).to_be_focused()
+        page.close()
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_rename_then_delete_the_open_conversation(browser: Browser, tmp_path, viewport):
     with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:

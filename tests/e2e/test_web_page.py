@@ -190,11 +190,9 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
 
     # A new topic shows in the log and in the Topics panel.
     say(page, "Let's discuss the garden plans")
-    expect(
-        page.locator(".event", has_text="New topic: Let's discuss the garden plans")
-    ).to_be_visible()
+    expect(page.locator(".event", has_text="New topic: Garden plans")).to_be_visible()
     expect(page.locator("#topics .topic")).to_have_count(2)
-    expect(topic(page, "Let's discuss the garden plans")).to_have_class(re.compile(r"\bactive\b"))
+    expect(topic(page, "Garden plans")).to_have_class(re.compile(r"\bactive\b"))
     say(page, f"Delete task {number}")  # a question left waiting in this topic
     expect(page.locator("#confirm")).to_be_visible()
 
@@ -224,7 +222,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     # Sending while an earlier topic is shown goes to the active topic: the page shows the whole
     # conversation first, where the message lands.
     topic(page, "garden").click()
-    expect(page.locator("#topic-banner-title")).to_have_text("Let's discuss the garden plans")
+    expect(page.locator("#topic-banner-title")).to_have_text("Garden plans")
     page.locator("#message").fill("What's on my list?")
     page.locator("#message").press("Enter")
     expect(page.locator("#topic-banner")).to_be_hidden()
@@ -249,7 +247,7 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator(".msg.assistant", has_text="Deleted task 1: buy milk")).to_have_count(1)
     expect(page.locator("#topics .topic")).to_have_count(3)
     # ... and draws the topic lines as they were: the return to a topic is a return again.
-    expect(page.locator(".event.divider", has_text="New topic: Let's discuss")).to_have_count(1)
+    expect(page.locator(".event.divider", has_text="New topic: Garden plans")).to_have_count(1)
     expect(
         page.locator(".event.divider", has_text="Back to the topic: Add buy milk")
     ).to_have_count(1)
@@ -393,6 +391,82 @@ def test_at_phone_width_the_panels_fold_behind_toggles(browser: Browser, server:
     expect(page.locator("#chat")).to_have_js_property("inert", False)
     expect(page.locator(".msg")).to_have_count(0)
     expect(page.locator("#message")).to_be_visible()
+
+
+def on_screen(page: Page, words: str) -> int:
+    """How many times ``words`` show in the log (what a folded tool line hides does not)."""
+    return page.locator("#messages").inner_text().count(words)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_task_that_is_not_there_is_told_once_by_its_tool_line(
+    browser: Browser, server: Server, viewport
+):
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{server.url}/")
+    expect(page).to_have_url(re.compile(r"\?c="))
+    error = "Error: Task 99 not found."
+    for text in ["Show task 99", "Delete task 99"]:
+        page.locator("#message").fill(text)
+        page.locator("#message").press("Enter")
+        expect(page.locator(".msg.user .text").last).to_have_text(text)
+        expect(page.locator(".event.tool summary").last).to_have_text(error)
+        expect(page.locator("#send")).to_be_enabled()
+        expect(page.locator(".msg.assistant")).to_have_count(0)  # no bubble saying it again
+        expect(page.locator("#confirm")).to_be_hidden()
+    assert on_screen(page, "Task 99 not found") == 2  # once for each message
+    page.reload()
+    expect(page.locator(".event.tool summary")).to_have_text([error, error])
+    expect(page.locator(".msg.assistant")).to_have_count(0)
+    assert on_screen(page, "Task 99 not found") == 2
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_word_on_why_beside_a_delete_gets_no_line_of_its_own(
+    browser: Browser, server: Server, viewport
+):
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{server.url}/")
+    say(page, "Add buy milk")
+    say(page, "Delete buy milk, it was a typo")
+    expect(page.locator("#confirm")).to_be_visible()
+    page.locator("#confirm-yes").click()
+    expect(page.locator(".msg.user .text").last).to_have_text("yes")
+    expect(page.locator(".msg.assistant").last).to_have_text("keel: Deleted task 1: buy milk")
+    keels = page.locator("#messages .msg.assistant, #messages .event")
+    expect(keels.filter(has_text="typo")).to_have_count(0)  # only the user's own words hold it
+    expect(keels.filter(has_text="couldn't find")).to_have_count(0)
+    page.reload()
+    expect(page.locator(".msg.assistant").last).to_have_text("keel: Deleted task 1: buy milk")
+    expect(keels.filter(has_text="typo")).to_have_count(0)
+    expect(keels.filter(has_text="couldn't find")).to_have_count(0)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_reset_is_still_shown_where_it_happened_after_a_reload(
+    browser: Browser, server: Server, viewport
+):
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{server.url}/")
+    say(page, "Add buy milk")
+    page.locator("#reset").click()
+    notices = page.locator(".event.notice", has_text="reset")
+    expect(notices).to_have_count(1)
+    say(page, "Add eggs")
+    page.reload()
+    expect(page.locator(".msg.user .text")).to_have_text(["Add buy milk", "Add eggs"])
+    expect(notices).to_have_count(1)
+    lines = page.locator("#messages > li").all_inner_texts()
+    at = next(i for i, line in enumerate(lines) if "has been reset" in line)
+    assert "Created task: buy milk" in lines[at - 1] and "Add eggs" in lines[at + 1], lines
+
+    page.locator("#message").fill("/reset")  # typed, it is the same reset
+    page.locator("#message").press("Enter")
+    expect(notices).to_have_count(2)
+    page.reload()
+    expect(notices).to_have_count(2)
+    expect(page.locator("#messages > li").last).to_have_class(re.compile(r"\bnotice\b"))
+    expect(page.locator(".event.divider")).to_have_count(0)  # the notices tell the new topics
 
 
 def test_a_message_is_offered_again_only_when_keel_did_not_take_it(

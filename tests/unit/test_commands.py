@@ -12,6 +12,7 @@ import uuid
 import pytest
 from langchain_core.messages import AIMessage
 
+from keel.checkpoints.messages import COMMAND
 from keel.graphs.builder import build_graph
 from keel.graphs.result import reset_answer
 from keel.graphs.run_turn import run_turn
@@ -67,7 +68,9 @@ async def test_a_reset_with_nothing_pending_starts_afresh(keel, way):
         "new_topic_id": result.topic["id"],
         "previous_messages_preserved": True,
     }
-    assert await keel.count_messages(cid) == logged  # the log is kept as it was
+    assert await keel.count_messages(cid) == logged + 1  # what was said is kept as it was
+    *_, row = await keel.messages.history(cid)  # and where the reset happened, to show it again
+    assert (row.role, row.content, row.topic_id) == (COMMAND, RESET_MESSAGE, result.topic["id"])
     state = (await keel.graph.aget_state(thread_config(cid))).values
     assert state["stats"]["turns"] == 1  # a command is no turn of the conversation
     assert state["audit"][-1]["reason"] == "user_requested"
@@ -137,26 +140,45 @@ async def test_reopen_by_input_goes_back_to_the_topic(keel):
     result = await say(keel, cid, "", command="reopen", topic_id=first.id)
     assert result.reply == f"Back to the topic: {first.title}"
     assert result.topic == {"id": first.id, "title": first.title}
-    assert result.events == [
-        {
-            "type": "topic_changed",
-            "data": {
-                "previous_topic_id": second.id,
-                "new_topic_id": first.id,
-                "reason": "returned",
-                "phrase": None,
-                "title": first.title,
-            },
-        }
-    ]
+    assert result.events[0] == {
+        "type": "topic_changed",
+        "data": {
+            "previous_topic_id": second.id,
+            "new_topic_id": first.id,
+            "reason": "returned",
+            "phrase": None,
+            "title": first.title,
+        },
+    }
+    assert kinds(result) == ["topic_changed", "state_updated"]
     rows = {t.id: t for t in await keel.topics.list(cid)}
     assert rows[first.id].is_active and not rows[second.id].is_active
     assert await keel.count_messages(cid) == logged
     state = (await keel.graph.aget_state(thread_config(cid))).values
     assert state["audit"][-1]["kind"] == "topic_reopened"
-    assert state["mission"] == "Let's discuss the garden plans"  # the mission is untouched
     nxt = await say(keel, cid, "What's on my list?")
     assert nxt.topic["id"] == first.id and "topic_changed" not in kinds(nxt)
+
+
+async def test_after_going_back_the_mission_shown_is_not_the_other_topics(keel):
+    cid = str(uuid.uuid4())
+    first, _ = await two_topics(keel, cid)
+    before = await snapshot(keel.graph, cid)
+    assert before["mission"] == "Let's discuss the garden plans"
+    result = await say(keel, cid, "", command="reopen", topic_id=first.id)
+    shown = await snapshot(keel.graph, cid)
+    assert shown["topic"]["id"] == first.id
+    assert shown["mission"] is None and shown["todolist"] is None
+    assert result.mission is None and result.todolist is None
+    assert mission_resets(result) == [
+        {
+            "mission_reset": True,
+            "reason": "topic_reopened",
+            "previous_todolist_id": before["todolist"]["id"],
+        }
+    ]
+    nxt = await say(keel, cid, "What's on my list?")
+    assert nxt.topic["id"] == first.id and nxt.mission == "What's on my list?"
 
 
 async def test_reopening_the_active_or_an_unknown_topic_changes_no_topic(memory_keel):

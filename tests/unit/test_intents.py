@@ -59,3 +59,23 @@ def test_same_message_confirmation(text, expected):
 def test_confirmation_is_not_parsed_as_a_request():
     [intent] = parse_intents("delete task 3, yes I'm sure", TODO_TOOLS)
     assert intent.tool == "delete_todo_task" and intent.task_id == 3
+
+
+@pytest.mark.parametrize(
+    "text,ref,args",
+    [
+        ("Delete buy milk, it was a typo", "buy milk", {}),
+        ("Delete task 1, it was a typo", "1", {}),
+        ("Complete task 2, that's done", "2", {}),
+        ("Delete the milk one, they're duplicates", "milk", {}),
+        ("Add buy milk, it's urgent", None, {"title": "buy milk"}),
+    ],
+)
+def test_a_word_on_why_after_a_request_is_no_task_of_it(text, ref, args):
+    [intent] = parse_intents(text, TODO_TOOLS)
+    assert (intent.ref, intent.args) == (ref, args)
+
+
+def test_a_word_on_a_task_alone_is_still_a_request():
+    [intent] = parse_intents("That's done", TODO_TOOLS)
+    assert intent.tool == "complete_todo_task" and intent.refers_back

@@ -206,6 +206,8 @@ def _requests(text: str, table: Table) -> list[Intent]:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
+        if current and _ASIDE.match(piece.strip()):
+            continue  # "delete buy milk, it was a typo": why, not another task
         if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
             current = (current[0], b)
             continue
@@ -296,6 +298,8 @@ _REMARK = re.compile(
     re.I,
 )
 """What "I have to ..." says when it is a remark, not a task ("I have to go now")."""
+_ASIDE = re.compile(r"^(?:it|that|this|they|those|these)(?:'s|'re| is| was| are| were)\b", re.I)
+"""A word after a request on why it is asked ("it was a typo", "they're done"): no task of it."""
 
 
 def _quoted(title: str, text: str) -> bool:
