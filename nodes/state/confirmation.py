@@ -54,7 +54,9 @@ class Confirmation(TypedDict):
         str,
         Field(
             description="The question put to the user (also the turn's reply).",
-            examples=["Are you sure you want to delete task 3? (yes/no)"],
+            examples=[
+                "Are you sure you want to delete task 3? (yes/no)\nDelete task 3 - book dentist"
+            ],
         ),
     ]
     changes: Annotated[
@@ -109,7 +111,9 @@ class ApprovalRequest(TypedDict):
     action_requests: list[ActionRequest]
     review_configs: list[ReviewConfig]
     question: str
-    """The question put to the user ("Are you sure you want to delete task 3? (yes/no)")."""
+    """The question put to the user, each change named on a line after it ("Are you sure you want
+    to delete task 3? (yes/no)", then "Delete task 3 - book dentist").
+    """
 
 
 def approval_request(

@@ -1,18 +1,19 @@
 """Asking before a destructive tool call, and reading the answer: tool_execution's questions.
 
 A tool declared with a ``Confirm`` (delete and rename) runs only after a yes. ``confirmed`` goes
-through the assistant's calls before any runs. Unless the turn's own message said yes ("delete
-task 3, yes I'm sure"), the calls that need one are asked about in one question: LangGraph's
+through the assistant's calls before any runs. Unless the turn's own message said yes ("delete task
+3, yes I'm sure"), the calls that need one are asked about in one question: LangGraph's
 ``interrupt`` with an ``ApprovalRequest`` (LangChain's human-in-the-loop request, the question in
-words beside it). It is answered by ``Command(resume=...)``, with decisions (Agent Chat UI's
-Approve and Reject) or with the answer's text, or by the next message typed as a plain input
-(``user_input`` adds it to ``messages`` after the question, and the graph comes back here). A yes
-runs the calls, a no cancels them, an unclear answer asks again ("Please answer yes or no."), and a
-new request instead of an answer ("add eggs") cancels them and is then carried out. A call whose
-task is not there is left out of the question and answers its error. LangGraph runs the node
-again from its start when it is resumed: the question is asked, and every answer read, before
-anything is changed. Where the turn stands (the calls that wait, the answers typed) is read by
-``keel.nodes.support.waiting``.
+words beside it: the question, then each change on a line of its own, "Delete task 3 - book
+dentist", so every client shows what will change, in the conversation as after a reload). It is
+answered by ``Command(resume=...)``, with decisions (Agent Chat UI's Approve and Reject) or with the
+answer's text, or by the next message typed as a plain input (``user_input`` adds it to ``messages``
+after the question, and the graph comes back here). A yes runs the calls, a no cancels them, an
+unclear answer asks again ("Please answer yes or no."), and a new request instead of an answer ("add
+eggs") cancels them and is then carried out. A call whose task is not there is left out of the
+question and answers its error. LangGraph runs the node again from its start when it is resumed: the
+question is asked, and every answer read, before anything is changed. Where the turn stands (the
+calls that wait, the answers typed) is read by ``keel.nodes.support.waiting``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.waiting import call_key, question_id, typed_answers
 from keel.tools.calls import run_tool_call
 from keel.tools.ledger import recall
-from keel.tools.spec import Confirm, confirmations, question
+from keel.tools.spec import NAMED_MAX, Confirm, confirmations, question
 from keel.tools.tasks.reads import get_todo_task
 from keel.tools.tasks.todo import GET
 from keel.tools.understanding.reading import confirms, parse_intents
@@ -123,7 +124,8 @@ async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:
         )
         for call, c in asks
     ]
-    words = question([(c, call["args"]) for call, c in asks])
+    named = [change["text"] for _, _, change in changes] if len(changes) <= NAMED_MAX else []
+    words = "\n".join([question([(c, call["args"]) for call, c in asks]), *named])
     ids = [call.get("id") or "" for call, _ in asks]
     return Asked(approval_request(changes, words), ids, missing)
 

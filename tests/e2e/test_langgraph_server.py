@@ -68,15 +68,18 @@ def langgraph_server(
 
 
 async def test_a_fresh_checkout_runs_on_the_default_database(tmp_path):
-    """No database named: the relative default path, opened without blocking the event loop."""
-    with langgraph_server(None, tmp_path, config=str(ROOT / "langgraph.json"), cwd=tmp_path) as url:
+    """No database named: the user's data directory, opened without blocking the event loop."""
+    data = tmp_path / "data"
+    with langgraph_server(
+        None, tmp_path, config=str(ROOT / "langgraph.json"), cwd=tmp_path, XDG_DATA_HOME=str(data)
+    ) as url:
         client = get_client(url=url)
         thread = await client.threads.create()
         done = await client.runs.wait(
             thread["thread_id"], "keel", input={"content": "Add oat milk"}
         )
         assert _texts(done)[-1] == "Created task: oat milk"
-    assert (tmp_path / ".keel" / "keel.db").is_file()
+    assert (data / "keel" / "keel.db").is_file()
 
 
 async def _assistant(client) -> str:
@@ -166,7 +169,9 @@ async def test_delete_asks_first_and_either_kind_of_answer_resumes(langgraph_dev
     paused = await client.threads.get_state(tid)
     assert paused["next"] == ["turn"]
     asked = paused["interrupts"][0]["value"]
-    assert asked["question"] == "Are you sure you want to delete task 1? (yes/no)"
+    assert asked["question"] == (
+        "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk"
+    )
     assert [a["description"] for a in asked["action_requests"]] == ["Delete task 1 - buy milk"]
     if answer == "command":
         run = await client.runs.wait(tid, "keel", command=Command(resume="yes"), context=user)
@@ -211,7 +216,7 @@ async def test_a_chat_client_holds_the_conversation_through_messages(langgraph_d
     texts = [m["content"] for m in typed["messages"] if m["type"] != "tool" and m["content"]]
     assert texts[-4:] == [
         "Delete task 2",
-        "Are you sure you want to delete task 2? (yes/no)",
+        "Are you sure you want to delete task 2? (yes/no)\nDelete task 2 - call mom",
         "yes",
         "Deleted task 2: call mom",
     ]
@@ -230,7 +235,7 @@ async def test_an_unclear_answer_then_yes_keeps_each_answer_under_its_question(l
 
     await client.runs.wait(tid, "keel", input=said("Add buy milk"), context=user)
     asked = await client.runs.wait(tid, "keel", input=said("Delete task 1"), context=user)
-    question = "Are you sure you want to delete task 1? (yes/no)"
+    question = "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk"
     assert asked["__interrupt__"][0]["value"]["question"] == question
     again = await client.runs.wait(tid, "keel", input=said("maybe"), context=user)
     assert again["__interrupt__"][0]["value"]["question"] == f"{AGAIN} {question}"
@@ -367,10 +372,12 @@ async def test_remote_graph_replies_as_keel_serve_does(langgraph_dev, tmp_path):
                 )
                 served.append(answer.json()["reply"])
     assert remote_replies == served
-    assert served[3] == "Are you sure you want to rename task 2? (yes/no)"
+    assert served[3] == (
+        "Are you sure you want to rename task 2? (yes/no)\nRename task 2: call mom -> call dad"
+    )
     assert served[4:7] == [
         "Renamed task 2 to: call dad",
-        "Are you sure you want to delete task 1? (yes/no)",
+        "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk",
         "Cancelled: task 1 was not deleted.",
     ]
     assert served[-1] == "Your tasks:\n- [x] 2. call dad"

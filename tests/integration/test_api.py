@@ -39,7 +39,10 @@ def test_the_readme_session(server_url):
         "action": "delete",
         "task_id": task_id,
         "task_ids": [task_id],
-        "prompt": f"Are you sure you want to delete task {task_id}? (yes/no)",
+        "prompt": (
+            f"Are you sure you want to delete task {task_id}? (yes/no)\n"
+            f"Delete task {task_id} - buy milk"
+        ),
         "changes": [
             {
                 "action": "delete",
@@ -90,11 +93,11 @@ def test_snapshot_log_checkpoints_and_reset(server_url):
     active = httpx.get(
         f"{server_url.url}/v1/conversations/{cid}/messages?topic=active", headers=ANN
     ).json()
-    assert active == []
+    assert [(m["role"], m["content"]) for m in active] == [("command", reset["message"])]
     everything = httpx.get(
         f"{server_url.url}/v1/conversations/{cid}/messages?topic=all", headers=ANN
     ).json()
-    assert len(everything) == 3
+    assert [m["role"] for m in everything] == ["user", "tool", "assistant", "command"]
     after = httpx.get(f"{server_url.url}/v1/conversations/{cid}", headers=ANN).json()
     assert after["mission"] is None and after["topic"]["id"] == reset["new_topic_id"]
 

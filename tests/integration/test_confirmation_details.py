@@ -33,7 +33,10 @@ def test_a_delete_names_the_task_and_its_title(say) -> None:
     number = task_number(say("Add book dentist"))
     result = say(f"Delete task {number}")
     waiting = result["awaiting_confirmation"]
-    assert result["reply"] == f"Are you sure you want to delete task {number}? (yes/no)"
+    assert result["reply"] == (
+        f"Are you sure you want to delete task {number}? (yes/no)\n"
+        f"Delete task {number} - book dentist"
+    )
     assert waiting["changes"] == [
         {
             "action": "delete",

@@ -76,7 +76,9 @@ async def test_a_tool_declared_once_works_through_the_offline_model_and_a_confir
             "action": "reschedule",
             "task_id": 1,
             "task_ids": [1],
-            "prompt": "Are you sure you want to reschedule task 1? (yes/no)",
+            "prompt": (
+                "Are you sure you want to reschedule task 1? (yes/no)\nReschedule task 1 - buy milk"
+            ),
         }
         assert [c["text"] for c in changes] == ["Reschedule task 1 - buy milk"]
         assert [i["tool"] for i in asked["todolist"]["items"]] == ["set_due_date"]
@@ -215,7 +217,9 @@ async def test_a_langgraph_servers_runs_get_the_tools_the_settings_name(tmp_path
         await say("Add buy milk")
         asked = await say("Set the due date of task 1 to Friday")
         question = asked["__interrupt__"][0].value
-        assert question["question"] == "Are you sure you want to reschedule task 1? (yes/no)"
+        assert question["question"] == (
+            "Are you sure you want to reschedule task 1? (yes/no)\nReschedule task 1 - buy milk"
+        )
         done = await studio.ainvoke(Command(resume="yes"), thread)
         assert done["messages"][-1].content == "Task 1 is now due Friday: buy milk"
         assert "set_due_date" in [tool.name for tool in (await shared_resources()).tools]

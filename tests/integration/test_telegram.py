@@ -110,7 +110,9 @@ def test_the_readme_flow_in_telegram(bot):
     assert stub.wait(lambda: [a for a in stub.actions if a["action"] == "typing"])
     assert "buy milk" in ann.says("What's on my list?")["text"]
     question = ann.says("Delete task 1")
-    assert question["text"] == "Are you sure you want to delete task 1? (yes/no)"
+    assert question["text"] == (
+        "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk"
+    )
     assert [label for label, _ in question["buttons"][0]] == ["Yes", "No"]
     done = ann.presses(question, "Yes")
     assert "Deleted task 1" in done["text"]

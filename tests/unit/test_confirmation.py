@@ -23,7 +23,10 @@ async def test_yes_executes(memory_keel, answer):
     task = await memory_keel.store.create("local", "buy milk")
     cid = str(uuid.uuid4())
     asked = await say(memory_keel, cid, f"Delete task {task['id']}")
-    assert asked.reply == f"Are you sure you want to delete task {task['id']}? (yes/no)"
+    assert asked.reply == (
+        f"Are you sure you want to delete task {task['id']}? (yes/no)\n"
+        f"Delete task {task['id']} - buy milk"
+    )
     assert asked.agent_state == "tool_execution"
     done = await say(memory_keel, cid, answer)
     assert done.reply == f"Deleted task {task['id']}: buy milk"
@@ -55,7 +58,10 @@ async def test_an_unclear_answer_is_asked_again(memory_keel, unclear):
     cid = str(uuid.uuid4())
     await say(memory_keel, cid, f"Delete task {task['id']}")
     again = await say(memory_keel, cid, unclear)
-    question = f"Are you sure you want to delete task {task['id']}? (yes/no)"
+    question = (
+        f"Are you sure you want to delete task {task['id']}? (yes/no)\n"
+        f"Delete task {task['id']} - buy milk"
+    )
     assert again.reply == f"Please answer yes or no. {question}"
     assert again.awaiting_confirmation["task_ids"] == [task["id"]]
     assert await memory_keel.store.get("local", task["id"]) == task
@@ -68,7 +74,10 @@ async def test_one_question_for_several_deletes(memory_keel):
         await memory_keel.store.create("local", title)
     cid = str(uuid.uuid4())
     asked = await say(memory_keel, cid, "delete the milk and the dentist ones")
-    assert asked.reply == "Are you sure you want to delete 2 tasks (1, 3)? (yes/no)"
+    assert asked.reply == (
+        "Are you sure you want to delete 2 tasks (1, 3)? (yes/no)\n"
+        "Delete task 1 - buy milk\nDelete task 3 - book dentist"
+    )
     assert asked.awaiting_confirmation["task_ids"] == [1, 3]
     done = await say(memory_keel, cid, "yes please")
     assert done.reply == "Deleted task 1: buy milk\nDeleted task 3: book dentist"
@@ -80,7 +89,10 @@ async def test_a_no_to_several_cancels_them_all(memory_keel):
         await memory_keel.store.create("local", title)
     cid = str(uuid.uuid4())
     asked = await say(memory_keel, cid, "remove all my tasks")
-    assert asked.reply == "Are you sure you want to delete 3 tasks (1, 2, 3)? (yes/no)"
+    assert asked.reply == (
+        "Are you sure you want to delete 3 tasks (1, 2, 3)? (yes/no)\n"
+        "Delete task 1 - a\nDelete task 2 - b\nDelete task 3 - c"
+    )
     await say(memory_keel, cid, "nah")
     assert len(await memory_keel.store.list("local")) == 3
 

@@ -68,7 +68,9 @@ async def test_a_present_task_then_a_missing_one_the_answer_is_never_taken(memor
     await seed(memory_keel, "buy milk", "call mom")
     cid = str(uuid.uuid4())
     asked = await memory_keel.say(cid, "delete task 2 and task 9")
-    assert asked.reply == "Are you sure you want to delete task 2? (yes/no)"
+    assert (
+        asked.reply == "Are you sure you want to delete task 2? (yes/no)\nDelete task 2 - call mom"
+    )
     replies = [(await memory_keel.say(cid, answer)).reply for _ in range(3)]
     assert replies[0] != asked.reply, replies  # the answer was taken
 
@@ -86,7 +88,9 @@ async def test_command_resume_yes_deletes_a_task_the_question_never_named(memory
         {"content": "delete task 2 and task 4"}, config, context=context
     )
     (asked,) = (await memory_keel.graph.aget_state(config)).interrupts
-    assert asked.value["question"] == "Are you sure you want to delete task 2? (yes/no)"
+    assert asked.value["question"] == (
+        "Are you sure you want to delete task 2? (yes/no)\nDelete task 2 - call mom"
+    )
     await memory_keel.store.create("local", "new important task")  # task 4, made elsewhere
     await memory_keel.graph.ainvoke(Command(resume="yes"), config, context=context)
     assert "new important task" in [t[1] for t in await titles(memory_keel)]

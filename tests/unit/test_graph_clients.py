@@ -46,7 +46,9 @@ async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer
     assert snap.next == ("turn",)  # the turn graph, run as one node of the graph around it
     assert agent_state_of(snap) == "tool_execution"  # it waits inside
     (waiting,) = snap.interrupts
-    assert waiting.value["question"] == "Are you sure you want to delete task 1? (yes/no)"
+    assert waiting.value["question"] == (
+        "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk"
+    )
     (action,) = waiting.value["action_requests"]  # LangChain's human-in-the-loop request
     assert action["name"] == "delete_todo_task" and action["args"] == {"task_id": 1}
     assert action["description"] == "Delete task 1 - buy milk"
@@ -64,7 +66,7 @@ async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer
     shown = [(m.type, m.text) for m in after.values["messages"] if m.type != "tool" and m.text]
     assert shown[-4:] == [
         ("human", "Delete task 1"),
-        ("ai", "Are you sure you want to delete task 1? (yes/no)"),
+        ("ai", "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk"),
         ("human", "yes"),
         ("ai", "Deleted task 1: buy milk"),
     ]
@@ -91,7 +93,10 @@ async def test_two_deletes_in_one_message_are_asked_once(memory_keel):
     )
     (asked,) = (await memory_keel.graph.aget_state(config)).interrupts
     assert [a["args"]["task_id"] for a in asked.value["action_requests"]] == [1, 2]
-    assert asked.value["question"] == "Are you sure you want to delete 2 tasks (1, 2)? (yes/no)"
+    assert asked.value["question"] == (
+        "Are you sure you want to delete 2 tasks (1, 2)? (yes/no)\n"
+        "Delete task 1 - milk\nDelete task 2 - eggs"
+    )
     unclear = await memory_keel.graph.ainvoke(Command(resume="hmm?"), config, context=context)
     assert unclear["__interrupt__"][0].value["question"].startswith("Please answer yes or no.")
     await memory_keel.graph.ainvoke(Command(resume="sure thing"), config, context=context)

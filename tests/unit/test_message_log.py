@@ -2,7 +2,8 @@
 
 import uuid
 
-from keel.checkpoints.messages import LogKeyTaken
+from keel.checkpoints.conversation_store import ConversationStore
+from keel.checkpoints.messages import COMMAND, LogKeyTaken
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
 from keel.nodes.run_context import RunnerTurn
@@ -72,10 +73,12 @@ async def test_the_confirmation_question_and_answer_are_logged(keel):
     await run_turn(keel.graph, cid, "yes", keel.context())
     logged = [(m.role, m.content) for m in await keel.messages.history(cid)]
     assert logged[0] == ("user", f"Delete task {task['id']}")
-    assert ("assistant", f"Are you sure you want to delete task {task['id']}? (yes/no)") in logged
-    assert logged.index(("user", "yes")) > logged.index(
-        ("assistant", f"Are you sure you want to delete task {task['id']}? (yes/no)")
-    )
+    question = (
+        f"Are you sure you want to delete task {task['id']}? (yes/no)\n"
+        f"Delete task {task['id']} - buy milk"
+    )  # the task named beside the question: a page reloaded shows what it was about
+    assert ("assistant", question) in logged
+    assert logged.index(("user", "yes")) > logged.index(("assistant", question))
     assert logged[-1] == ("assistant", f"Deleted task {task['id']}: buy milk")
     assert len(logged) == len(set(logged))
 
@@ -96,3 +99,23 @@ async def test_a_key_already_holding_another_users_message_is_an_error_not_skipp
         ("turn-1:user", "Add tea"),
         ("turn-2:user", "Add tea"),
     ]
+
+
+async def test_a_reset_is_logged_where_it_happened_and_read_as_no_message(keel):
+    cid = str(uuid.uuid4())
+    context = keel.context()
+    await run_turn(keel.graph, cid, "Add buy milk", context)
+    said_at = await keel.messages.last_message_at(cid)
+    reset = await run_turn(keel.graph, cid, "/reset", context)
+    logged = await keel.messages.page(cid)
+    assert [m.role for m in logged] == ["user", "tool", "assistant", COMMAND]
+    assert logged[-1].content == reset.reply and logged[-1].topic_id == reset.topic["id"]
+    # The model's context, topic detection and the conversation list read no command.
+    assert await keel.messages.recent(cid, topic_id=reset.topic["id"]) == []
+    assert [m.role for m in await keel.messages.recent(cid)] == ["user", "tool", "assistant"]
+    assert await keel.messages.last_message_at(cid) == said_at
+    listed = await ConversationStore(keel.db).listed(cid, "local")
+    assert listed is not None and listed["preview"] == "Created task: buy milk"
+    await run_turn(keel.graph, cid, "Add eggs", context)
+    roles = [m.role for m in await keel.messages.page(cid)]
+    assert roles == ["user", "tool", "assistant", COMMAND, "user", "tool", "assistant"]

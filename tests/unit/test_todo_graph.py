@@ -58,7 +58,10 @@ async def test_rename_asks_then_renames(keel):
     task = await keel.store.create("local", "buy milk")
     cid = new_id()
     asked = await keel.say(cid, f"Rename task {task['id']} to buy oat milk")
-    assert asked.reply == f"Are you sure you want to rename task {task['id']}? (yes/no)"
+    assert asked.reply == (
+        f"Are you sure you want to rename task {task['id']}? (yes/no)\n"
+        f"Rename task {task['id']}: buy milk -> buy oat milk"
+    )
     assert (await keel.store.get("local", task["id"]))["title"] == "buy milk"
     done = await keel.say(cid, "yes")
     assert done.reply == f"Renamed task {task['id']} to: buy oat milk"
@@ -75,6 +78,16 @@ async def test_delete_asks_then_deletes(keel):
     assert not asked.complete
     done = await keel.say(cid, "y")
     assert done.reply == f"Deleted task {task['id']}: buy milk"
+    assert await keel.store.list("local") == []
+
+
+async def test_a_word_on_why_after_a_delete_is_not_looked_for(keel):
+    await keel.store.create("local", "buy milk")
+    cid = new_id()
+    asked = await keel.say(cid, "Delete buy milk, it was a typo")
+    assert asked.awaiting_confirmation is not None
+    done = await keel.say(cid, "yes")
+    assert done.reply == "Deleted task 1: buy milk"  # nothing on "it was a typo"
     assert await keel.store.list("local") == []
 
 
