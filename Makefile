@@ -10,7 +10,7 @@ PACKAGES := api checkpoints graphs nodes tools
 # import finder and says so in a notice on every install; nothing in it needs acting on.
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e
 
-.PHONY: run chat studio notebooks test lint typecheck venv dev clean lint-view system screenshot docs
+.PHONY: run chat studio notebooks telegram-try test lint typecheck venv dev clean lint-view system screenshot docs
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ chat: $(BIN)/keel
 
 studio: dev
 	$(BIN)/langgraph dev
+
+# The Telegram bot against a local Bot API server: write as a Telegram user, no token needed.
+telegram-try: dev
+	$(BIN)/python -m tests.try_telegram
 
 notebooks: dev
 	$(BIN)/pip install --quiet 'jupyterlab>=4,<5'
@@ -72,4 +76,4 @@ screenshot: dev system
 	$(BIN)/python -m tests.e2e.screenshot docs/web-page-edit.png --edit
 
 clean:
-	rm -rf $(VENV) build .keel .langgraph_api .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build .langgraph_api .pytest_cache .mypy_cache .ruff_cache

@@ -6,6 +6,7 @@ Entry point of the console script declared in pyproject.toml.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -68,7 +69,7 @@ def serve_command(
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
     tools: ToolsOption = None,
 ) -> None:
-    """Serve the HTTP API (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
+    """Serve the HTTP API (SQLite in ~/.local/share/keel, or KEEL_DATABASE_URL)."""
     import os
 
     from keel.api.serving import PortInUse, check_port_free, serve
@@ -98,7 +99,17 @@ def serve_command(
         "(the API under /v1, its reference at /docs)",
         err=True,
     )
+    typer.echo(f"keel: keeping its data in {stored_in(settings.database_url)}", err=True)
     raise typer.Exit(serve(settings, workers))
+
+
+def stored_in(url: str) -> str:
+    """Where a database URL keeps the data, to tell a person: a file's path, or the URL's kind."""
+    if url.startswith("sqlite:///"):
+        return str(Path(url.removeprefix("sqlite:///")).absolute())
+    if url == "memory":
+        return "memory (gone when keel stops)"
+    return "PostgreSQL (" + url.rsplit("@", 1)[-1] + ")"
 
 
 @app.command("chat")
@@ -111,7 +122,7 @@ def chat_command(
     log_level: Annotated[str, typer.Option(help="Log level for stderr.")] = "warning",
     tools: ToolsOption = None,
 ) -> None:
-    """Chat with keel in the terminal (SQLite under ./.keel unless KEEL_DATABASE_URL is set)."""
+    """Chat with keel in the terminal (SQLite in ~/.local/share/keel, or KEEL_DATABASE_URL)."""
     from keel.api.terminal import chat
 
     use_tools(tools)

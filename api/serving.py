@@ -26,6 +26,7 @@ from socket import socket
 import uvicorn
 from uvicorn.supervisors.multiprocess import Multiprocess
 
+from keel.api.command_name import invoked_as
 from keel.api.http_timeouts import TimedHttpProtocol
 from keel.api.prometheus import is_alive, retire_dead_workers
 from keel.graphs.settings import Settings
@@ -43,7 +44,7 @@ class PortInUse(OSError):
         """Name the address and how to choose another."""
         super().__init__(
             f"port {port} on {host} is already in use; pick another with KEEL_PORT=8001 "
-            "or keel serve --port 8001"
+            f"or {invoked_as()} serve --port 8001"
         )
 
 

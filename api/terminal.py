@@ -1,13 +1,14 @@
 """``keel chat``: a terminal conversation with the agent.
 
 Opens keel's parts as every client does (``keel.graphs.assembly.open_keel``: the database named by
-``KEEL_DATABASE_URL``, SQLite under ./.keel by default; the tools ``KEEL_TOOLS`` names), creates or
-continues a conversation owned by ``--user``, and runs one graph turn per line typed. ``/state``
-shows where the conversation stands, ``/reset`` starts afresh (history kept: the graph takes the
-line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends the session at
-once; while a turn runs, the first Ctrl-C stops it (as the page's Stop does) and a second one ends
-the session. A pending confirmation survives the end of the process and is asked again on the next
-start. Replies wrap at word boundaries in a terminal; what tools did is told in their sentences.
+``KEEL_DATABASE_URL``, SQLite in the user's data directory by default; the tools ``KEEL_TOOLS``
+names), creates or continues a conversation owned by ``--user``, and runs one graph turn per line
+typed. ``/state`` shows where the conversation stands, ``/reset`` starts afresh (history kept: the
+graph takes the line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends
+the session at once; while a turn runs, the first Ctrl-C stops it (as the page's Stop does) and a
+second one ends the session. A pending confirmation survives the end of the process and is asked
+again on the next start. Replies wrap at word boundaries in a terminal; what tools did is told in
+their sentences.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from rich.console import Console
 from rich.markup import escape
 
+from keel.api.command_name import invoked_as
 from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
@@ -159,7 +161,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
                 return 1
             if result is not None:
                 _print_result(console, result, verbose)
-    console.print(f"Bye. Continue with: keel chat --conversation {cid}", soft_wrap=True)
+    console.print(f"Bye. Continue with: {invoked_as()} chat --conversation {cid}", soft_wrap=True)
     return 0
 
 

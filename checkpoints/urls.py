@@ -10,8 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-DEFAULT_DATABASE_URL = "sqlite:///.keel/keel.db"
 ACCEPTED = "memory, sqlite:///PATH, postgresql://USER@HOST:PORT/DB"
+
+
+def default_database_url(data_home: Path | None = None) -> str:
+    """SQLite in the user's data directory, ``DATA_HOME/keel/keel.db`` (``XDG_DATA_HOME``, else
+    ``~/.local/share``): one place per user, whatever folder a command runs in.
+    """  # noqa: D205
+    base = data_home or Path.home() / ".local" / "share"
+    return f"sqlite:///{base.absolute() / 'keel' / 'keel.db'}"
 
 
 class UnsupportedDatabaseURL(ValueError):

@@ -1,5 +1,7 @@
 """keel's settings: one pydantic-settings class, read from ``KEEL_*`` (and ``OPENAI_*``) variables.
 
+They are set in the environment or written in a ``.env`` file in the folder a command runs in.
+
 Every entry point reads it here and nowhere else: ``keel serve``, ``keel chat``, ``keel db`` and the
 graph itself when a LangGraph server runs it (``keel.graphs.resources``). The graph's tunables are
 the defaults of a run; a run's context may override them
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from keel.checkpoints.urls import DEFAULT_DATABASE_URL
+from keel.checkpoints.urls import default_database_url
 from keel.nodes.models.chat import (
     DEFAULT_OPENAI_MODEL,
     DEFAULT_RETRIES,
@@ -30,6 +33,9 @@ from keel.nodes.run_context import LOCAL_USER, Tunables
 from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"
+ENV_FILE = ".env"
+"""Read by every command from the folder it runs in, as ``langgraph dev`` reads it; a variable
+set in the environment wins over the same one in the file."""
 DEFAULT_TOOLS = "keel.tools.tasks.todo:TODO_TOOLS"
 
 
@@ -44,10 +50,18 @@ def _openai(name: str) -> AliasChoices:
 class Settings(BaseSettings, Tunables):
     """How keel runs: the database, the HTTP server, the model, and the graph's ``Tunables``."""
 
-    model_config = SettingsConfigDict(env_prefix="KEEL_", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix="KEEL_", env_file=ENV_FILE, extra="ignore", populate_by_name=True
+    )
 
+    data_home: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("XDG_DATA_HOME"),
+        description="The user's data directories (``XDG_DATA_HOME``; default ~/.local/share).",
+    )
     database_url: str = Field(
-        default=DEFAULT_DATABASE_URL, description="Checkpoints and app tables."
+        default_factory=lambda data: default_database_url(data.get("data_home")),
+        description="Checkpoints and app tables; default: SQLite in the user's data directory.",
     )
     api_keys: str = Field(default="", description='"user1:key1,user2:key2"; empty: local use only.')
     host: str = Field(default=LOOPBACK, description="Address to bind.")

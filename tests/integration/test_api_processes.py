@@ -1,6 +1,7 @@
 """The API across processes: the turn lock, two servers on one database, outages, settings."""
 
 import asyncio
+import json
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -132,16 +133,20 @@ def test_serve_refuses_a_public_bind_without_keys(tmp_path):
     assert "KEEL_API_KEYS is empty" in result.stdout + result.stderr
 
 
-def test_without_keys_everyone_is_local(tmp_path):
+def test_without_keys_a_request_with_no_token_is_local(tmp_path):
     with keel_server(f"sqlite:///{tmp_path / 'k.db'}") as server:
         cid = create(server.url, headers={})
-        assert say(server.url, cid, "Add milk").status_code == 200
+        assert server_say(server, cid, "Add milk", {}).status_code == 200
+        assert [t["title"] for t in httpx.get(f"{server.url}/v1/tasks").json()] == ["milk"]
 
 
-def test_the_readme_curl_session_works_as_written(tmp_path):
+def test_the_readme_curl_session_works_as_written_and_leaves_the_pages_tasks_alone(tmp_path):
     text = open("README.md").read()
     block = text.split("```sh\n# the curl session\n", 1)[1].split("```", 1)[0]
     with keel_server(f"sqlite:///{tmp_path / 'k.db'}") as server:
+        mine = create(server.url, {})  # the page's user, who has tasks of their own
+        for content in ("Add walk the dog", "Add call mum"):
+            assert server_say(server, mine, content, {}).status_code == 200
         result = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", block],
             capture_output=True,
@@ -149,11 +154,29 @@ def test_the_readme_curl_session_works_as_written(tmp_path):
             env={"KEEL": server.url, "PATH": "/usr/bin:/bin"},
             timeout=120,
         )
+        listed = httpx.get(f"{server.url}/v1/tasks", timeout=30).json()  # the page's user's
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "Created task: buy milk" in out
-    assert "Are you sure you want to delete task 1? (yes/no)" in out
-    assert "Deleted task 1: buy milk" in out
+    replies = [json.loads(line)["reply"] for line in result.stdout.splitlines()]
+    assert replies == [
+        "Created task: buy milk",
+        "Your tasks:\n- [ ] 1. buy milk",
+        "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - buy milk",
+        "Deleted task 1: buy milk",
+    ]
+    assert [t["title"] for t in listed] == ["walk the dog", "call mum"]
+
+
+def test_without_keys_a_bearer_token_names_a_local_user_of_its_own(tmp_path):
+    with keel_server(f"sqlite:///{tmp_path / 'k.db'}") as server:
+        tried = {"authorization": "Bearer try-1"}
+        cid = create(server.url, tried)
+        assert server_say(server, cid, "Add buy milk", tried).status_code == 200
+        assert server_say(server, cid, "Add eggs", {}).status_code == 404  # not local's
+        theirs = httpx.get(f"{server.url}/v1/tasks", headers=tried, timeout=30).json()
+        local = httpx.get(f"{server.url}/v1/tasks", timeout=30).json()
+        odd = httpx.get(f"{server.url}/v1/tasks", headers={"authorization": "Bearer a b"})
+    assert [t["title"] for t in theirs] == ["buy milk"] and local == []
+    assert odd.status_code == 401 and "names a local user" in odd.json()["error"]["message"]
 
 
 async def test_a_websocket_turn_that_fails_answers_an_error_frame_and_keeps_the_socket(

@@ -2,12 +2,13 @@
 
 import json
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.types import ErrorData
 
@@ -26,27 +27,46 @@ def server(tmp_path_factory):
         yield running
 
 
-async def call(server, headers, name, **args):
-    async with streamablehttp_client(f"{server.url}/mcp/", headers=dict(headers)) as (r, w, _):
+@asynccontextmanager
+async def session_of(server, headers):
+    """An MCP client session on the server, its requests carrying ``headers``."""
+    http = httpx.AsyncClient(headers=dict(headers), timeout=30)
+    async with http, streamable_http_client(f"{server.url}/mcp/", http_client=http) as (r, w, _):
         async with ClientSession(r, w) as session:
             await session.initialize()
-            if name == "__list__":
-                return [t.name for t in (await session.list_tools()).tools]
-            if name == "__tools__":
-                return (await session.list_tools()).tools
-            return await session.call_tool(name, args)
+            yield session
+
+
+async def call(server, headers, name, **args):
+    async with session_of(server, headers) as session:
+        if name == "__list__":
+            return [t.name for t in (await session.list_tools()).tools]
+        if name == "__tools__":
+            return (await session.list_tools()).tools
+        return await session.call_tool(name, args)
 
 
 async def call_error(server, headers, name, **args) -> ErrorData | None:
     """The JSON-RPC error a tool call is answered with, as an SDK client raises it; None: none."""
-    async with streamablehttp_client(f"{server.url}/mcp/", headers=dict(headers)) as (r, w, _):
-        async with ClientSession(r, w) as session:
-            await session.initialize()
-            try:
-                await session.call_tool(name, args)
-            except McpError as exc:  # this call failed; the session goes on
-                return exc.error
+    async with session_of(server, headers) as session:
+        try:
+            await session.call_tool(name, args)
+        except McpError as exc:  # this call failed; the session goes on
+            return exc.error
     return None
+
+
+async def test_the_documented_client_example_runs(tmp_path):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    example = text.split("## MCP", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    with keel_server(f"sqlite:///{tmp_path / 'k.db'}", KEEL_API_KEYS=KEYS) as own:
+        example = example.replace("http://127.0.0.1:8000", own.url)
+        body = "".join(f"    {line}\n" for line in example.splitlines())
+        scope: dict = {}
+        exec(f"async def example():\n{body}", scope)  # noqa: S102 - the docs' own code
+        await scope["example"]()
+        listed = await call(own, ANN, "list_todo_tasks")
+    assert "buy milk" in listed.content[0].text
 
 
 def payload(result):

@@ -1,0 +1,98 @@
+"""Try keel's Telegram bot on this machine, with no bot token: ``make telegram-try``.
+
+Starts the local Bot API server the tests use (``tests/stub_telegram.py``) and ``keel telegram``
+pointed at it; then you write as a Telegram user would. Each line typed is a message to the bot,
+and what the bot sends back is printed with its buttons; ``[Yes]`` presses the button labelled
+"Yes" under the bot's newest message that has buttons. ``/quit`` or Ctrl-D ends it. The bot keeps
+its work where every keel command does (``KEEL_DATABASE_URL``, else the user's data directory),
+as the Telegram user 1001 (keel's user ``telegram:1001``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from tests.stub_telegram import StubTelegram
+
+USER = 1001
+QUIET_SECONDS = 1.0
+"""After the bot's first answer, how long to wait for more before asking for the next line."""
+
+
+def _shown(message: dict[str, Any]) -> str:
+    buttons = " ".join(f"[{label}]" for row in message["buttons"] for label, _ in row)
+    text = message["text"].replace("\n", "\n      ")
+    return f"keel: {text}" + (f"\n      {buttons}" if buttons else "")
+
+
+def _answers(stub: StubTelegram, seen: int) -> list[dict[str, Any]]:
+    """The bot's messages after the first ``seen``: the first waited for, then any that follow."""
+    stub.next_reply(USER, seen, seconds=120)
+    while True:
+        count = len(stub.replies(USER))
+        time.sleep(QUIET_SECONDS)
+        if len(stub.replies(USER)) == count:
+            return stub.replies(USER)[seen:]
+
+
+def _press(stub: StubTelegram, label: str) -> bool:
+    """Press ``label`` under the newest message with buttons; False when there is none such."""
+    for message in reversed(stub.replies(USER)):
+        labels = [text for row in message["buttons"] for text, _ in row]
+        if labels:
+            if label not in labels:
+                return False
+            stub.press(USER, message, label)
+            return True
+    return False
+
+
+def main() -> int:
+    """Run the bot against the local server and pass lines between it and the terminal."""
+    with StubTelegram() as stub, tempfile.NamedTemporaryFile("w+", suffix=".log") as log:
+        env = {**os.environ, "KEEL_TELEGRAM_TOKEN": stub.token, "KEEL_TELEGRAM_API_URL": stub.url}
+        bot = subprocess.Popen(
+            [sys.executable, "-c", "from keel.api.cli import app; app()", "telegram"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            print("Write to the bot as a Telegram user (try /start, Add buy milk, Delete task 1);")
+            print("[Yes] presses the button so labelled, /quit ends.", flush=True)
+            while True:
+                try:
+                    line = input("you> " if sys.stdin.isatty() else "")
+                except EOFError:
+                    break
+                if bot.poll() is not None:
+                    log.seek(0)
+                    print(f"keel telegram stopped:\n{log.read()[-2000:]}", file=sys.stderr)
+                    return 1
+                text = line.strip()
+                if not text:
+                    continue
+                if text == "/quit":
+                    break
+                seen = len(stub.replies(USER))
+                if text.startswith("[") and text.endswith("]"):
+                    if not _press(stub, text[1:-1]):
+                        print(f"(no button {text} under the bot's last question)", flush=True)
+                        continue
+                else:
+                    stub.say(USER, text)
+                for message in _answers(stub, seen):
+                    print(_shown(message), flush=True)
+        finally:
+            bot.terminate()
+            bot.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
