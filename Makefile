@@ -37,7 +37,8 @@ studio: dev
 	$(BIN)/langgraph dev
 
 # The Telegram bot against a local Bot API server: write as a Telegram user, no token needed.
-telegram-try: dev
+telegram-try: $(BIN)/keel
+	$(EDITABLE) '.[telegram]'
 	$(BIN)/python -m tests.try_telegram
 
 notebooks: dev
