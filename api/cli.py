@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -17,6 +18,9 @@ from keel.api.logs import configure_logging
 from keel.api.nlu_command import nlu_app
 from keel.api.topics_command import topics_app
 from keel.graphs.settings import LOCAL_USER
+
+if TYPE_CHECKING:
+    from keel.graphs.settings import Settings
 
 app = typer.Typer(help="keel: a conversational task agent on LangGraph.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -100,7 +104,23 @@ def serve_command(
         err=True,
     )
     typer.echo(f"keel: keeping its data in {stored_in(settings.database_url)}", err=True)
+    if (note := earlier_data(settings)) is not None:
+        typer.echo(f"keel: {note}", err=True)
     raise typer.Exit(serve(settings, workers))
+
+
+EARLIER = Path(".keel") / "keel.db"
+"""Where keel kept its data before it had a data directory: the folder it ran in."""
+
+
+def earlier_data(settings: Settings) -> str | None:
+    """A word on data an earlier keel kept in this folder, when the default database is in use."""
+    if "database_url" in settings.model_fields_set or not EARLIER.is_file():
+        return None
+    return (
+        f"{EARLIER} holds data of an earlier keel, no longer opened by default; to keep using "
+        f"it: KEEL_DATABASE_URL=sqlite:///{EARLIER}"
+    )
 
 
 def stored_in(url: str) -> str:
@@ -109,7 +129,8 @@ def stored_in(url: str) -> str:
         return str(Path(url.removeprefix("sqlite:///")).absolute())
     if url == "memory":
         return "memory (gone when keel stops)"
-    return "PostgreSQL (" + url.rsplit("@", 1)[-1] + ")"
+    where = urlsplit(url)
+    return f"PostgreSQL ({where.hostname}{where.path})"  # no password, no options
 
 
 @app.command("chat")
@@ -124,9 +145,12 @@ def chat_command(
 ) -> None:
     """Chat with keel in the terminal (SQLite in ~/.local/share/keel, or KEEL_DATABASE_URL)."""
     from keel.api.terminal import chat
+    from keel.graphs.settings import Settings
 
     use_tools(tools)
     configure_logging(level=log_level)
+    if (note := earlier_data(Settings())) is not None:
+        Console(stderr=True).print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     console = Console(highlight=False)
     console.soft_wrap = not console.is_terminal  # a terminal wraps at words; a pipe gets lines
     try:

@@ -24,6 +24,7 @@ def invoked_as() -> str:
     if found is not None and Path(found).resolve() == started.resolve():
         return "keel"
     where = started.absolute()
-    if where.is_relative_to(Path.cwd()):
-        return shlex.quote(str(where.relative_to(Path.cwd())))
+    if where.is_relative_to(Path.cwd()):  # .venv/bin/keel, ./keel: a path, not a name to look up
+        relative = str(where.relative_to(Path.cwd()))
+        return shlex.quote(relative if "/" in relative else f"./{relative}")
     return shlex.quote(str(where))

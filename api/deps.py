@@ -1,12 +1,13 @@
 """Dependencies of the routers, as ``Annotated`` aliases: the service, the user, a conversation.
 
 ``UserDep`` authenticates ``Authorization: Bearer <key>`` against ``KEEL_API_KEYS``. With no keys
-set (a server on 127.0.0.1 only) everyone is ``local``, and a bearer token, when one is sent, names
-a local user of its own: a script can try things without touching the tasks of the page's user. The
-header is read by ``bearer``, FastAPI's ``HTTPBearer``, so the OpenAPI schema declares the scheme
-and every operation that needs it (and /docs has an Authorize button); ``user_for`` has it read a
-connection that is no route's (the MCP endpoint), and ``user_of`` finds the key's user for all of
-them. ``ConversationDep`` resolves a conversation id the user owns; another user's conversation is
+set (a server on 127.0.0.1 only) everyone is ``local``, and ``Bearer local:NAME`` acts as the local
+user ``local:NAME`` (any other token is ignored): a script can try things without touching the tasks
+of the page's user, and no key meant for another server becomes a user's name. The header is read by
+``bearer``, FastAPI's ``HTTPBearer``, so the OpenAPI schema declares the scheme and every operation
+that needs it (and /docs has an Authorize button); ``user_for`` has it read a connection that is no
+route's (the MCP endpoint), and ``user_of`` finds the key's user for all of them.
+``ConversationDep`` resolves a conversation id the user owns; another user's conversation is
 answered exactly like an unknown one (404). The routes that take the turn lock (a message, a delete)
 use ``ConversationIdDep`` and have the lock check.
 """
@@ -45,16 +46,15 @@ ServiceDep = Annotated[Service, Depends(get_service)]
 
 
 UNAUTHORIZED = "missing or invalid API key (Authorization: Bearer <key>)"
-LOCAL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-BAD_LOCAL_NAME = (
-    "with no API keys set, a bearer token names a local user: 1-64 of A-Z a-z 0-9 _ . -"
-)
+LOCAL = "local:"
+LOCAL_NAME = re.compile(r"local:[A-Za-z0-9_.-]{1,64}")
+BAD_LOCAL_NAME = "a local user is named local:NAME, NAME 1-64 of A-Z a-z 0-9 _ . -"
 bearer = HTTPBearer(
     auto_error=False,  # no key or a malformed header is keel's own 401, in the error envelope
     description=(
         "An API key from KEEL_API_KEYS (`user:key` pairs). With no keys set the server serves "
-        "everyone as the user `local` and the header is not needed; a token sent then names a "
-        "local user of its own (`Bearer try-out`: tasks apart from `local`'s)."
+        "everyone as the user `local` and the header is not needed; `Bearer local:NAME` then "
+        "acts as a local user of its own, `local:NAME` (tasks apart from `local`'s)."
     ),
 )
 
@@ -63,11 +63,12 @@ def user_of(service: Service, credentials: HTTPAuthorizationCredentials | None) 
     """The user the bearer key belongs to; APIError 401 when it belongs to none."""
     keys = service.settings.keys
     if not keys:
-        if credentials is None:
-            return LOCAL_USER
-        if not LOCAL_NAME.fullmatch(credentials.credentials):
+        token = credentials.credentials if credentials is not None else ""
+        if not token.startswith(LOCAL):
+            return LOCAL_USER  # no token, or one meant for some other server: ignored
+        if not LOCAL_NAME.fullmatch(token):
             raise APIError(401, "unauthorized", BAD_LOCAL_NAME)
-        return credentials.credentials
+        return token
     if credentials is not None:
         for key, user in keys.items():
             if hmac.compare_digest(key.encode(), credentials.credentials.encode()):

@@ -17,8 +17,12 @@ def default_database_url(data_home: Path | None = None) -> str:
     """SQLite in the user's data directory, ``DATA_HOME/keel/keel.db`` (``XDG_DATA_HOME``, else
     ``~/.local/share``): one place per user, whatever folder a command runs in.
     """  # noqa: D205
-    base = data_home or Path.home() / ".local" / "share"
-    return f"sqlite:///{base.absolute() / 'keel' / 'keel.db'}"
+    if data_home is None:
+        try:
+            data_home = Path.home() / ".local" / "share"
+        except RuntimeError:  # no home directory at all: the folder keel runs in
+            return "sqlite:///.keel/keel.db"
+    return f"sqlite:///{data_home / 'keel' / 'keel.db'}"
 
 
 class UnsupportedDatabaseURL(ValueError):

@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from keel.checkpoints.urls import default_database_url
 from keel.nodes.models.chat import (
@@ -54,11 +59,50 @@ class Settings(BaseSettings, Tunables):
         env_prefix="KEEL_", env_file=ENV_FILE, extra="ignore", populate_by_name=True
     )
 
+    env_file: str = Field(
+        default=ENV_FILE,
+        description="The dotenv file read besides the environment, from the folder a command "
+        "runs in (``KEEL_ENV_FILE``; empty: none). Set only in the environment.",
+    )
     data_home: Path | None = Field(
         default=None,
         validation_alias=AliasChoices("XDG_DATA_HOME"),
-        description="The user's data directories (``XDG_DATA_HOME``; default ~/.local/share).",
+        description="The user's data directories (``XDG_DATA_HOME``; default ~/.local/share; "
+        "an empty or relative one counts as unset, as the XDG specification says).",
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The environment, then the dotenv file ``KEEL_ENV_FILE`` names (``.env``; none when
+        empty): what is set in the environment wins.
+        """  # noqa: D205
+        named = env_settings().get("env_file", ENV_FILE)
+        if not named:
+            return init_settings, env_settings, file_secret_settings
+        if named == ENV_FILE:
+            return init_settings, env_settings, dotenv_settings, file_secret_settings
+        return (
+            init_settings,
+            env_settings,
+            DotEnvSettingsSource(settings_cls, env_file=named),
+            file_secret_settings,
+        )
+
+    @field_validator("data_home", mode="before")
+    @classmethod
+    def _absolute_only(cls, value: object) -> object:
+        """An empty or relative XDG_DATA_HOME is ignored (the XDG Base Directory rule)."""
+        if isinstance(value, str) and not Path(value).is_absolute():
+            return None
+        return value
+
     database_url: str = Field(
         default_factory=lambda data: default_database_url(data.get("data_home")),
         description="Checkpoints and app tables; default: SQLite in the user's data directory.",

@@ -193,7 +193,7 @@ async def _shift(
     closed = None
     if (named := named_return(message)) is not None:  # "back to the groceries: ..."
         closed = await _earlier_topics(resources, conversation, active)
-        if (back := go_back(named, closed)) is not None:
+        if (back := go_back(named, closed, active["title"])) is not None:
             return back, None
     if shift is not None and not says_return(shift):
         return shift, None  # a change said outright

@@ -90,6 +90,16 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_dotenv() -> Iterator[None]:
+    """A developer's own ``.env`` (an OpenAI key, a threshold) reaches neither the suite nor the
+    processes it starts: settings come from the environment the tests give them.
+    """  # noqa: D205
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KEEL_ENV_FILE", "")
+        yield
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """A throwaway PostgreSQL cluster on a free port; yields the admin URL."""

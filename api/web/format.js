@@ -39,16 +39,19 @@ function plain(value) {
 }
 
 /**
- * Whether a tool call's result, as its event gives it or as the log keeps it (JSON), is words
- * rather than data: the call failed ("Error: Task 9 not found.").
+ * Whether a tool call's result, as its event gives it or as the log keeps it (JSON text), is
+ * keel's report of a failed call: "Error: Task 9 not found." (a tool of one's own that returns
+ * words is no failure).
  */
 export function failed(result) {
   if (typeof result !== "string") return false;
+  let words = result;
   try {
-    return typeof JSON.parse(result) !== "object";
+    words = JSON.parse(result);
   } catch {
-    return true;
+    // the words themselves, not JSON
   }
+  return typeof words === "string" && words.startsWith("Error: ");
 }
 
 /**

@@ -80,7 +80,10 @@ SUBJECT_WORDS = 6
 """The words after a phrase that points back that name what it goes back to."""
 _SUBJECT_END = re.compile(r"[:;,.!?\n]| - ")
 NAMED_SHARE = 0.5
-"""The share of the words a return names that a closed topic must hold to be the one meant."""
+"""A closed topic is the one a return names when it holds more than this share of its words."""
+NAMED_LEAD = 2
+"""Words a phrase that points back may follow in its clause ("ok, so back to ..."): further in
+("I need to get back to work") it says something else."""
 SHORT_QUESTION = 4
 """A question of at most this many content words about what the topic just said stays in it."""
 SHORT_QUESTION_CHARS = 200
@@ -189,7 +192,8 @@ def named_return(message: str) -> NamedReturn | None:
     """The phrase that points back in ``message`` and the words after it that name a subject."""
     text = message.replace("\u2019", "'")
     found = PHRASE_PATTERN.search(text)
-    if found and found.group(1).lower() in RETURN_PHRASES:
+    lead = _SUBJECT_END.split(text[: found.start()])[-1] if found else ""
+    if found and found.group(1).lower() in RETURN_PHRASES and len(lead.split()) <= NAMED_LEAD:
         phrase, rest = found.group(1).lower(), text[found.end() :]
     elif "return to" in text.lower() and (plain := strip_politeness(text)).lower().startswith(
         "return to "
@@ -201,17 +205,22 @@ def named_return(message: str) -> NamedReturn | None:
     return NamedReturn(phrase, subject) if content_words(subject) else None
 
 
-def go_back(named: NamedReturn, closed: Sequence[tuple[str, str]]) -> Shift | None:
+def go_back(
+    named: NamedReturn, closed: Sequence[tuple[str, str]], current: str = ""
+) -> Shift | None:
     """The return to the ``closed`` topic (id, what it was about) that ``named`` names: the one
-    that holds the largest share of its words (at least ``NAMED_SHARE``; the latest of equals).
+    that holds the largest share of its words (more than ``NAMED_SHARE``; the latest of equals),
+    unless the ``current`` topic holds as many (then the message stays where it is).
     """  # noqa: D205
     wanted = _stems(named.subject)
     best: tuple[str, float] | None = None
     for topic_id, about in list(closed)[-RETURN_CANDIDATES:]:
         share = len(wanted & _stems(about)) / len(wanted)
-        if share >= NAMED_SHARE and (best is None or share >= best[1]):
+        if share > NAMED_SHARE and (best is None or share >= best[1]):
             best = (topic_id, share)
-    return Shift("returned", named.phrase, best[0], round(best[1], 3)) if best else None
+    if best is None or len(wanted & _stems(current)) / len(wanted) >= best[1]:
+        return None
+    return Shift("returned", named.phrase, best[0], round(best[1], 3))
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

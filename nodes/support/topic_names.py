@@ -22,6 +22,7 @@ from keel.checkpoints.text_rules import one_line
 from keel.nodes.context.topic_shifts import PHRASE_PATTERN, STOP_WORDS, content_words
 from keel.nodes.models.notes import without_notes
 from keel.nodes.support.previews import preview
+from keel.tools.tasks.todo import TODO_TOOLS
 from keel.tools.understanding.reading import understand
 from keel.tools.understanding.words import strip_politeness
 from keel.tools.yes_no import answer_of
@@ -59,8 +60,10 @@ LAST_EXCHANGE = ". Last exchange: "
 def subject_of(text: str, tools: Sequence[Any] = ()) -> str | None:
     """``text`` from its first sentence that is not small talk; None when it is all small talk.
 
-    ``tools``: what keel's reading of messages knows as requests ("hi, add milk" is one).
+    ``tools``: what keel's reading of messages knows as requests ("hi, add milk" is one); none
+    given, the todo tools, whose reading ships with keel (another list would be learned first).
     """
+    tools = tools or TODO_TOOLS
     sentences = _SENTENCE.split(text, maxsplit=SENTENCES)
     for n, sentence in enumerate(sentences[:SENTENCES]):
         words = len(content_words(sentence))

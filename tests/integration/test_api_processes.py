@@ -168,15 +168,17 @@ def test_the_readme_curl_session_works_as_written_and_leaves_the_pages_tasks_alo
 
 def test_without_keys_a_bearer_token_names_a_local_user_of_its_own(tmp_path):
     with keel_server(f"sqlite:///{tmp_path / 'k.db'}") as server:
-        tried = {"authorization": "Bearer try-1"}
+        tried = {"authorization": "Bearer local:try-1"}
         cid = create(server.url, tried)
         assert server_say(server, cid, "Add buy milk", tried).status_code == 200
         assert server_say(server, cid, "Add eggs", {}).status_code == 404  # not local's
         theirs = httpx.get(f"{server.url}/v1/tasks", headers=tried, timeout=30).json()
         local = httpx.get(f"{server.url}/v1/tasks", timeout=30).json()
-        odd = httpx.get(f"{server.url}/v1/tasks", headers={"authorization": "Bearer a b"})
+        odd = httpx.get(f"{server.url}/v1/tasks", headers={"authorization": "Bearer local:a/b"})
+        other = httpx.get(f"{server.url}/v1/tasks", headers={"authorization": "Bearer ann-key"})
     assert [t["title"] for t in theirs] == ["buy milk"] and local == []
-    assert odd.status_code == 401 and "names a local user" in odd.json()["error"]["message"]
+    assert odd.status_code == 401 and "local:NAME" in odd.json()["error"]["message"]
+    assert other.status_code == 200 and other.json() == []  # a key for another server: local
 
 
 async def test_a_websocket_turn_that_fails_answers_an_error_frame_and_keeps_the_socket(

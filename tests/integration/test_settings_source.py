@@ -61,7 +61,7 @@ def test_keel_serve_and_keel_chat_read_the_dot_env_where_they_run(tmp_path: Path
 def test_chat_finds_the_same_tasks_from_any_folder_and_names_a_command_that_runs(
     tmp_path: Path,
 ) -> None:
-    env = _env(XDG_DATA_HOME=str(tmp_path / "data"))
+    env = _env(XDG_DATA_HOME=str(tmp_path / "data"), KEEL_ENV_FILE="")  # not the checkout's
     first = _chat(ROOT, ["Add buy milk"], env)
     cid = re.search(r"Conversation: ([0-9a-f-]{36})", first).group(1)  # type: ignore[union-attr]
     hint = re.search(r"Continue with: (.+) chat --conversation " + cid, first)
@@ -83,3 +83,19 @@ def test_chat_finds_the_same_tasks_from_any_folder_and_names_a_command_that_runs
         timeout=120,
     )
     assert resumed.returncode == 0 and f"Conversation: {cid}" in resumed.stdout
+
+
+def test_data_an_earlier_keel_kept_in_the_folder_is_pointed_out(tmp_path: Path) -> None:
+    (tmp_path / ".keel").mkdir()
+    (tmp_path / ".keel" / "keel.db").touch()
+    done = subprocess.run(
+        [KEEL, "chat"],
+        input="/quit\n",
+        capture_output=True,
+        text=True,
+        env=_env(XDG_DATA_HOME=str(tmp_path / "data")),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "KEEL_DATABASE_URL=sqlite:///.keel/keel.db" in done.stderr

@@ -96,3 +96,34 @@ def test_a_context_refuses_tunables_that_would_fail_a_turn():
 def test_studio_may_leave_a_tunable_empty():
     field = KeelContext.model_json_schema()["properties"]["loop_limit"]
     assert field["default"] is None and {"type": "null"} in field["anyOf"]
+
+
+def test_the_dotenv_file_is_read_where_a_command_runs_and_the_environment_wins(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KEEL_ENV_FILE")
+    monkeypatch.delenv("KEEL_PORT", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / ".env").write_text("KEEL_PORT=8123\nOPENAI_API_KEY=sk-from-file\nOTHER=1\n")
+    (tmp_path / "other.env").write_text("KEEL_PORT=8124\n")
+    assert (Settings().port, Settings().openai_api_key) == (8123, "sk-from-file")
+    monkeypatch.setenv("KEEL_PORT", "9000")
+    assert Settings().port == 9000
+    monkeypatch.delenv("KEEL_PORT")
+    monkeypatch.setenv("KEEL_ENV_FILE", "other.env")
+    assert Settings().port == 8124
+    monkeypatch.setenv("KEEL_ENV_FILE", "")
+    assert (Settings().port, Settings().openai_api_key) == (8000, None)
+
+
+@pytest.mark.parametrize("given", ["", "relative/data"])
+def test_the_data_directory_does_not_depend_on_the_folder(tmp_path, monkeypatch, given):
+    monkeypatch.delenv("KEEL_DATABASE_URL", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", given)
+    default = f"sqlite:///{tmp_path / 'home' / '.local' / 'share' / 'keel' / 'keel.db'}"
+    monkeypatch.chdir(tmp_path)
+    assert Settings().database_url == default
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert Settings().database_url == f"sqlite:///{tmp_path / 'data' / 'keel' / 'keel.db'}"

@@ -177,3 +177,27 @@ async def test_a_short_question_about_the_topic_stays_in_it(keel, question):
     asked = await keel.say(cid, question)
     assert topic_events(asked) == []
     assert len(await keel.topics.list(cid)) == 1
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I need to get back to work tomorrow, remind me to call the plumber",
+        "call the plumber back to confirm the date",
+    ],
+)
+def test_back_to_inside_a_sentence_names_no_topic(message):
+    from keel.nodes.context.topic_shifts import named_return
+
+    assert named_return(message) is None
+
+
+def test_a_return_names_the_topic_that_holds_its_words_not_one_that_shares_a_few():
+    from keel.nodes.context.topic_shifts import go_back, named_return
+
+    named = named_return("ok, back to the kyoto trip: what about trains?")
+    assert named is not None and named.subject == "the kyoto trip"
+    closed = [("food", "Kyoto restaurants"), ("trip", "Trip to Kyoto")]
+    assert go_back(named, closed[:1]) is None  # half of its words: not the one meant
+    assert go_back(named, closed).topic_id == "trip"  # type: ignore[union-attr]
+    assert go_back(named, closed, "Plan the Kyoto trip") is None  # already there: it stays

@@ -247,3 +247,19 @@ async def test_a_summary_says_what_was_asked_and_done_without_pleasantries(memor
 
 def test_a_title_is_made_of_any_text_a_person_types():
     assert topic_title("plan\x00 the garden \ud800party") == "Plan the garden ?party"
+
+
+def test_a_summary_stored_the_earlier_way_is_read_without_learning_a_model(monkeypatch, tmp_path):
+    import keel.tools.understanding.nlu as nlu
+    import keel.tools.understanding.nlu.training as training
+    from keel.nodes.support.topic_names import readable_summary
+
+    def never(*args, **kwargs):
+        raise AssertionError("a model was trained to read a summary")
+
+    monkeypatch.setattr(training, "train", never)
+    monkeypatch.setattr(nlu, "CACHE", tmp_path)  # no model learned earlier on this machine
+    nlu._reader.cache_clear()
+    stored = "hi there. Last exchange: user: add milk; assistant: Created task: milk"
+    assert readable_summary(stored) == "Asked: add milk. Done: Created task: milk"
+    assert topic_title("thanks!") == SMALL_TALK
