@@ -100,3 +100,26 @@ def test_ctrl_c_during_a_turn_stops_the_turn_and_the_session_goes_on(tmp_path: P
         child.close()
     assert child.exitstatus == 0
     assert len([r for r in stub.requests if "tools" in r]) <= 3  # no call for the car ran
+
+
+def test_a_rename_is_asked_with_both_titles_and_the_goodbye_names_a_command_that_runs(
+    tmp_path: Path,
+) -> None:
+    keel = Path(sys.executable).parent / "keel"
+    env = {**os.environ, "KEEL_DATABASE_URL": f"sqlite:///{tmp_path / 'keel.db'}", "TERM": "xterm"}
+    env.pop("OPENAI_API_KEY", None)
+    child = pexpect.spawn(
+        str(keel), ["chat"], env=env, cwd=str(ROOT), dimensions=(30, 100), encoding="utf-8"
+    )
+    child.expect(PROMPT, timeout=60)
+    child.sendline("Add buy milk")
+    child.expect(PROMPT, timeout=60)
+    child.sendline("Rename task 1 to oat milk")
+    child.expect("Rename task 1: buy milk -> oat milk", timeout=60)
+    child.expect(PROMPT, timeout=60)
+    child.sendeof()
+    child.expect(r"Continue with: (\S+) chat --conversation ([0-9a-f-]{36})", timeout=10)
+    command = child.match.group(1)
+    child.expect(pexpect.EOF, timeout=10)
+    shown = str(keel.relative_to(ROOT)) if keel.is_relative_to(ROOT) else str(keel)
+    assert command in (shown, "keel")  # "keel" when that very command is on the PATH
