@@ -91,12 +91,14 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def no_dotenv() -> Iterator[None]:
+def own_settings_and_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A developer's own ``.env`` (an OpenAI key, a threshold) reaches neither the suite nor the
-    processes it starts: settings come from the environment the tests give them.
+    processes it starts, and nothing the suite runs on the default database touches the user's
+    data directory: it gets one of its own.
     """  # noqa: D205
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KEEL_ENV_FILE", "")
+        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
         yield
 
 

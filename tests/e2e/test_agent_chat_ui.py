@@ -61,7 +61,10 @@ def installed_ui() -> Path:
 def servers(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """``langgraph dev`` from a clean folder and the UI's development server; yields both URLs."""
     workdir = tmp_path_factory.mktemp("keel-acui")
-    with langgraph_server(None, workdir, config=str(ROOT / "langgraph.json"), cwd=workdir) as api:
+    data = str(workdir / "data")  # the default database, in a data directory of its own
+    with langgraph_server(
+        None, workdir, config=str(ROOT / "langgraph.json"), cwd=workdir, XDG_DATA_HOME=data
+    ) as api:
         folder = installed_ui()
         port = free_port()
         env = {
