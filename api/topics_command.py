@@ -22,8 +22,8 @@ import typer
 
 from keel.api.logs import configure_logging
 from keel.graphs.settings import Settings
+from keel.nodes.context.dialogue_segments import segment
 from keel.nodes.context.embeddings import load_embedder
-from keel.nodes.context.topic_shifts import segment
 from keel.tools.tasks.todo import TODO_TOOLS
 
 topics_app = typer.Typer(help="Topic detection: how keel splits conversations into topics.")

@@ -17,21 +17,12 @@ import json
 import statistics
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from keel.nodes.context import embeddings  # noqa: E402
-from keel.nodes.context.topic_shifts import (  # noqa: E402
-    RECENT,
-    RETURN_CANDIDATES,
-    assess,
-    explicit_change,
-    find_return,
-    go_back,
-    named_return,
-)
+from keel.nodes.context.dialogue_segments import judge  # noqa: E402
 from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
 
 DEV = Path(__file__).parent / "data" / "topics_dev.jsonl"
@@ -58,17 +49,8 @@ def main() -> None:
     active, costs = 0, []
     for n in range(1, args.messages):
         message = f"{turns[n % len(turns)]} ({n})"  # every message new to the embedder
-        recent = topics[active][-RECENT:]
         start = time.perf_counter()
-        closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
-        closed = closed[-RETURN_CANDIDATES:]  # as the node reads them: the last few only
-        named = named_return(message)
-        shift = go_back(named, closed) if named else None
-        if shift is None:
-            found = explicit_change(message, None, datetime.min, 0)
-            shift = assess(message, recent, found, embedder, TODO_TOOLS, 0.32, topics[active][:1])
-        if shift is not None and shift.reason != "returned":
-            shift = find_return(message, shift, recent, closed, embedder, 0.35)
+        shift = judge(message, topics, active, embedder, TODO_TOOLS, 0.32, 0.35)
         costs.append((time.perf_counter() - start) * 1000)
         if shift is not None:
             active = int(shift.topic_id) if shift.topic_id else len(topics)

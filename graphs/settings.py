@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from keel.checkpoints.urls import default_database_url
+from keel.graphs.api_keys import UnsafeSettings, parse_api_keys
 from keel.nodes.models.chat import (
     DEFAULT_OPENAI_MODEL,
     DEFAULT_RETRIES,
@@ -42,10 +43,6 @@ ENV_FILE = ".env"
 """Read by every command from the folder it runs in, as ``langgraph dev`` reads it; a variable
 set in the environment wins over the same one in the file."""
 DEFAULT_TOOLS = "keel.tools.tasks.todo:TODO_TOOLS"
-
-
-class UnsafeSettings(ValueError):
-    """The settings would expose the service without authentication."""
 
 
 def _openai(name: str) -> AliasChoices:
@@ -337,21 +334,8 @@ class Settings(BaseSettings, Tunables):
 
     @cached_property
     def keys(self) -> dict[str, str]:
-        """API key -> user id (read once)."""
-        pairs: dict[str, str] = {}
-        for item in filter(None, (p.strip() for p in self.api_keys.split(","))):
-            user, sep, key = (part.strip() for part in item.partition(":"))
-            if not sep or not user or not key:
-                raise UnsafeSettings(f"KEEL_API_KEYS entry {user!r} is not user:key")
-            if key in pairs:
-                raise UnsafeSettings(
-                    f"KEEL_API_KEYS gives users {pairs[key]!r} and {user!r} the same key; "
-                    "every user needs a key of their own"
-                )
-            if user in pairs.values():
-                raise UnsafeSettings(f"KEEL_API_KEYS names user {user!r} twice")
-            pairs[key] = user
-        return pairs
+        """API key -> user id (read once; ``UnsafeSettings`` when malformed)."""
+        return parse_api_keys(self.api_keys)
 
     def for_serving(self) -> Settings:
         """These settings, checked for serving: malformed keys, or no keys off loopback, refused.

@@ -25,7 +25,7 @@ One place for every signal, strongest first:
    ("new topic") or a correction ("not about that") always goes forward.
 
 The weights are fitted by ``bench/topic_fit.py`` on labelled dialogues; ``keel topics eval``
-runs this detector over a file of dialogues (``segment``).
+runs this detector over a file of dialogues (``keel.nodes.context.dialogue_segments``).
 """
 
 from __future__ import annotations
@@ -40,9 +40,16 @@ import numpy as np
 from langchain_core.tools import BaseTool
 
 from keel.nodes.context.embeddings import Embedder
+from keel.nodes.context.topic_words import (
+    QUESTION,
+    WORD,
+    asks_about,
+    content_words,
+    stems,
+)
 from keel.nodes.events import TopicReason
 from keel.tools.understanding.reading import sure_request
-from keel.tools.understanding.words import stem, strip_politeness
+from keel.tools.understanding.words import strip_politeness
 
 SWITCH_PHRASES = (
     "new topic",
@@ -84,10 +91,6 @@ NAMED_SHARE = 0.5
 NAMED_LEAD = 2
 """Words a phrase that points back may follow in its clause ("ok, so back to ..."): further in
 ("I need to get back to work") it says something else."""
-SHORT_QUESTION = 4
-"""A question of at most this many content words about what the topic just said stays in it."""
-SHORT_QUESTION_CHARS = 200
-
 RECENT = 4
 """The active topic's messages the semantic signal compares a message with (the last few)."""
 RETURN_CANDIDATES = 20
@@ -128,18 +131,7 @@ def explicit_change(
     return Shift(*found) if found else None
 
 
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-"""A word in any script (letters, with an inner apostrophe)."""
-STOP_WORDS = frozenset(
-    "i you he she it we they me him her us them my your his its our their a an the and or but "
-    "if then so to of in on at for with about as is are was were be been am do does did have "
-    "has had not no yes yeah oh lol ok okay well just really very too that this what which who "
-    "whom how why when where there here can could would should will shall may might must also "
-    "like get got go going know think want i'm it's that's don't you're i've i'll thanks thank "
-    "please sure".split()
-)
 _BACK = frozenset("it that this they them those these he she him her his its their there".split())
-_QUESTION = re.compile(r"^\W*(?:what|do|have|are|did|how|where|who|which|is|would|can|any)\b", re.I)
 
 FEATURES = (
     "similarity to the previous message",
@@ -156,28 +148,6 @@ FEATURES = (
 )
 WEIGHTS = (-1.992, -1.638, -0.823, 0.210, 1.589, 0.180, 0.644, -1.414, -0.998, 0.229, -0.454)
 """The logistic model's weights, in the order of ``FEATURES`` (``bench/topic_fit.py``)."""
-
-
-def content_words(text: str) -> set[str]:
-    """The words of ``text`` that say what it is about (no stop words, three letters or more)."""
-    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 2}
-
-
-def _stems(text: str) -> set[str]:
-    """The content words of ``text`` as their stems ("groceries" as "grocery", "Ishiguro's")."""
-    return {stem(w.removesuffix("'s")) for w in content_words(text)}
-
-
-def asks_about(message: str, recent: Sequence[str]) -> bool:
-    """``message`` is a short question about something the topic's ``recent`` messages name
-    ("is the milk done?" after "Add buy milk"): it follows the topic, whatever its wording.
-    """  # noqa: D205
-    if len(message) > SHORT_QUESTION_CHARS or ("?" not in message and not _QUESTION.match(message)):
-        return False
-    words = _stems(message)
-    if not words or len(words) > SHORT_QUESTION:
-        return False
-    return not words.isdisjoint(set().union(*(_stems(text) for text in recent)))
 
 
 @dataclass(frozen=True)
@@ -212,13 +182,13 @@ def go_back(
     that holds the largest share of its words (more than ``NAMED_SHARE``; the latest of equals),
     unless the ``current`` topic holds as many (then the message stays where it is).
     """  # noqa: D205
-    wanted = _stems(named.subject)
+    wanted = stems(named.subject)
     best: tuple[str, float] | None = None
     for topic_id, about in list(closed)[-RETURN_CANDIDATES:]:
-        share = len(wanted & _stems(about)) / len(wanted)
+        share = len(wanted & stems(about)) / len(wanted)
         if share > NAMED_SHARE and (best is None or share >= best[1]):
             best = (topic_id, share)
-    if best is None or len(wanted & _stems(current)) / len(wanted) >= best[1]:
+    if best is None or len(wanted & stems(current)) / len(wanted) >= best[1]:
         return None
     return Shift("returned", named.phrase, best[0], round(best[1], 3))
 
@@ -240,12 +210,12 @@ def features(
         float(vector @ _unit(recent_vectors[-4:].mean(axis=0))),
         len(words - seen) / (len(words) or 1),
         float("?" in message),
-        float(bool(_QUESTION.match(message))),
+        float(bool(QUESTION.match(message))),
         min(len(words), 20) / 10,
         1.0,
         float("?" in recent[-1]),
         min(len(recent), 8) / 8,
-        float(bool(_BACK & set(_WORD.findall(message.lower())))),
+        float(bool(_BACK & set(WORD.findall(message.lower())))),
     ]
 
 
@@ -344,47 +314,3 @@ def find_return(
     if found is None:
         return shift
     return Shift("returned", shift.phrase, found[0], round(found[1], 3))
-
-
-def segment(
-    turns: Sequence[str],
-    embedder: Embedder | None,
-    tools: Sequence[BaseTool],
-    shift_threshold: float,
-    return_threshold: float,
-) -> list[tuple[int, Shift]]:
-    """Where a dialogue's topics change (turn index, why), as keel's detector sees it turn by turn.
-
-    The topic_detect node's decisions, without the time gap: each topic keeps its messages and a
-    return goes back to one. Without speakers, every turn is judged and a closed topic is summed
-    up by its last messages (the node judges the user's messages, and matches a return against
-    the topic's title and what its summary says was asked).
-    """
-    topics: list[list[str]] = [[turns[0]]] if turns else []
-    active, changes = 0, []
-    for index, message in enumerate(turns[1:], start=1):
-        recent = topics[active][-RECENT:]
-        closed = [(str(k), " ".join(t[-RECENT:])) for k, t in enumerate(topics) if k != active]
-        named = named_return(message)
-        shift = go_back(named, closed) if named else None
-        if shift is None:
-            shift = assess(
-                message,
-                recent,
-                explicit_change(message, None, datetime.min, 0),
-                embedder,
-                tools,
-                shift_threshold,
-                topics[active][:1],  # what the node's title is made from
-            )
-        if shift is not None and shift.reason not in ("user_reset", "returned"):
-            shift = find_return(message, shift, recent, closed, embedder, return_threshold)
-        if shift is not None:
-            changes.append((index, shift))
-            if shift.topic_id is not None:
-                active = int(shift.topic_id)
-            else:
-                topics.append([])
-                active = len(topics) - 1
-        topics[active].append(message)
-    return changes

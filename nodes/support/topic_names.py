@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from keel.checkpoints.text_rules import one_line
-from keel.nodes.context.topic_shifts import PHRASE_PATTERN, STOP_WORDS, content_words
+from keel.nodes.context.topic_shifts import PHRASE_PATTERN
+from keel.nodes.context.topic_words import STOP_WORDS, content_words
 from keel.nodes.models.notes import without_notes
 from keel.nodes.support.previews import preview
 from keel.tools.tasks.todo import TODO_TOOLS

@@ -13,8 +13,9 @@ from keel.graphs.resources import prepared
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
 from keel.nodes.context import embeddings
+from keel.nodes.context.dialogue_segments import segment
 from keel.nodes.context.embeddings import load_embedder
-from keel.nodes.context.topic_shifts import assess, segment
+from keel.nodes.context.topic_shifts import assess
 from keel.nodes.topic import topic_detect
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.unit.scripted import ScriptedModel
