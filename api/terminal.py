@@ -111,9 +111,7 @@ async def chat(conversation_id: str | None, user_id: str, verbose: bool, console
     """Run the chat loop until /quit or end of input; the exit status is returned."""
     settings = Settings()
     max_chars = settings.max_message_chars
-    async with open_keel(
-        settings, wait_seconds=CHAT_WAIT_SECONDS, prune_in_background=False
-    ) as keel:
+    async with open_keel(settings, wait_seconds=CHAT_WAIT_SECONDS) as keel:
         graph, turns = keel.graph, keel.turns
         try:
             cid = await _open_conversation(keel.conversations, conversation_id, user_id)

@@ -1,14 +1,17 @@
-"""What LangGraph itself takes for a turn of keel's shape: keel's graph with nodes that do nothing.
+"""What LangGraph itself takes for a turn of keel's shape: keel's graphs with nodes that do nothing.
 
-The same state schema, the same nodes, edges and routers, the same stream modes and durability
-as a keel turn of one tool call ("Add item k", the last mission complete: user_input,
-topic_detect, reset, plan, assistant, tool_execution, response, assistant, response, in one graph
-run), but every node only writes the messages a turn writes. On the in-memory saver and on
-SQLite (LangGraph's ``AsyncSqliteSaver``, and keel's saver). What a keel turn takes beyond these
-figures is keel's own work; below them no change to keel's nodes can go without changing the
-graph.
+The same state schema, nodes, edges and routers as a keel turn of one tool call ("Add item k",
+the last mission complete), in the same two graphs (``keel.graphs.builder.served``): the turn
+graph, run as the one node ``turn`` of a graph around it that LangGraph checkpoints before each
+step (durability "sync"). Its first run (user_input, topic_detect, reset, plan, assistant) ends on
+the model's tool call; the graph around it checkpoints the call and runs it again
+(user_input, tool_execution, response, assistant, response). Every node only writes the messages
+a turn writes, to ``window`` and ``messages`` (which keeps the newest 200, as keel's does). On the
+in-memory saver and on SQLite (LangGraph's ``AsyncSqliteSaver``, and keel's saver). What a keel
+turn takes beyond these figures is keel's own work; below them no change to keel's nodes can go
+without changing the graphs.
 
-    python bench/engine_floor.py --turns 300
+    python bench/engine_floor.py --turns 300 --length 20
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -35,34 +39,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.plain_server import SQLITE_PRAGMAS  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
-from keel.graphs.runner import RESULT_KEYS, STREAM_MODES  # noqa: E402
+from keel.graphs.builder import INNER_DURABILITY, LISTS, UNCHECKPOINTED  # noqa: E402
+from keel.graphs.runner import DURABILITY, RESULT_KEYS, STREAM_MODES  # noqa: E402
 from keel.nodes.state.schema import KeelState, TurnInput, TurnOutput  # noqa: E402
 
 
-def build(saver: BaseCheckpointSaver) -> Any:
-    """The graph of keel's nodes and edges, each node doing only a turn's writes."""
+def build_turn_graph() -> Any:
+    """The turn graph of keel's nodes and edges, each node doing only a turn's writes."""
 
     async def user_input(state: KeelState) -> dict[str, Any]:
-        human = HumanMessage(state.get("content", ""))
-        return {"window": [RemoveMessage(id=REMOVE_ALL_MESSAGES), human], "turn_over": False}
+        if state["window"] and getattr(state["window"][-1], "tool_calls", None):
+            return {}  # the run after the model's calls: nothing new came in
+        human = HumanMessage(state.get("content", ""), id=str(uuid.uuid4()))
+        window = [RemoveMessage(id=REMOVE_ALL_MESSAGES), human]
+        return {"window": window, "messages": [human], "turn_over": False}
 
     async def nothing(state: KeelState) -> dict[str, Any]:
         return {}
 
     async def assistant(state: KeelState) -> dict[str, Any]:
         if state["window"][-1].type == "human":
-            call = {"name": "create_todo_task", "args": {"title": "x"}, "id": "c1"}
-            return {"window": [AIMessage("", tool_calls=[call])], "agent_state": "assistant"}
-        return {"window": [AIMessage("Created task: x")], "agent_state": "assistant"}
+            call = {"name": "create_todo_task", "args": {"title": "x"}, "id": str(uuid.uuid4())}
+            said = AIMessage("", tool_calls=[call], id=str(uuid.uuid4()))
+        else:
+            said = AIMessage("Created task: x", id=str(uuid.uuid4()))
+        return {"window": [said], "messages": [said], "agent_state": "assistant"}
 
     async def tool_execution(state: KeelState) -> dict[str, Any]:
-        return {"window": [ToolMessage("{}", tool_call_id="c1")], "agent_state": "tool_execution"}
+        call_id = state["window"][-1].tool_calls[0]["id"]
+        result = ToolMessage("{}", tool_call_id=call_id, id=str(uuid.uuid4()))
+        return {"window": [result], "messages": [result], "agent_state": "tool_execution"}
 
     async def response(state: KeelState) -> dict[str, Any]:
         last = state["window"][-1]
         return {"turn_over": last.type == "ai", "agent_state": "response"}
 
-    g = StateGraph(KeelState, input_schema=TurnInput, output_schema=TurnOutput)
+    g = StateGraph(KeelState)
     for name, fn in (
         ("user_input", user_input),
         ("topic_detect", nothing),
@@ -81,31 +93,64 @@ def build(saver: BaseCheckpointSaver) -> Any:
 
         return route
 
+    def calls(state: KeelState) -> bool:
+        return bool(state["window"]) and bool(getattr(state["window"][-1], "tool_calls", None))
+
+    async def after_input(state: KeelState) -> str:
+        return "tool_execution" if calls(state) else "topic_detect"
+
     async def after_assistant(state: KeelState) -> str:
-        return "tool_execution" if state["window"][-1].tool_calls else "response"
+        return END if calls(state) else "response"  # the calls end the turn graph's run
 
     async def after_response(state: KeelState) -> str:
         return END if state.get("turn_over") else "assistant"
 
     g.add_edge(START, "user_input")
-    g.add_conditional_edges("user_input", to("topic_detect"), ["topic_detect", "tool_execution"])
+    g.add_conditional_edges("user_input", after_input, ["topic_detect", "tool_execution"])
     g.add_conditional_edges("topic_detect", to("reset"), ["reset", "plan"])
     g.add_conditional_edges("reset", to("plan"), ["plan", "resume", "assistant"])
     g.add_conditional_edges("plan", to("assistant"), ["assistant", "resume"])
     g.add_edge("resume", "assistant")
-    g.add_conditional_edges("assistant", after_assistant, ["tool_execution", "response"])
-    g.add_conditional_edges("tool_execution", to("response"), ["response", "tool_execution"])
+    g.add_conditional_edges("assistant", after_assistant, ["response", END])
+    g.add_conditional_edges("tool_execution", to("response"), ["response", END])
     g.add_conditional_edges("response", after_response, [END, "assistant"])
+    return g.compile()
+
+
+def build(saver: BaseCheckpointSaver) -> Any:
+    """The graph around the turn graph, as ``served`` has it: what its run changed is written."""
+    inner = build_turn_graph()
+
+    async def turn(state: KeelState) -> dict[str, Any]:
+        done = await inner.ainvoke(state, UNCHECKPOINTED, durability=INNER_DURABILITY)
+        changed = {k: v for k, v in done.items() if k not in LISTS and v is not state.get(k)}
+        for key in LISTS:
+            before = state.get(key) or []
+            added = [m for m in done.get(key) or [] if m.id not in {b.id for b in before}]
+            if key == "window" and added and added[0].type == "human":
+                changed[key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *added]
+            elif added:
+                changed[key] = added
+        return changed
+
+    async def again(state: KeelState) -> str:
+        pending = state["window"] and getattr(state["window"][-1], "tool_calls", None)
+        return "turn" if pending and not state.get("turn_over") else END
+
+    g = StateGraph(KeelState, input_schema=TurnInput, output_schema=TurnOutput)
+    g.add_node("turn", turn)
+    g.add_edge(START, "turn")
+    g.add_conditional_edges("turn", again, ["turn", END])
     return g.compile(checkpointer=saver)
 
 
 async def turn(graph: Any, config: dict[str, Any], k: int) -> None:
-    """One turn: one graph run, its checkpoint written as it ends."""
+    """One turn: one run of the graph around the turn graph, checkpointed before each step."""
     async for _mode, _chunk in graph.astream(
         {"content": f"Add item {k}"},
         config,
         stream_mode=STREAM_MODES,
-        durability="exit",
+        durability=DURABILITY,
         output_keys=RESULT_KEYS,
     ):
         pass
@@ -125,19 +170,28 @@ async def saver_of(kind: str, workdir: Path) -> AsyncIterator[BaseCheckpointSave
             yield backend.saver
 
 
-async def measure(kind: str, turns: int, workdir: Path) -> float:
-    """Milliseconds per turn (the median of five slices of the run)."""
+async def measure(kind: str, turns: int, length: int, workdir: Path) -> float:
+    """Milliseconds per turn (the median of five slices of the run), in conversations of
+    ``length`` turns, as ``bench/http_load.py`` runs them.
+    """  # noqa: D205
     opened: AbstractAsyncContextManager[BaseCheckpointSaver] = saver_of(kind, workdir)
     async with opened as saver:
         graph = build(saver)
-        config = {"configurable": {"thread_id": kind}}
-        for k in range(20):
-            await turn(graph, config, k)
+        done = 0
+
+        async def next_turn() -> None:
+            nonlocal done
+            config = {"configurable": {"thread_id": f"{kind}-{done // length}"}}
+            await turn(graph, config, done % length)
+            done += 1
+
+        for _ in range(length):  # warm-up: one conversation
+            await next_turn()
         slices = []
         for _ in range(5):
             start = time.perf_counter()
-            for k in range(turns // 5):
-                await turn(graph, config, k)
+            for _ in range(turns // 5):
+                await next_turn()
             slices.append((time.perf_counter() - start) * 1000 / (turns // 5))
         return statistics.median(slices)
 
@@ -145,13 +199,14 @@ async def measure(kind: str, turns: int, workdir: Path) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--length", type=int, default=20, help="turns per conversation")
     args = parser.parse_args()
     kinds = ["memory", "sqlite (LangGraph's AsyncSqliteSaver)", "sqlite (keel's saver)"]
     print("| saver | ms/turn |")
     print("|---|---|")
     with tempfile.TemporaryDirectory(prefix="keel-floor-") as tmp:
         for kind in kinds:
-            print(f"| {kind} | {await measure(kind, args.turns, Path(tmp)):.2f} |")
+            print(f"| {kind} | {await measure(kind, args.turns, args.length, Path(tmp)):.2f} |")
 
 
 if __name__ == "__main__":

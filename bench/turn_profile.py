@@ -88,7 +88,6 @@ def instrument(service: Any) -> None:
     import keel.checkpoints.conversation_store as conversations
     import keel.checkpoints.messages as messages
     import keel.checkpoints.topics as topics
-    import keel.graphs.run_turn as turn
     import keel.graphs.turns as turns
     import keel.tools.calls as calls
     import keel.tools.tasks.store as store
@@ -109,7 +108,6 @@ def instrument(service: Any) -> None:
     import keel.checkpoints.retention as retention
 
     retention.prune_thread = _timed("retention (prune, in the background)", retention.prune_thread)
-    turn.prune_thread = retention.prune_thread
     turns.latest_checkpoint_id = _timed(
         "newest checkpoint id (is the cached state current?)", turns.latest_checkpoint_id
     )

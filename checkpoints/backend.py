@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -48,6 +47,7 @@ from keel.checkpoints.process_locks import (
     ProcessLocks,
     take,
 )
+from keel.checkpoints.retention import DEFAULT_KEEP, Pruned
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import DatabaseURL, parse_database_url
 
@@ -63,15 +63,15 @@ AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 
 """keel prunes old checkpoints: vacuum those tables by dead rows, not by size."""
 
 
-class KeelSqliteSaver(Rooted, LoopSqliteSaver):
+class KeelSqliteSaver(Rooted, Pruned, LoopSqliteSaver):
     """keel's SQLite saver: statements on the event loop, checkpoints written ``rooted``."""
 
 
-class KeelPostgresSaver(Rooted, PoolPostgresSaver):
+class KeelPostgresSaver(Rooted, Pruned, PoolPostgresSaver):
     """LangGraph's PostgreSQL saver on the pool, checkpoints written ``rooted``."""
 
 
-class KeelMemorySaver(Rooted, InMemorySaver):
+class KeelMemorySaver(Rooted, Pruned, InMemorySaver):
     """LangGraph's in-memory saver, checkpoints written ``rooted``."""
 
 
@@ -80,7 +80,8 @@ class Backend:
     """The open database of a process."""
 
     url: DatabaseURL
-    saver: BaseCheckpointSaver
+    saver: Pruned
+    """LangGraph's saver for the database, keeping each thread's newest checkpoints."""
     db: Database
     process_locks: ProcessLocks
 
@@ -238,8 +239,11 @@ async def open_backend(
     pool_size: int = DEFAULT_POOL_SIZE,
     pool_timeout: float = DEFAULT_POOL_TIMEOUT_SECONDS,
     offload: bool = False,
+    keep: int = DEFAULT_KEEP,
 ) -> AsyncIterator[Backend]:
     """Open the database named by ``url``, migrated to the newest schema.
+
+    ``keep``: the checkpoints the saver keeps per thread (``KEEL_CHECKPOINT_KEEP``).
 
     ``offload``: keel's SQLite statements run in a worker thread, for a host whose event loop
     allows no blocking call (a LangGraph server); PostgreSQL's are asynchronous anyway.
@@ -257,4 +261,8 @@ async def open_backend(
             backend = await stack.enter_async_context(_sqlite(db, offload))
         else:
             backend = await stack.enter_async_context(_postgres(db, pool_size, pool_timeout))
-        yield backend
+        backend.saver.keep = keep
+        try:
+            yield backend
+        finally:
+            await backend.saver.pruned()  # before the database closes

@@ -111,12 +111,13 @@ class TurnLocks:
     @asynccontextmanager
     async def hold(
         self, conversation_id: str, wait: float = 0.0, user: str | None = None
-    ) -> AsyncIterator[Found | None]:
+    ) -> AsyncIterator[str | None]:
         """Hold the conversation for one turn; wait up to ``wait`` seconds for it.
 
         With ``user``: the conversation must exist and be theirs (``ConversationNotFound``, which
         also comes before ``ConversationLocked``: a request for a deleted conversation is told so,
-        not to retry), and what was found of it is given to the holder (else None).
+        not to retry), and the holder is given its newest checkpoint's id, read on the way (None:
+        it has none, or the checkpoints are not in the tables read, the in-memory saver's).
         """
         deadline = time.monotonic() + wait
         key = lock_key(conversation_id)
@@ -131,7 +132,7 @@ class TurnLocks:
                     if user is not None:
                         found = await self._check(conversation_id, user, found)
                     held = True
-                    yield found
+                    yield found.newest if found is not None and found.newest_read else None
                 finally:
                     await asyncio.shield(self.process_locks.let_go(key))
         except ConversationLocked:

@@ -2,19 +2,26 @@
 
 keel keeps its message log outside graph state, so old checkpoints hold nothing that is not
 elsewhere; ``prune_thread`` removes all but the newest ``keep`` (with their pending writes, and on
-PostgreSQL and in memory the channel blobs no kept checkpoint refers to). The turn runner prunes
-after every turn (``keel chat``), or ``Retention`` does it in the background every few turns (the
-API), which keeps the stored bytes per conversation bounded; ``keel db prune`` runs it over every
-thread. The message log and the tasks are never touched. This module is the policy only: how a
-saver's storage is pruned is ``keel.checkpoints.saver_internals``.
+PostgreSQL and in memory the channel blobs no kept checkpoint refers to). keel's savers do it
+themselves (``Pruned``), in the background every few dozen checkpoints a thread is written, which
+keeps the stored bytes per conversation bounded; ``keel db prune`` runs it over every thread. The
+message log and the tasks are never touched. This module is the policy only: how a saver's
+storage is pruned is ``keel.checkpoints.saver_internals``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import structlog
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 
 from keel.checkpoints.database import Database
 from keel.checkpoints.saver_internals import internals_of
@@ -22,8 +29,9 @@ from keel.checkpoints.saver_internals import internals_of
 log = structlog.get_logger(__name__)
 
 DEFAULT_KEEP = 50
-PRUNE_EVERY = 10
-"""Turns of a conversation between two background prunes (so at most keep + ~30 are kept)."""
+PRUNE_EVERY = 40
+"""Checkpoints written to a thread between two background prunes (ten tool turns, four each):
+at most ``keep`` + 40 are kept."""
 
 
 async def latest_checkpoint_id(
@@ -58,40 +66,56 @@ async def prune_thread(
     await internals_of(saver).prune(thread_id, keep)
 
 
-class Retention:
-    """Prunes conversations in the background, one prune at a time, every few turns.
+class Pruned(BaseCheckpointSaver):
+    """Mixed into keel's savers: each thread keeps its newest ``keep`` checkpoints.
 
-    A prune never delays a reply and never holds more than one pooled connection; a failed prune
-    is logged and tried again a few turns later.
+    Every ``prune_every`` checkpoints written to a thread, the thread is pruned in the background,
+    one prune at a time: a prune never delays a write or a reply, and never holds more than one
+    pooled connection; a failed one is logged and tried again later. Whoever writes checkpoints
+    through keel's saver (keel's turns, a notebook, a test) gets it.
     """
 
-    def __init__(self, saver: BaseCheckpointSaver, keep: int, every: int = PRUNE_EVERY) -> None:
-        """Keep ``keep`` checkpoints per conversation, checking every ``every`` turns."""
-        self.saver, self.keep, self.every = saver, keep, every
-        self._turns: dict[str, int] = {}
-        self._one_at_a_time = asyncio.Semaphore(1)
-        self._tasks: set[asyncio.Task[None]] = set()
+    keep: int = DEFAULT_KEEP
+    """Checkpoints kept per thread (``KEEL_CHECKPOINT_KEEP``)."""
+    prune_every: int = PRUNE_EVERY
+    """Checkpoints written to a thread between two of its prunes."""
 
-    def after_turn(self, thread_id: str) -> None:
-        """Count a turn of ``thread_id``; every ``every`` turns, prune it in the background."""
-        turns = self._turns.pop(thread_id, 0) + 1
-        if turns < self.every:
-            self._turns[thread_id] = turns  # re-inserted last: the dict stays in recency order
-            if len(self._turns) > 100_000:
-                self._turns.pop(next(iter(self._turns)))
-            return
-        task = asyncio.create_task(self._prune(thread_id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The saver's own, and nothing written or pruned yet."""
+        super().__init__(*args, **kwargs)
+        self._written: dict[str, int] = {}
+        self._one_at_a_time = asyncio.Semaphore(1)
+        self._prunes: set[asyncio.Task[None]] = set()
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Write ``checkpoint``; every ``prune_every`` of a thread, prune it in the background."""
+        written = await super().aput(config, checkpoint, metadata, new_versions)
+        thread_id = str(config["configurable"]["thread_id"])
+        count = self._written.pop(thread_id, 0) + 1
+        if count < self.prune_every:
+            self._written[thread_id] = count  # re-inserted last: the dict stays in recency order
+            if len(self._written) > 100_000:
+                self._written.pop(next(iter(self._written)))
+        else:
+            task = asyncio.create_task(self._prune(thread_id))
+            self._prunes.add(task)
+            task.add_done_callback(self._prunes.discard)
+        return written
 
     async def _prune(self, thread_id: str) -> None:
         async with self._one_at_a_time:
             try:
-                await prune_thread(self.saver, thread_id, self.keep)
+                await prune_thread(self, thread_id, self.keep)
             except Exception as exc:  # retention is upkeep: it never fails a turn
                 log.warning("prune_failed", thread_id=thread_id, error=type(exc).__name__)
 
-    async def aclose(self) -> None:
-        """Wait for the prunes under way."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+    async def pruned(self) -> None:
+        """Wait for the prunes under way (before the database closes)."""
+        while self._prunes:
+            await asyncio.gather(*self._prunes, return_exceptions=True)

@@ -2,7 +2,8 @@
 
 ``open_checkpointer(url)`` yields the saver of ``open_backend(url)``: ``memory`` gives an
 ``InMemorySaver``, ``sqlite:///path`` a ``LoopSqliteSaver`` (LangGraph's ``SqliteSaver``),
-``postgresql://...`` an ``AsyncPostgresSaver`` on the process's psycopg pool. Used where only
+``postgresql://...`` an ``AsyncPostgresSaver`` on the process's psycopg pool, each keeping its
+threads' newest checkpoints (``keel.checkpoints.retention.Pruned``). Used where only
 checkpoints are needed (``keel db prune``, tests, notebooks).
 """
 
@@ -11,13 +12,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-
 from keel.checkpoints.backend import open_backend
+from keel.checkpoints.retention import Pruned
 
 
 @asynccontextmanager
-async def open_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
+async def open_checkpointer(url: str) -> AsyncIterator[Pruned]:
     """Open the checkpoint saver named by ``url``.
 
     Raises:

@@ -31,7 +31,6 @@ from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.retention import Retention
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, served
 from keel.graphs.resources import open_resources
@@ -90,18 +89,12 @@ class Keel:
     """Built once: stores, the chat model (tools bound) and settings shared by every turn."""
     graph: KeelGraph
     turns: Turns
-    """Every turn, from arrival to answer (lock, idempotency, recovery, the run, pruning)."""
+    """Every turn, from arrival to answer (lock, idempotency, recovery, the run)."""
 
     @property
     def db(self) -> Database:
         """Keel's tables."""
         return self.backend.db
-
-    @property
-    def retention(self) -> Retention:
-        """The pruning of old checkpoints, in the background."""
-        assert self.turns.retention is not None
-        return self.turns.retention
 
     @property
     def conversations(self) -> ConversationStore:
@@ -131,7 +124,6 @@ async def open_keel(
     wait_seconds: float = 0.0,
     observer: TurnObserver | None = None,
     offload: bool = False,
-    prune_in_background: bool = True,
 ) -> AsyncIterator[Keel]:
     """Open a keel process's parts; the turns under way are let finish as it closes.
 
@@ -139,9 +131,6 @@ async def open_keel(
     ``wait_seconds``: how long a turn waits for a conversation another turn holds.
     ``offload``: nothing blocks the event loop (a LangGraph server's): SQLite in a worker thread,
     the tools and models loaded in one.
-    ``prune_in_background``: old checkpoints are pruned every few turns in the background (a
-    long-lived process's way); False prunes each conversation right after each of its turns (a
-    short session's, such as ``keel chat``'s).
     """
     settings = settings or Settings()
     if tools is None:
@@ -151,6 +140,7 @@ async def open_keel(
         pool_size=settings.pool_size,
         pool_timeout=settings.db_pool_timeout_seconds,
         offload=offload,
+        keep=settings.checkpoint_keep,
     ) as backend:
         saver = backend.saver
         resources = await _off(offload, open_resources, backend.db, saver, settings, tools=tools)
@@ -160,7 +150,6 @@ async def open_keel(
             resources=resources,
             db=backend.db,
             locks=TurnLocks(backend.process_locks, resources.conversations),
-            retention=Retention(saver, settings.checkpoint_keep) if prune_in_background else None,
             wait_seconds=wait_seconds,
             observer=observer or Unobserved(),
         )

@@ -14,8 +14,8 @@ the evaluation commands and tests call directly). In order:
    recorded outcome (``replayed``); the same key with another message is refused (``KeyReused``).
 4. **The run.** ``keel.graphs.runner`` runs the graph, once, streaming events and tokens to a
    sink; LangGraph checkpoints it as it goes.
-5. **After.** The outcome is recorded under the key, and old checkpoints are pruned
-   (``Retention``, in the background, or right away).
+5. **After.** The outcome is recorded under the key. (Old checkpoints are pruned by the saver
+   itself: ``keel.checkpoints.retention``.)
 """
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ from langgraph.types import StateSnapshot
 
 from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore, digest
-from keel.checkpoints.retention import Retention, prune_thread
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import TurnResult, turn_result
-from keel.graphs.runner import EventSink, TurnStart, recover, stream_turn, thread_config
-from keel.nodes.run_context import KeelContext, RunnerTurn
+from keel.graphs.runner import EventSink, recover, stream_turn, thread_config
+from keel.nodes.run_context import KeelContext, TurnStart
 from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
 from keel.tools.crash_points import pause_point
@@ -95,7 +94,7 @@ async def settle(
     recovered = await recover(graph, conversation_id, context, start)
     if (key := start.request_key) is not None and requests is not None:
         await requests.settle(conversation_id, key, recovered.model_dump_json())
-    return TurnStart(await _newest(graph, conversation_id)), recovered
+    return TurnStart(await _newest(graph, conversation_id) or BEGINNING), recovered
 
 
 async def _input_key(graph: KeelGraph, snap: StateSnapshot) -> str | None:
@@ -120,9 +119,7 @@ async def _newest(graph: KeelGraph, conversation_id: str) -> str | None:
 def _fork(from_checkpoint: str | None, start: TurnStart) -> str | None:
     """The checkpoint a turn runs from when it is not the newest (None: the newest)."""
     if not from_checkpoint or from_checkpoint == start.checkpoint_id:
-        return None
-    if from_checkpoint == BEGINNING and start.checkpoint_id is None:
-        return None  # nothing was written yet: the beginning is where it stands
+        return None  # BEGINNING included, when nothing was written yet
     return from_checkpoint
 
 
@@ -133,7 +130,6 @@ async def run_turn(
     context: KeelContext,
     sink: EventSink | None = None,
     *,
-    retention: Retention | None = None,
     start: TurnStart | None = None,
     stop: asyncio.Event | None = None,
     key: str | None = None,
@@ -151,10 +147,9 @@ async def run_turn(
     ``key`` (an idempotency key, with ``requests`` where keyed messages are recorded) makes the
     message run at most once. ``command`` (``{"command": "reset"}``, ``{"command": "reopen",
     "topic_id": ...}``) goes in with the input instead of a message: the graph carries it out.
-    Old checkpoints are pruned by ``retention`` (in the background every few turns), else right
-    after the turn. ``from_checkpoint`` (one the conversation keeps, or ``BEGINNING``): the turn
-    runs from it instead of the newest, the start of a new branch (an edited message) or the next
-    turn of an earlier one; what tools changed since stays changed.
+    ``from_checkpoint`` (one the conversation keeps, or ``BEGINNING``): the turn runs from it
+    instead of the newest, the start of a new branch (an edited message) or the next turn of an
+    earlier one; what tools changed since stays changed.
     """
     with structlog.contextvars.bound_contextvars(
         conversation_id=conversation_id, thread_id=conversation_id, user_id=context.user_id
@@ -179,10 +174,10 @@ async def run_turn(
             else:
                 await requests.start(conversation_id, key, asked)
         log.info("turn_received", message_preview=preview(content))
-        request_key, turn = key, RunnerTurn(start.checkpoint_id or BEGINNING)
+        request_key, turn = key, TurnStart(start.checkpoint_id)
         if fork is not None:  # a new turn even when the same text was sent from there before
             request_key = key if key is not None else f"fork-{uuid.uuid4()}"
-            turn = RunnerTurn(fork, forked=True)
+            turn = TurnStart(fork, forked=True)
         turn_input = {"content": content, "request_key": request_key, **(command or {})}
         context = context.run_by_keel(turn)
         result = await stream_turn(graph, turn_input, conversation_id, context, sink, stop, fork)
@@ -191,10 +186,5 @@ async def run_turn(
         if key is not None and requests is not None:
             pause_point("before_request_recorded", (await prepared(context)).resources.pause_at)
             await requests.finish(conversation_id, key, result.model_dump_json())
-        if retention is not None:
-            retention.after_turn(conversation_id)
-        elif isinstance(graph.checkpointer, BaseCheckpointSaver):
-            keep = (await prepared(context)).checkpoint_keep
-            await prune_thread(graph.checkpointer, conversation_id, keep)
         log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
         return result

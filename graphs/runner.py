@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 import structlog
@@ -30,7 +29,7 @@ from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import KeelGraph, ending_node
 from keel.graphs.result import Snapshot, TurnResult, snapshot_of, turn_result
 from keel.nodes.events import STREAMED_ONLY, Event, StreamEvent, token
-from keel.nodes.run_context import KeelContext, RunnerTurn
+from keel.nodes.run_context import KeelContext, TurnStart
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import KeelState, TurnOutput, turn_start
 from keel.nodes.support.previews import preview
@@ -121,32 +120,6 @@ async def stream_turn(
     return turn_result(conversation_id, values, interrupts, events)
 
 
-@dataclass(frozen=True)
-class TurnStart:
-    """Where a conversation stands before a turn, as far as running the turn goes."""
-
-    checkpoint_id: str | None = None
-    """The conversation's newest checkpoint, which the turn starts from (None: it has none)."""
-    pending: bool = False
-    """The checkpoint holds a step left to run (or one run whose checkpoint was never written)
-    that is no question waiting for its answer: a run a crash (or a failure) cut off, which
-    LangGraph runs on from there."""
-    request_key: str | None = None
-    """The idempotency key of the last message that reached the checkpoint."""
-
-    @property
-    def cut_off(self) -> bool:
-        """A turn was cut off mid-way (its process died) and is finished first."""
-        return self.pending
-
-    @classmethod
-    def of(cls, snap: StateSnapshot) -> TurnStart:
-        """Read it from the conversation's state."""
-        checkpoint_id = (snap.config.get("configurable") or {}).get("checkpoint_id")
-        pending = bool(snap.tasks) and not snap.interrupts
-        return cls(checkpoint_id, pending, snap.values.get("request_key"))
-
-
 ABANDONED = "The previous turn could not be finished ({error}); it was left as it was."
 
 
@@ -158,7 +131,7 @@ async def recover(
     step, would otherwise fail every later message of the conversation too).
     """  # noqa: D205
     log.warning("recovering_cut_off_turn", checkpoint_id=start.checkpoint_id)
-    turn = RunnerTurn(await _started_from(graph, conversation_id), again=True)
+    turn = TurnStart(await _started_from(graph, conversation_id), cut_off=True)
     try:
         return await stream_turn(graph, None, conversation_id, context.run_by_keel(turn))
     except Exception as exc:

@@ -26,6 +26,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.urls import default_database_url
 from keel.graphs.api_keys import UnsafeSettings, parse_api_keys
 from keel.nodes.models.chat import (
@@ -125,6 +126,9 @@ class Settings(BaseSettings, Tunables):
     )
     db_pool_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Longest wait for a pooled connection; then 503."
+    )
+    checkpoint_keep: int = Field(
+        default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
     )
     max_connections: int = Field(
         default=1000,

@@ -29,16 +29,16 @@ from typing import Any, Protocol, TypeVar
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from keel.checkpoints.branches import BEGINNING
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import ConversationLocked, TurnLocks
-from keel.checkpoints.process_locks import Found
 from keel.checkpoints.requests import RequestStore
-from keel.checkpoints.retention import Retention, latest_checkpoint_id
+from keel.checkpoints.retention import latest_checkpoint_id
 from keel.graphs.builder import KeelGraph
 from keel.graphs.result import TurnResult
 from keel.graphs.run_turn import kept_checkpoint, run_turn, settle
-from keel.graphs.runner import EventSink, TurnStart
-from keel.nodes.run_context import Resources
+from keel.graphs.runner import EventSink
+from keel.nodes.run_context import Resources, TurnStart
 from keel.nodes.state.schema import TurnCommand
 
 log = structlog.get_logger(__name__)
@@ -80,7 +80,6 @@ class Turns:
     db: Database
     """keel's tables: keyed requests, the newest checkpoint's id."""
     locks: TurnLocks
-    retention: Retention | None = None
     wait_seconds: float = 0.0
     """How long a turn waits for a conversation another turn holds (0: ConversationLocked)."""
     observer: TurnObserver = field(default_factory=Unobserved)
@@ -99,18 +98,17 @@ class Turns:
     @asynccontextmanager
     async def holding(
         self, conversation_id: str, user: str, wait: float | None = None
-    ) -> AsyncIterator[Found]:
+    ) -> AsyncIterator[str | None]:
         """Step 1: hold the user's conversation (ConversationNotFound, ConversationLocked).
 
-        Gives what was read of it on the way: the owner, the newest checkpoint.
+        Gives its newest checkpoint's id when it was read on the way (else None).
         """
         asked = time.monotonic()
         wait = self.wait_seconds if wait is None else wait
         try:
-            async with self.locks.hold(conversation_id, wait=wait, user=user) as found:
+            async with self.locks.hold(conversation_id, wait=wait, user=user) as newest:
                 self.observer.lock_waited(time.monotonic() - asked)
-                assert found is not None  # read for the user
-                yield found
+                yield newest
         except ConversationLocked:
             self.observer.lock_waited(time.monotonic() - asked)
             raise
@@ -131,7 +129,7 @@ class Turns:
         conversation does not keep it), not the newest: see ``run_turn``.
         """
         stack = AsyncExitStack()
-        found = await stack.enter_async_context(self.holding(conversation_id, user))
+        newest = await stack.enter_async_context(self.holding(conversation_id, user))
         if from_checkpoint is not None:
             try:
                 if not await self._answered(conversation_id, key):  # else its answer is given
@@ -151,8 +149,7 @@ class Turns:
                         content,
                         self.resources.context(user),
                         sink,
-                        retention=self.retention,
-                        start=await self._start_of(conversation_id, found),
+                        start=await self._start_of(conversation_id, newest),
                         stop=stop,
                         key=key,
                         requests=self.requests,
@@ -218,8 +215,7 @@ class Turns:
 
     async def erase(self, conversation_id: str) -> None:
         """Delete a conversation the caller holds (or has just made and nobody knows yet)."""
-        saver = self.graph.checkpointer
-        saver = saver if isinstance(saver, BaseCheckpointSaver) else None
+        saver = self._saver()
         left = await self.resources.conversations.delete(conversation_id, saver)
         for thread_id in left:  # checkpoints kept outside keel's database
             if saver is not None:
@@ -233,30 +229,33 @@ class Turns:
         noted = await self.requests.get(conversation_id, key)
         return noted is not None and noted.result is not None
 
-    async def _start_of(self, conversation_id: str, found: Found) -> TurnStart | None:
+    async def _start_of(self, conversation_id: str, newest: str | None) -> TurnStart | None:
         """Where the conversation stands, if nothing changed it since this process's last turn.
 
         The newest checkpoint's id (read with the lock, else one index lookup) instead of reading
         and decoding the state: a turn cut off since wrote a newer one (its input's, at least).
         """
-        if conversation_id not in self.known or self.retention is None:
+        if conversation_id not in self.known or (saver := self._saver()) is None:
             return None
-        latest = found.newest
-        if not found.newest_read:
-            latest = await latest_checkpoint_id(self.retention.saver, self.db, conversation_id)
+        latest = newest
+        if latest is None:  # not read with the lock (or none is left: read again to be sure)
+            latest = await latest_checkpoint_id(saver, self.db, conversation_id)
         if latest != self.known[conversation_id]:
             return None
-        return TurnStart(latest)
+        return TurnStart(latest or BEGINNING)
 
     async def _remember(self, conversation_id: str, result: TurnResult | None) -> None:
         """Note where a turn left the conversation (``None``: forget it, the turn failed)."""
         self.known.pop(conversation_id, None)
-        if result is None or self.retention is None:
+        if result is None or (saver := self._saver()) is None:
             return
-        saver = self.retention.saver
         self.known[conversation_id] = await latest_checkpoint_id(saver, self.db, conversation_id)
         if len(self.known) > KNOWN_CONVERSATIONS:
             self.known.popitem(last=False)
+
+    def _saver(self) -> BaseCheckpointSaver | None:
+        saver = self.graph.checkpointer
+        return saver if isinstance(saver, BaseCheckpointSaver) else None
 
     def track(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run ``work`` in a task of the service's own, which outlives the request."""
@@ -266,8 +265,6 @@ class Turns:
         return task
 
     async def drain(self) -> None:
-        """Let the turns under way finish (bounded), then the background prunes."""
+        """Let the turns under way finish (bounded)."""
         if self.tasks:
             await asyncio.wait(self.tasks, timeout=SHUTDOWN_GRACE_SECONDS)
-        if self.retention is not None:
-            await self.retention.aclose()

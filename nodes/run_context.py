@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
+from langgraph.types import StateSnapshot
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -28,10 +29,10 @@ from pydantic import (
 )
 
 from keel.checkpoints.backups import BackupStore
+from keel.checkpoints.branches import BEGINNING
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.topics import TopicStore
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
@@ -79,9 +80,6 @@ class Tunables(BaseModel):
     resume_template: str = Field(
         default="Continue from step {step}: {description}",
         description="The continuation prompt of a resume ({step} and {description} filled in).",
-    )
-    checkpoint_keep: int = Field(
-        default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
     )
     max_tokens: int = Field(
         default=DEFAULT_MAX_TOKENS,
@@ -186,21 +184,34 @@ def _unset_is_the_servers(schema: dict[str, Any]) -> None:
 
 
 @dataclass(frozen=True)
-class RunnerTurn:
-    """What keel's runner knows of the turn it runs, beyond the graph's input."""
+class TurnStart:
+    """Where a turn starts, as keel's runner knows it: the checkpoint, and how things stand."""
 
-    started_from: str | None = None
-    """The checkpoint the turn started from (``BEGINNING`` before the first): where an edit of
-    its message runs from."""
+    checkpoint_id: str | None = BEGINNING
+    """The checkpoint the turn runs from: the conversation's newest (``BEGINNING`` before its
+    first), an earlier one for an edited message (``forked``), or, to finish a turn a crash cut
+    off, the one before that turn's input (None: no longer kept). Where an edit of its message
+    runs from."""
+    cut_off: bool = False
+    """A turn a crash (or a failure) cut off stands at the checkpoint, no question waiting: it is
+    finished first, LangGraph running it on from there. In a run's context: the run finishes it,
+    so its tool calls may have run already."""
+    request_key: str | None = None
+    """The idempotency key of the last message that reached the checkpoint."""
     forked: bool = False
     """It runs from an earlier checkpoint than the newest (an edited message, a branch)."""
-    again: bool = False
-    """It finishes a turn a crash cut off: its tool calls may have run already."""
 
     @property
     def first_run(self) -> bool:
         """None of the turn's tool calls can have run before."""
-        return not self.again
+        return not self.cut_off
+
+    @classmethod
+    def of(cls, snap: StateSnapshot) -> TurnStart:
+        """Where the conversation stands, read from its state."""
+        checkpoint_id = (snap.config.get("configurable") or {}).get("checkpoint_id") or BEGINNING
+        cut_off = bool(snap.tasks) and not snap.interrupts
+        return cls(checkpoint_id, cut_off, snap.values.get("request_key"))
 
 
 class KeelContext(Tunables):
@@ -215,7 +226,7 @@ class KeelContext(Tunables):
     _given: frozenset[str] | None = PrivateAttr(default=None)
     _stop: asyncio.Event | None = PrivateAttr(default=None)
     _deadline: float | None = PrivateAttr(default=None)
-    _turn: RunnerTurn | None = PrivateAttr(default=None)
+    _turn: TurnStart | None = PrivateAttr(default=None)
 
     def stopping_on(self, stop: asyncio.Event | None, deadline: float | None) -> KeelContext:
         """This context with the event a caller sets to stop the turn (the API's cancel), and
@@ -225,14 +236,14 @@ class KeelContext(Tunables):
         context._stop, context._deadline = stop, deadline
         return context
 
-    def run_by_keel(self, turn: RunnerTurn) -> KeelContext:
+    def run_by_keel(self, turn: TurnStart) -> KeelContext:
         """This context for a run of keel's runner, which holds the turn lock (owner checked)."""
         context = self.model_copy()
         context._turn = turn
         return context
 
     @property
-    def turn(self) -> RunnerTurn | None:
+    def turn(self) -> TurnStart | None:
         """The turn keel's runner runs (None: Studio, the SDK, a notebook)."""
         return self._turn
 

@@ -95,8 +95,8 @@ async def user_input(state: KeelState, runtime: Runtime[KeelContext]) -> dict[st
             "turn_deadline": deadline,
         }
     if (turn := runtime.context.turn) is not None and turn.forked and not state.get("stats"):
-        if turn.started_from not in (None, BEGINNING):  # pruned since it was checked:
-            raise CheckpointNotKept(turn.started_from)  # LangGraph ran it from an empty state
+        if turn.checkpoint_id not in (None, BEGINNING):  # pruned since it was checked:
+            raise CheckpointNotKept(turn.checkpoint_id)  # LangGraph ran it from an empty state
     stats = bump(state.get("stats"), "turns")
     log.info("turn_started", turn=stats["turns"], message_preview=preview(content))
     key = next_turn_key(state, stats["turns"], content, state.get("request_key"))

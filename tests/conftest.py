@@ -16,12 +16,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from keel.checkpoints.backend import open_backend
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.retention import Pruned
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, served
 from keel.graphs.resources import open_resources
@@ -134,7 +134,7 @@ class Keel:
     store: TaskStore
     url: str
     db: Database
-    saver: BaseCheckpointSaver
+    saver: Pruned
 
     def context(self, user_id: str = "local", clock: Clock = utcnow, **kw: object) -> KeelContext:
         """The run context of a turn, the way the API builds it; ``kw``: tunables or run parts."""

@@ -115,7 +115,7 @@ async def flush(
     window = state.get("window", [])
     final = final_answer(window) if ending else None
     opening = user_message_id(runtime, state)
-    started = ctx.turn.started_from if ctx.turn is not None else None
+    started = ctx.turn.checkpoint_id if ctx.turn is not None else None
     rows = [
         {**log_row(m, topic_id), "opens_turn": m.id == opening}
         for m in window

@@ -53,6 +53,7 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
     url = new_postgres_database(postgres_server)
     cid = str(uuid.uuid4())
     async with open_database(url) as db, open_checkpointer(url) as saver:
+        saver.keep, saver.prune_every = 4, 4  # pruned once a tool turn (four checkpoints)
         graph = served(saver)
         blobs = []
         for n in range(8):
@@ -60,8 +61,9 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
                 graph,
                 cid,
                 f"Add chore {n}",
-                open_resources(db, tools=TODO_TOOLS).context(checkpoint_keep=4),
+                open_resources(db, tools=TODO_TOOLS).context(),
             )
+            await saver.pruned()
             with psycopg.connect(url) as conn:
                 blobs.append(conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0])
         assert blobs[-1] == blobs[-2] == blobs[-3]  # bounded, not growing per turn

@@ -29,8 +29,9 @@ BUDGET_PER_TURN = {
     # (4), and the three steps' pending writes, one statement each (3); the recent messages for
     # the context (1); the ledger transaction: BEGIN, the task numbered and written, its result
     # recorded, COMMIT (4); the turn's log rows (1); the newest checkpoint's id, remembered for
-    # the next turn (1); the lock let go (1, not waited for). Every tenth turn, the prune's look
-    # at how many checkpoints there are, in a transaction of its own (0.3: none to drop yet).
+    # the next turn (1); the lock let go (1, not waited for). Every fortieth checkpoint (a tenth
+    # tool turn), the prune's look at how many checkpoints there are, in a transaction of its
+    # own (0.3: none to drop yet).
     "statements": 17.3,
 }
 
@@ -53,7 +54,7 @@ async def test_a_tool_turn_sends_no_more_statements_than_its_budget(database_url
         cid = (await service.conversations.create("bench"))["conversation_id"]
         for k in range(5):  # warm-up
             await service.turns.take(cid, "bench", f"Add item {k}")
-        await service.retention.aclose()
+        await service.backend.saver.pruned()
         for cls, name in (
             (psycopg.AsyncCursor, "execute"),  # a connection's execute comes here too
             (psycopg.AsyncCursor, "executemany"),
@@ -64,7 +65,7 @@ async def test_a_tool_turn_sends_no_more_statements_than_its_budget(database_url
         for k in range(5, 5 + TURNS):
             result = await service.turns.take(cid, "bench", f"Add item {k}")
             assert result.reply == f"Created task: item {k}"
-        await service.retention.aclose()  # the tenth turn's prune runs in the background
+        await service.backend.saver.pruned()  # the tenth turn's prune runs in the background
         await service.turns.locks.close()  # the last let-go lands
         monkeypatch.undo()
 

@@ -66,9 +66,11 @@ async def test_conversations_belong_to_one_user(database_url):
 
 async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
     cid = str(uuid.uuid4())
-    context = keel.context(checkpoint_keep=5)
+    keel.saver.keep, keel.saver.prune_every = 5, 4  # pruned once a tool turn (four checkpoints)
+    context = keel.context()
     for n in range(6):
         await run_turn(keel.graph, cid, f"Add chore {n}", context)
+    await keel.saver.pruned()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     assert len(kept) == 5
     state = await snapshot(keel.graph, cid)
@@ -79,19 +81,17 @@ async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
     assert "chore 5" in result.reply
 
 
-async def test_background_retention_prunes_every_few_turns_off_the_turn(keel):
-    from keel.checkpoints.retention import Retention
-
+async def test_the_saver_prunes_in_the_background_every_few_checkpoints(keel):
     cid = str(uuid.uuid4())
-    retention = Retention(keel.graph.checkpointer, keep=2, every=2)
-    context = keel.context(checkpoint_keep=1000)
+    keel.saver.keep, keel.saver.prune_every = 2, 8  # every two tool turns
+    context = keel.context()
     for n in range(3):
-        await run_turn(keel.graph, cid, f"Add chore {n}", context, retention=retention)
-    await retention.aclose()
+        await run_turn(keel.graph, cid, f"Add chore {n}", context)
+    await keel.saver.pruned()
     after_three = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     assert len(after_three) == 2 + 4  # pruned to 2 after turn 2; turn 3 added its four
-    await run_turn(keel.graph, cid, "Add chore 3", context, retention=retention)
-    await retention.aclose()
+    await run_turn(keel.graph, cid, "Add chore 3", context)
+    await keel.saver.pruned()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     assert len(kept) == 2
     assert "chore 3" in (await run_turn(keel.graph, cid, "Show all", context)).reply

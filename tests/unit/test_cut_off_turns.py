@@ -12,7 +12,8 @@ import keel.nodes.tool_execution as tool_node
 from keel.checkpoints.requests import RequestStore
 from keel.checkpoints.retention import prune_thread
 from keel.graphs.run_turn import run_turn, settle
-from keel.graphs.runner import ABANDONED, TurnStart, thread_config
+from keel.graphs.runner import ABANDONED, thread_config
+from keel.nodes.run_context import TurnStart
 from keel.nodes.tool_execution import NOT_RUN
 
 

@@ -6,7 +6,7 @@ from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import COMMAND, LogKeyTaken
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
-from keel.nodes.run_context import RunnerTurn
+from keel.nodes.run_context import TurnStart
 
 
 async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(keel):
@@ -60,7 +60,7 @@ async def test_running_a_turn_on_from_its_checkpointed_calls_writes_nothing_twic
             at_calls = snap  # the newest: the second turn's calls, before they ran
             break
     assert at_calls is not None and window[0].content == "Add eggs"
-    again = context.run_by_keel(RunnerTurn(again=True))
+    again = context.run_by_keel(TurnStart(cut_off=True))
     await keel.graph.ainvoke(None, at_calls.config, context=again)
     assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "eggs"]

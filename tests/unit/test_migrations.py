@@ -68,7 +68,7 @@ def test_keel_db_upgrade_command(database_url):
 async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel, database_url):
     cid = str(uuid.uuid4())
     for n in range(3):
-        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context(checkpoint_keep=1000))
+        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context())
     history_before = [
         s async for s in keel.graph.aget_state_history({"configurable": {"thread_id": cid}})
     ]
@@ -88,7 +88,7 @@ async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel
 async def test_keel_db_prune_keeps_what_keel_checkpoint_keep_says(keel, database_url):
     cid = str(uuid.uuid4())
     for n in range(3):
-        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context(checkpoint_keep=1000))
+        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context())
     result = run_keel(database_url, ["db", "prune"], KEEL_CHECKPOINT_KEEP="3")
     assert result.returncode == 0, result.stderr
     assert "to their newest 3 checkpoints" in result.stdout

@@ -66,7 +66,6 @@ def test_a_context_keeps_plain_data_only():
         "context_token_budget",
         "topic_gap_seconds",
         "resume_template",
-        "checkpoint_keep",
         "max_tokens",
         "turn_seconds",
     }

@@ -4,7 +4,7 @@ Time is not tested (it depends on the machine); work is countable. Ten turns of 
 ("Add item k", the benchmarks' turn) run through the API's turn path on SQLite, after a few turns
 of warm-up, and everything a turn costs is counted: graph runs and state reads, node runs, model
 calls, checkpoint reads and writes, SQL statements. Ten turns include the one background prune
-that retention makes every ten turns of a conversation.
+that the saver makes every forty checkpoints of a conversation (ten tool turns).
 
 The budget below is what a turn does, exactly: more work fails the test, and so does less, so that
 the budget follows every saving down. Raising it is allowed, on purpose: in the same change, with
@@ -55,8 +55,8 @@ BUDGET_PER_TURN = {
     # BEGIN, the user's task counter, the task, the result, COMMIT (5; a turn's first run does
     # not look its call up first); the turn's three logged messages (the user's, the tool
     # result, the one reply; the tool-call round stays in the checkpoints) in one statement (1);
-    # the newest checkpoint's id, remembered for the next turn (1). Every tenth turn, a prune of
-    # four statements (0.4).
+    # the newest checkpoint's id, remembered for the next turn (1). Every fortieth checkpoint (a
+    # tenth tool turn), a prune of four statements (0.4).
     "SQL statements": 58.4,
 }
 
@@ -113,7 +113,7 @@ async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts, m
         cid = (await service.conversations.create("bench"))["conversation_id"]
         for k in range(5):  # warm-up: the first turn opens the topic, compiles, fills caches
             await service.turns.take(cid, "bench", f"Add item {k}")
-        await service.retention.aclose()
+        await service.backend.saver.pruned()
 
         graph, saver = service.graph, service.backend.saver
         graph.astream = counted_stream(counts, "graph runs", graph.astream)  # type: ignore[method-assign]
@@ -135,7 +135,9 @@ async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts, m
             for k in range(5, 5 + TURNS):
                 result = await service.turns.take(cid, "bench", f"Add item {k}")
                 assert result.reply == f"Created task: item {k}"
-            await service.retention.aclose()  # the prune of the tenth turn runs in the background
+            await (
+                service.backend.saver.pruned()
+            )  # the prune of the tenth turn runs in the background
         finally:
             for conn in connections:
                 conn.set_trace_callback(None)

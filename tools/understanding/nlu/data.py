@@ -63,12 +63,26 @@ class Declared:
 def declared(tools: Sequence[Any]) -> tuple[Declared, ...]:
     """``tools`` as the understanding knows them (hashable: a cache key): those people ask for,
     with phrasings, examples or an intent (not the model's own, such as ``record_next_step``).
+
+    Read once per list of tools (a process's tools are one list, read several times a turn).
     """  # noqa: D205
-    return tuple(
+    key = tuple(map(id, tools))
+    kept = _DECLARED.get(key)
+    if kept is not None:
+        return kept[1]
+    made = tuple(
         t if isinstance(t, Declared) else Declared(t.name, spec, _required(t))
         for t in tools
         if hasattr(t, "name") and ((spec := spec_of(t)).phrasings or spec.examples or spec.intent)
     )
+    if len(_DECLARED) >= DECLARED_KEPT:
+        _DECLARED.pop(next(iter(_DECLARED)))
+    _DECLARED[key] = (tuple(tools), made)  # the tools held: their ids stay theirs while kept
+    return made
+
+
+DECLARED_KEPT = 32
+_DECLARED: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Declared, ...]]] = {}
 
 
 def _required(tool_: Any) -> tuple[str, ...]:
