@@ -9,7 +9,8 @@ the model's tool call; the graph around it checkpoints the call and runs it agai
 a turn writes, to ``window`` and ``messages`` (which keeps the newest 200, as keel's does). On the
 in-memory saver and on SQLite (LangGraph's ``AsyncSqliteSaver``, and keel's saver). What a keel
 turn takes beyond these figures is keel's own work; below them no change to keel's nodes can go
-without changing the graphs.
+without changing the graphs. In the same run, taken in turn with the floors: keel's own turn
+through the service's turn path, and plain LangGraph's ReAct turn (``bench/plain_react.py``).
 
     python bench/engine_floor.py --turns 300 --length 20
 """
@@ -24,10 +25,11 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import structlog
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -37,10 +39,13 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.plain_server import SQLITE_PRAGMAS  # noqa: E402
+from bench.plain_react import build_plain_graph  # noqa: E402
+from bench.plain_server import SQLITE_PRAGMAS, open_plain  # noqa: E402
+from keel.api.service import open_service  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import INNER_DURABILITY, LISTS, UNCHECKPOINTED  # noqa: E402
 from keel.graphs.runner import DURABILITY, RESULT_KEYS, STREAM_MODES  # noqa: E402
+from keel.graphs.settings import Settings  # noqa: E402
 from keel.nodes.state.schema import KeelState, TurnInput, TurnOutput  # noqa: E402
 
 
@@ -125,8 +130,8 @@ def build(saver: BaseCheckpointSaver) -> Any:
         done = await inner.ainvoke(state, UNCHECKPOINTED, durability=INNER_DURABILITY)
         changed = {k: v for k, v in done.items() if k not in LISTS and v is not state.get(k)}
         for key in LISTS:
-            before = state.get(key) or []
-            added = [m for m in done.get(key) or [] if m.id not in {b.id for b in before}]
+            before = {m.id for m in state.get(key) or []}
+            added = [m for m in done.get(key) or [] if m.id not in before]
             if key == "window" and added and added[0].type == "human":
                 changed[key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *added]
             elif added:
@@ -157,56 +162,107 @@ async def turn(graph: Any, config: dict[str, Any], k: int) -> None:
 
 
 @asynccontextmanager
-async def saver_of(kind: str, workdir: Path) -> AsyncIterator[BaseCheckpointSaver]:
+async def floor_turns(kind: str, workdir: Path) -> AsyncIterator[Callable[[str, int], Any]]:
+    """One turn of the floor graph on the saver ``kind``: ``turn(thread, k)``."""
     if kind == "memory":
-        yield InMemorySaver()
-    elif kind == "sqlite (LangGraph's AsyncSqliteSaver)":
+        graph = build(InMemorySaver())
+        yield lambda thread, k: turn(graph, {"configurable": {"thread_id": thread}}, k)
+    elif kind == "sqlite, LangGraph's AsyncSqliteSaver":
         async with AsyncSqliteSaver.from_conn_string(str(workdir / "stock.db")) as saver:
             for pragma in SQLITE_PRAGMAS:
                 await saver.conn.execute(pragma)
-            yield saver
+            graph = build(saver)
+            yield lambda thread, k: turn(graph, {"configurable": {"thread_id": thread}}, k)
     else:
         async with open_backend(f"sqlite:///{workdir / 'keel.db'}") as backend:
-            yield backend.saver
+            graph = build(backend.saver)
+            yield lambda thread, k: turn(graph, {"configurable": {"thread_id": thread}}, k)
 
 
-async def measure(kind: str, turns: int, length: int, workdir: Path) -> float:
-    """Milliseconds per turn (the median of five slices of the run), in conversations of
-    ``length`` turns, as ``bench/http_load.py`` runs them.
+@asynccontextmanager
+async def keel_turns(workdir: Path) -> AsyncIterator[Callable[[str, int], Any]]:
+    """Keel's own turn, through the API's turn path (``service.turns``), on SQLite."""
+    async with open_service(Settings(database_url=f"sqlite:///{workdir / 'served.db'}")) as service:
+        threads: dict[str, str] = {}
+
+        async def one(thread: str, k: int) -> None:
+            if thread not in threads:
+                threads[thread] = (await service.conversations.create("bench"))["conversation_id"]
+            result = await service.turns.take(threads[thread], "bench", f"Add item {k}")
+            assert result.reply == f"Created task: item {k}", result.reply
+
+        yield one
+
+
+@asynccontextmanager
+async def plain_turns(workdir: Path) -> AsyncIterator[Callable[[str, int], Any]]:
+    """Plain LangGraph's turn (``bench/plain_react.py``) on its own ``AsyncSqliteSaver``."""
+    async with open_plain(f"sqlite:///{workdir / 'plain.db'}") as (saver, store):
+        graph = build_plain_graph(saver, store, "bench")
+
+        async def one(thread: str, k: int) -> None:
+            state = await graph.ainvoke(
+                {"messages": [HumanMessage(f"Add item {k}")]},
+                {"configurable": {"thread_id": thread}},
+            )
+            assert state["messages"][-1].text == f"Created task: item {k}"
+
+        yield one
+
+
+FLOORS = ["memory", "sqlite, LangGraph's AsyncSqliteSaver", "sqlite, keel's saver"]
+KEEL = "keel's turn (the service's turn path, SQLite)"
+PLAIN = "plain LangGraph's turn (ReAct graph, AsyncSqliteSaver)"
+
+
+async def measure(turns: int, length: int, workdir: Path) -> dict[str, list[float]]:
+    """Milliseconds per turn of each kind, in five slices taken in turn (so a slow spell of the
+    machine falls on every kind alike), in conversations of ``length`` turns.
     """  # noqa: D205
-    opened: AbstractAsyncContextManager[BaseCheckpointSaver] = saver_of(kind, workdir)
-    async with opened as saver:
-        graph = build(saver)
-        done = 0
+    async with AsyncExitStack() as stack:
+        runs = {
+            kind: await stack.enter_async_context(floor_turns(kind, workdir)) for kind in FLOORS
+        }
+        runs[KEEL] = await stack.enter_async_context(keel_turns(workdir))
+        runs[PLAIN] = await stack.enter_async_context(plain_turns(workdir))
+        done = dict.fromkeys(runs, 0)
 
-        async def next_turn() -> None:
-            nonlocal done
-            config = {"configurable": {"thread_id": f"{kind}-{done // length}"}}
-            await turn(graph, config, done % length)
-            done += 1
+        async def next_turn(kind: str) -> None:
+            await runs[kind](f"{kind}-{done[kind] // length}", done[kind] % length)
+            done[kind] += 1
 
-        for _ in range(length):  # warm-up: one conversation
-            await next_turn()
-        slices = []
+        for kind in runs:  # warm-up: one conversation each
+            for _ in range(length):
+                await next_turn(kind)
+        slices: dict[str, list[float]] = {kind: [] for kind in runs}
         for _ in range(5):
-            start = time.perf_counter()
-            for _ in range(turns // 5):
-                await next_turn()
-            slices.append((time.perf_counter() - start) * 1000 / (turns // 5))
-        return statistics.median(slices)
+            for kind in runs:
+                start = time.perf_counter()
+                for _ in range(turns // 5):
+                    await next_turn(kind)
+                slices[kind].append((time.perf_counter() - start) * 1000 / (turns // 5))
+        return slices
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--turns", type=int, default=300, help="measured turns of each kind")
     parser.add_argument("--length", type=int, default=20, help="turns per conversation")
     args = parser.parse_args()
-    kinds = ["memory", "sqlite (LangGraph's AsyncSqliteSaver)", "sqlite (keel's saver)"]
-    print("| saver | ms/turn |")
-    print("|---|---|")
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     with tempfile.TemporaryDirectory(prefix="keel-floor-") as tmp:
-        for kind in kinds:
-            print(f"| {kind} | {await measure(kind, args.turns, args.length, Path(tmp)):.2f} |")
+        slices = await measure(args.turns, args.length, Path(tmp))
+    median = {kind: statistics.median(ms) for kind, ms in slices.items()}
+    print("| what | ms/turn (median of 5 slices) | slices |")
+    print("|---|---|---|")
+    for kind, ms in slices.items():
+        print(f"| {kind} | {median[kind]:.2f} | {' / '.join(f'{x:.1f}' for x in ms)} |")
+    floor = median["sqlite, keel's saver"]
+    print(
+        f"\nkeel's turn / the floor on the same saver: {median[KEEL] / floor:.2f}; "
+        f"plain's turn / that floor: {median[PLAIN] / floor:.2f}; "
+        f"keel/plain throughput: {median[PLAIN] / median[KEEL]:.2f}"
+    )
 
 
 if __name__ == "__main__":

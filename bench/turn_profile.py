@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from keel.api.service import open_service  # noqa: E402
 from keel.checkpoints.branches import Rooted  # noqa: E402
+from keel.checkpoints.retention import Pruned  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
 from keel.tools.tasks.todo import TODO_TOOLS
 
@@ -80,8 +81,8 @@ def _timed_cm(category: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 def instrument(service: Any) -> None:
     """Wrap the saver, the app-table stores, the lock, retention and state reads."""
     saver = type(service.backend.saver)
-    # LangGraph's saver under keel's Rooted: what reaches the database
-    base = next(c for c in saver.__mro__[1:] if c is not Rooted and "aput" in vars(c))
+    # LangGraph's saver under keel's mixins (Rooted, Pruned): what reaches the database
+    base = next(c for c in saver.__mro__[1:] if c not in (Rooted, Pruned) and "aput" in vars(c))
     for name in ("aput", "aput_writes"):
         setattr(base, name, _timed("checkpoint writes", getattr(base, name)))
     base.aget_tuple = _timed("checkpoint reads", base.aget_tuple)
