@@ -56,7 +56,7 @@ def prune_command(
     kept = keep or settings.checkpoint_keep
 
     async def run() -> int:
-        async with open_checkpointer(settings.database_url) as saver:
+        async with open_checkpointer(settings.database_url, settings.checkpoint_keep) as saver:
             return await prune_all(saver, kept)
 
     threads = asyncio.run(run())

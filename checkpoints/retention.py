@@ -31,7 +31,7 @@ log = structlog.get_logger(__name__)
 DEFAULT_KEEP = 50
 PRUNE_EVERY = 40
 """Checkpoints written to a thread between two background prunes (ten tool turns, four each):
-at most ``keep`` + 40 are kept."""
+at most ``keep`` + 40 a process writing to it are kept."""
 
 
 async def latest_checkpoint_id(
@@ -58,21 +58,26 @@ async def prune_all(saver: BaseCheckpointSaver, keep: int) -> int:
 
 
 async def prune_thread(
-    saver: BaseCheckpointSaver, thread_id: str, keep: int = DEFAULT_KEEP
+    saver: BaseCheckpointSaver, thread_id: str, keep: int = DEFAULT_KEEP, upto: str | None = None
 ) -> None:
-    """Keep only the newest ``keep`` checkpoints of ``thread_id``."""
+    """Keep only the newest ``keep`` checkpoints of ``thread_id`` (with ``upto``, a checkpoint
+    id: the newest ``keep`` up to that one, and every one written after it).
+    """  # noqa: D205
     if keep < 1:
         raise ValueError("keep must be at least 1")
-    await internals_of(saver).prune(thread_id, keep)
+    await internals_of(saver).prune(thread_id, keep, upto)
 
 
 class Pruned(BaseCheckpointSaver):
     """Mixed into keel's savers: each thread keeps its newest ``keep`` checkpoints.
 
-    Every ``prune_every`` checkpoints written to a thread, the thread is pruned in the background,
-    one prune at a time: a prune never delays a write or a reply, and never holds more than one
-    pooled connection; a failed one is logged and tried again later. Whoever writes checkpoints
-    through keel's saver (keel's turns, a notebook, a test) gets it.
+    A thread is pruned in the background at the first checkpoint this process writes to it (so a
+    conversation used in many short sessions, ``keel chat``'s, is kept bounded too), then every
+    ``prune_every`` checkpoints, one prune at a time: a prune never delays a write or a reply, and
+    never holds more than one pooled connection; a failed one is logged and tried again later. A
+    prune keeps the newest ``keep`` of the checkpoints up to the one that called for it, and every
+    one written since, whenever it gets to run. Whoever writes checkpoints through keel's saver
+    (keel's turns, ``open_checkpointer``'s users, tests) gets it.
     """
 
     keep: int = DEFAULT_KEEP
@@ -97,21 +102,22 @@ class Pruned(BaseCheckpointSaver):
         """Write ``checkpoint``; every ``prune_every`` of a thread, prune it in the background."""
         written = await super().aput(config, checkpoint, metadata, new_versions)
         thread_id = str(config["configurable"]["thread_id"])
-        count = self._written.pop(thread_id, 0) + 1
-        if count < self.prune_every:
-            self._written[thread_id] = count  # re-inserted last: the dict stays in recency order
-            if len(self._written) > 100_000:
-                self._written.pop(next(iter(self._written)))
-        else:
-            task = asyncio.create_task(self._prune(thread_id))
+        count = self._written.pop(thread_id, self.prune_every - 1) + 1  # new here: due now
+        if count >= self.prune_every:
+            count = 0
+            upto = str(written["configurable"]["checkpoint_id"])
+            task = asyncio.create_task(self._prune(thread_id, upto))
             self._prunes.add(task)
             task.add_done_callback(self._prunes.discard)
+        self._written[thread_id] = count  # re-inserted last: the dict stays in recency order
+        if len(self._written) > 100_000:
+            self._written.pop(next(iter(self._written)))
         return written
 
-    async def _prune(self, thread_id: str) -> None:
+    async def _prune(self, thread_id: str, upto: str) -> None:
         async with self._one_at_a_time:
             try:
-                await prune_thread(self, thread_id, self.keep)
+                await prune_thread(self, thread_id, self.keep, upto)
             except Exception as exc:  # retention is upkeep: it never fails a turn
                 log.warning("prune_failed", thread_id=thread_id, error=type(exc).__name__)
 

@@ -13,15 +13,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from keel.checkpoints.backend import open_backend
-from keel.checkpoints.retention import Pruned
+from keel.checkpoints.retention import DEFAULT_KEEP, Pruned
 
 
 @asynccontextmanager
-async def open_checkpointer(url: str) -> AsyncIterator[Pruned]:
-    """Open the checkpoint saver named by ``url``.
+async def open_checkpointer(url: str, keep: int = DEFAULT_KEEP) -> AsyncIterator[Pruned]:
+    """Open the checkpoint saver named by ``url``, keeping ``keep`` checkpoints a thread.
 
     Raises:
         UnsupportedDatabaseURL: the scheme is not memory, sqlite or postgresql.
     """
-    async with open_backend(url) as backend:
+    async with open_backend(url, keep=keep) as backend:
         yield backend.saver

@@ -27,7 +27,7 @@ from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 class SaverInternals(Protocol):
     """What retention needs of a saver beyond LangGraph's public API."""
 
-    async def prune(self, thread_id: str, keep: int) -> None:
+    async def prune(self, thread_id: str, keep: int, upto: str | None = None) -> None:
         """Delete all but the newest ``keep`` (at least 1) checkpoints of ``thread_id``."""
         ...
 
@@ -71,12 +71,15 @@ class MemoryInternals:
         """Work on ``saver``'s dicts."""
         self.saver = saver
 
-    async def prune(self, thread_id: str, keep: int) -> None:
-        """Delete all but the newest ``keep`` checkpoints of ``thread_id`` in each namespace."""
+    async def prune(self, thread_id: str, keep: int, upto: str | None = None) -> None:
+        """Delete all but the newest ``keep`` checkpoints of ``thread_id`` in each namespace (of
+        those up to ``upto``, when given: the ones written after it are neither counted nor
+        dropped).
+        """  # noqa: D205
         saver = self.saver
         known = _VERSIONS.setdefault(saver, {})
         for ns, checkpoints in saver.storage.get(thread_id, {}).items():
-            ordered = sorted(checkpoints)
+            ordered = sorted(c for c in checkpoints if upto is None or c <= upto)
             if len(ordered) <= keep:
                 continue
             for checkpoint_id in ordered[:-keep]:
@@ -105,9 +108,11 @@ class MemoryInternals:
 
 _SQLITE_PRUNE = (
     "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < (SELECT checkpoint_id FROM "
-    "checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC "
-    "LIMIT 1 OFFSET ?)"
+    "checkpoints WHERE thread_id = ? AND checkpoint_ns = ''{upto} "
+    "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?)"
 )
+_UPTO = " AND checkpoint_id <= {mark}"
+"""The clause that counts only the checkpoints up to a given one (``upto``)."""
 
 
 class SqliteInternals:
@@ -122,15 +127,18 @@ class SqliteInternals:
         """Work on ``saver``'s connection, under its lock."""
         self.saver = saver
 
-    async def prune(self, thread_id: str, keep: int) -> None:
-        """Delete the writes and checkpoints older than the ``keep``-th newest root checkpoint."""
+    async def prune(self, thread_id: str, keep: int, upto: str | None = None) -> None:
+        """Delete the writes and checkpoints older than the ``keep``-th newest root checkpoint
+        (of those up to ``upto``, when given).
+        """  # noqa: D205
         conn = self.saver.conn
 
         def prune() -> None:
+            clause, marks = (_UPTO.format(mark="?"), (upto,)) if upto else ("", ())
             with conn:  # one transaction
                 for table in ("writes", "checkpoints"):
-                    sql = _SQLITE_PRUNE.format(table=table)
-                    conn.execute(sql, (thread_id, thread_id, keep - 1))
+                    sql = _SQLITE_PRUNE.format(table=table, upto=clause)
+                    conn.execute(sql, (thread_id, thread_id, *marks, keep - 1))
 
         await self.saver.call(prune)
 
@@ -149,7 +157,7 @@ class SqliteInternals:
 
 
 _POSTGRES_CUTOFF = (
-    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''{upto} "
     "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s"
 )
 _POSTGRES_PRUNE = (
@@ -178,10 +186,13 @@ class PostgresInternals:
         """Work on ``saver``'s pool (or connection)."""
         self.saver = saver
 
-    async def prune(self, thread_id: str, keep: int) -> None:
-        """Delete the writes, checkpoints and then unreferenced blobs, in one transaction."""
+    async def prune(self, thread_id: str, keep: int, upto: str | None = None) -> None:
+        """Delete the writes, checkpoints and then unreferenced blobs, in one transaction (the
+        checkpoints older than the ``keep``-th newest of those up to ``upto``, when given).
+        """  # noqa: D205
+        clause, marks = (_UPTO.format(mark="%s"), (upto,)) if upto else ("", ())
         async with self._cursor() as cur:
-            await cur.execute(_POSTGRES_CUTOFF, (thread_id, keep - 1))
+            await cur.execute(_POSTGRES_CUTOFF.format(upto=clause), (thread_id, *marks, keep - 1))
             row: Any = await cur.fetchone()
             if row is None:
                 return
@@ -226,7 +237,7 @@ class OtherSaverInternals:
     the SQL savers (what keel has always done for a saver it does not know).
     """
 
-    async def prune(self, thread_id: str, keep: int) -> None:
+    async def prune(self, thread_id: str, keep: int, upto: str | None = None) -> None:
         """Nothing to do."""
 
     async def thread_ids(self) -> list[str]:

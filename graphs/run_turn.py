@@ -174,7 +174,7 @@ async def run_turn(
             else:
                 await requests.start(conversation_id, key, asked)
         log.info("turn_received", message_preview=preview(content))
-        request_key, turn = key, TurnStart(start.checkpoint_id)
+        request_key, turn = key, TurnStart(start.checkpoint_id or BEGINNING)
         if fork is not None:  # a new turn even when the same text was sent from there before
             request_key = key if key is not None else f"fork-{uuid.uuid4()}"
             turn = TurnStart(fork, forked=True)

@@ -4,14 +4,16 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from keel.checkpoints.backend import Backend, open_backend
 from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.saver import open_checkpointer
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
-from keel.graphs.builder import build_graph
+from keel.graphs.builder import build_graph, served
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot, thread_config
+from keel.nodes.run_context import KeelContext
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
@@ -66,13 +68,13 @@ async def test_conversations_belong_to_one_user(database_url):
 
 async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
     cid = str(uuid.uuid4())
-    keel.saver.keep, keel.saver.prune_every = 5, 4  # pruned once a tool turn (four checkpoints)
+    keel.saver.keep, keel.saver.prune_every = 5, 4  # due at the 1st, 5th, 9th... checkpoint
     context = keel.context()
     for n in range(6):
         await run_turn(keel.graph, cid, f"Add chore {n}", context)
     await keel.saver.pruned()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(kept) == 5
+    assert len(kept) == 5 + 3  # five up to the sixth turn's first checkpoint, its three after
     state = await snapshot(keel.graph, cid)
     assert state["stats"]["turns"] == 6 and state["complete"]
     assert len(await keel.store.list("local")) == 6
@@ -83,15 +85,41 @@ async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
 
 async def test_the_saver_prunes_in_the_background_every_few_checkpoints(keel):
     cid = str(uuid.uuid4())
-    keel.saver.keep, keel.saver.prune_every = 2, 8  # every two tool turns
+    keel.saver.keep, keel.saver.prune_every = 2, 8  # due at the 1st, 9th, 17th checkpoint
     context = keel.context()
-    for n in range(3):
+    for n in range(2):  # eight checkpoints, four a tool turn
         await run_turn(keel.graph, cid, f"Add chore {n}", context)
     await keel.saver.pruned()
+    assert len([s async for s in keel.graph.aget_state_history(thread_config(cid))]) == 8
+    await run_turn(keel.graph, cid, "Add chore 2", context)
+    await keel.saver.pruned()
     after_three = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(after_three) == 2 + 4  # pruned to 2 after turn 2; turn 3 added its four
+    assert len(after_three) == 2 + 3  # two up to the 9th checkpoint, the three written after it
     await run_turn(keel.graph, cid, "Add chore 3", context)
     await keel.saver.pruned()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(kept) == 2
+    assert len(kept) == 2 + 3 + 4  # not due again until the 17th
     assert "chore 3" in (await run_turn(keel.graph, cid, "Show all", context)).reply
+
+
+def own_context(backend: Backend) -> KeelContext:
+    """A turn's context on ``backend``'s tables and the todo tools."""
+    return open_resources(backend.db, backend.saver, tools=TODO_TOOLS).context()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_a_process_prunes_a_conversation_at_its_first_checkpoint_there(database_url):
+    """A conversation used in many short sessions (``keel chat``) is kept bounded too."""
+    cid = str(uuid.uuid4())
+    async with open_backend(database_url, keep=3) as backend:
+        backend.saver.prune_every = 1000
+        graph = served(checkpointer=backend.saver)
+        for n in range(3):
+            await run_turn(graph, cid, f"Add chore {n}", own_context(backend))
+        assert len([s async for s in graph.aget_state_history(thread_config(cid))]) == 12
+    async with open_backend(database_url, keep=3) as backend:  # the next session
+        graph = served(checkpointer=backend.saver)
+        await run_turn(graph, cid, "Add chore 3", own_context(backend))
+        await backend.saver.pruned()
+        kept = [s async for s in graph.aget_state_history(thread_config(cid))]
+        assert len(kept) == 3 + 3  # three up to its first checkpoint, the three after it
