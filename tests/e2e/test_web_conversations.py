@@ -61,6 +61,7 @@ def test_topics_stay_in_view_however_many_conversations(browser: Browser, crowde
 def test_a_search_finds_a_conversation_by_a_word_in_it(browser: Browser, crowded):
     page = browser.new_page(viewport=DESKTOP)
     page.goto(crowded.url + "/")
+    expect(page.locator("#conversations .conversation")).to_have_count(40)  # the list is drawn
     page.locator("#conversation-search").fill("QUOKKA")
     expect(page.locator("#conversations .conversation")).to_have_count(1)
     expect(page.locator("#conversations .conversation")).to_contain_text("feed the quokka")
