@@ -29,15 +29,9 @@ from pydantic_settings import (
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.urls import default_database_url
 from keel.graphs.api_keys import UnsafeSettings, parse_api_keys
-from keel.nodes.models.chat import (
-    DEFAULT_OPENAI_MODEL,
-    DEFAULT_RETRIES,
-    DEFAULT_TIMEOUT_SECONDS,
-    DoneRule,
-    ModelLimits,
-)
+from keel.graphs.model_settings import ModelSettings
+from keel.nodes.models.chat import ModelLimits
 from keel.nodes.run_context import LOCAL_USER, Tunables
-from keel.nodes.support.planner import PlanMethod
 
 LOOPBACK = "127.0.0.1"
 ENV_FILE = ".env"
@@ -46,12 +40,10 @@ set in the environment wins over the same one in the file."""
 DEFAULT_TOOLS = "keel.tools.tasks.todo:TODO_TOOLS"
 
 
-def _openai(name: str) -> AliasChoices:
-    return AliasChoices(f"OPENAI_{name}", f"KEEL_OPENAI_{name}")
-
-
-class Settings(BaseSettings, Tunables):
-    """How keel runs: the database, the HTTP server, the model, and the graph's ``Tunables``."""
+class Settings(BaseSettings, ModelSettings, Tunables):
+    """How keel runs: the database, the HTTP server, the model (``ModelSettings``), and the
+    graph's ``Tunables``.
+    """  # noqa: D205
 
     model_config = SettingsConfigDict(
         env_prefix="KEEL_", env_file=ENV_FILE, extra="ignore", populate_by_name=True
@@ -208,53 +200,6 @@ class Settings(BaseSettings, Tunables):
         default=None, description="Log lines as console text or JSON; default: console on a tty."
     )
 
-    openai_api_key: str | None = Field(
-        default=None,
-        validation_alias=_openai("API_KEY"),
-        description="Use OpenAI (``OPENAI_API_KEY``); unset: the offline rule-based model.",
-    )
-    openai_model: str = Field(default=DEFAULT_OPENAI_MODEL, validation_alias=_openai("MODEL"))
-    openai_base_url: str | None = Field(
-        default=None,
-        validation_alias=_openai("BASE_URL"),
-        description="An OpenAI-compatible endpoint (``OPENAI_BASE_URL``).",
-    )
-    model_timeout_seconds: float = Field(
-        default=DEFAULT_TIMEOUT_SECONDS,
-        gt=0,
-        description="Longest wait for one model request; then it is retried or given up.",
-    )
-    model_retries: int = Field(
-        default=DEFAULT_RETRIES,
-        ge=0,
-        le=5,
-        description="Retries of a model request that failed or timed out, before the fallback.",
-    )
-    model_temperature: float | None = Field(
-        default=None,
-        ge=0,
-        le=2,
-        description="Sampling temperature sent with every model request; unset, the server's "
-        "own default (a small local model calls its tools far more reliably at 0).",
-    )
-    done_rule: DoneRule = Field(
-        default="in_prompt",
-        description="When the model is asked to end a finished answer with its DONE line: "
-        "in_prompt (the system prompt says so) or after_results (after the tool results: a "
-        "small local model told up front writes the line at once instead of calling a tool).",
-    )
-    model_streaming: bool = Field(
-        default=True,
-        description="Stream the model's answers as they are written; off, each comes whole "
-        "(llama-cpp-python's function-calling format cannot stream an answer that may call a "
-        "tool).",
-    )
-    plan_method: PlanMethod = Field(
-        default="json_schema",
-        description="How the model is asked for a mission's plan: json_schema, json_mode, "
-        "function_calling, or off (the plan comes from the tools' phrasings).",
-    )
-
     topic_shift_threshold: float = Field(
         default=0.32,
         ge=0,
@@ -289,11 +234,6 @@ class Settings(BaseSettings, Tunables):
         ):
             raise ValueError("KEEL_TELEGRAM_WEBHOOK_SECRET: 1 to 256 of A-Z, a-z, 0-9, _ and -")
         return value
-
-    @property
-    def token_model(self) -> str | None:
-        """The model whose tokenizer counts the context budget; None: the estimate."""
-        return self.openai_model if self.openai_api_key else None
 
     @property
     def model_limits(self) -> ModelLimits:
