@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 
 from keel.checkpoints.conversation_store import search_words
 from keel.checkpoints.text_rules import storable
-from keel.graphs.topic_result import TopicSegment
+from keel.graphs.result import TopicSegment
 from keel.nodes.events import StreamEvent
 
 KEY_PATTERN = r"^[\x21-\x7e]+$"

@@ -12,21 +12,21 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.database import Database, Row, read_time
+from keel.checkpoints.database import Database, Row, Session, read_time
 
 END_ACTIVE = (
-    "UPDATE keel_topics SET is_active = :false, ended_at = :now, summary = :summary "
-    "WHERE conversation_id = :c AND is_active = :true AND id <> :id"
+    "UPDATE keel_topics SET is_active = FALSE, ended_at = :now, summary = :summary "
+    "WHERE conversation_id = :c AND is_active = TRUE AND id <> :id"
 )
 INSERT = (
     "INSERT INTO keel_topics (id, conversation_id, title, started_at, is_active) "
-    "VALUES (:id, :c, :title, :now, :true) ON CONFLICT (id) DO NOTHING"
+    "VALUES (:id, :c, :title, :now, TRUE) ON CONFLICT (id) DO NOTHING"
 )
-
 REOPEN = (
-    "UPDATE keel_topics SET is_active = :true, ended_at = NULL "
+    "UPDATE keel_topics SET is_active = TRUE, ended_at = NULL "
     "WHERE id = :id AND conversation_id = :c"
 )
 
@@ -66,6 +66,13 @@ def _from_row(row: Row) -> TopicRow:
     )
 
 
+async def _read_topic(tx: Session, topic_id: str) -> TopicRow:
+    """The topic ``topic_id``, just written or found in the transaction ``tx``."""
+    row = await tx.fetchone("SELECT * FROM keel_topics WHERE id = :id", {"id": topic_id})
+    assert row is not None
+    return _from_row(row)
+
+
 class TopicStore:
     """Read and start topic segments."""
 
@@ -74,11 +81,22 @@ class TopicStore:
         self.db = db
         self.clock = clock
 
+    def _params(
+        self, conversation_id: str, topic_id: str, previous_summary: str | None
+    ) -> dict[str, Any]:
+        """What END_ACTIVE needs to end the active topic, now, in favour of ``topic_id``."""
+        return {
+            "c": conversation_id,
+            "id": topic_id,
+            "now": self.db.time(self.clock()),
+            "summary": previous_summary,
+        }
+
     async def active(self, conversation_id: str) -> TopicRow | None:
         """The conversation's active topic, if it has one."""
         row = await self.db.fetchone(
-            "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = :true",
-            {"c": conversation_id, "true": True},
+            "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = TRUE",
+            {"c": conversation_id},
         )
         return _from_row(row) if row else None
 
@@ -101,28 +119,18 @@ class TopicStore:
 
         With ``topic_id`` of a topic that already exists, that topic is returned as it is.
         """
-        params = {
-            "c": conversation_id,
-            "id": topic_id or str(uuid.uuid4()),
-            "title": title[:255],
-            "now": self.db.time(self.clock()),
-            "summary": previous_summary,
-            "true": True,
-            "false": False,
-        }
+        params = self._params(conversation_id, topic_id or str(uuid.uuid4()), previous_summary)
         async with self.db.transaction() as tx:
             await tx.execute(END_ACTIVE, params)
-            await tx.execute(INSERT, params)
-            row = await tx.fetchone("SELECT * FROM keel_topics WHERE id = :id", params)
-        assert row is not None
-        return _from_row(row)
+            await tx.execute(INSERT, {**params, "title": title[:255]})
+            return await _read_topic(tx, params["id"])
 
     async def closed(self, conversation_id: str, limit: int) -> list[TopicRow]:
         """The conversation's last ``limit`` ended topics, oldest first (a bounded query)."""
         rows = await self.db.fetch(
-            "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = :false "
+            "SELECT * FROM keel_topics WHERE conversation_id = :c AND is_active = FALSE "
             "ORDER BY ended_at DESC, id DESC LIMIT :n",
-            {"c": conversation_id, "false": False, "n": limit},
+            {"c": conversation_id, "n": limit},
         )
         return [_from_row(r) for r in reversed(rows)]
 
@@ -149,14 +157,7 @@ class TopicStore:
         A topic that is active already is left as it is (a replayed return changes nothing).
         Raises TopicNotFound when the conversation has no such topic.
         """
-        params = {
-            "c": conversation_id,
-            "id": topic_id,
-            "now": self.db.time(self.clock()),
-            "summary": previous_summary,
-            "true": True,
-            "false": False,
-        }
+        params = self._params(conversation_id, topic_id, previous_summary)
         async with self.db.transaction() as tx:
             found = await tx.fetchone(
                 "SELECT is_active FROM keel_topics WHERE id = :id AND conversation_id = :c", params
@@ -166,6 +167,4 @@ class TopicStore:
             if not found["is_active"]:
                 await tx.execute(END_ACTIVE, params)
                 await tx.execute(REOPEN, params)
-            row = await tx.fetchone("SELECT * FROM keel_topics WHERE id = :id", params)
-        assert row is not None
-        return _from_row(row)
+            return await _read_topic(tx, topic_id)

@@ -3,12 +3,13 @@
 The turn result (``TurnResult``), the snapshot of a conversation (``Snapshot``) and the answer to
 a reset (``ResetAnswer``, read from the reset command's turn result) are defined here and nowhere
 else: the API uses them as its response models, the CLI and the tests read them. Their parts are
-the graph's own types, used as they are: the events (``keel.nodes.events``), the
-confirmation (``keel.nodes.state.schema``) and the topics (``keel.graphs.topic_result``).
-``turn_result`` and ``snapshot_of`` build them from the graph's values and interrupts;
-``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot``. The snapshot and the
-reset answer are TypedDicts, read as mappings like the graph's own state; the turn result is a
-model.
+the graph's own types, used as they are: the events (``keel.nodes.events``), the confirmation and
+the active topic (``TopicRef``, ``keel.nodes.state.schema``). A topic segment in full
+(``TopicSegment``, read from a ``TopicRow``) is typed here for the snapshot and the API's answer
+to a reopen. ``turn_result`` and ``snapshot_of`` build them from the graph's values and
+interrupts; ``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot``. The snapshot
+and the reset answer are TypedDicts, read as mappings like the graph's own state; the turn result
+is a model.
 """
 
 from __future__ import annotations
@@ -22,13 +23,54 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from keel.checkpoints.topics import TopicRow
-from keel.graphs.topic_result import TopicSegment, topic_ref, topic_segment
 from keel.nodes.events import Event, ToolCallData
 from keel.nodes.state.confirmation import Confirmation, confirmation_of, is_approval_request
 from keel.nodes.state.machine import AgentState
-from keel.nodes.state.schema import Todolist, TopicRef
+from keel.nodes.state.schema import Todolist, Topic, TopicRef
+from keel.nodes.support.topic_names import readable_summary
 
 CONVERSATION_ID = "6f1c1a9e-0c57-4d3e-9a52-2f9b0f0c3b11"
+ISO_TIME = "2026-11-22T10:00:00+00:00"
+
+
+class TopicSegment(TopicRef):
+    """A topic segment of the conversation, titled by a few words of its subject (or by a model)."""
+
+    summary: Annotated[
+        str | None,
+        Field(
+            description="What was asked and done in it (small talk left out), set when the "
+            "topic ended.",
+            examples=["Asked: Add buy milk. Done: Created task: buy milk"],
+        ),
+    ]
+    started_at: Annotated[
+        str, Field(description="When the topic started (ISO-8601, UTC).", examples=[ISO_TIME])
+    ]
+    ended_at: Annotated[
+        str | None,
+        Field(description="When it ended (ISO-8601, UTC), or null while active.", examples=[None]),
+    ]
+    is_active: Annotated[
+        bool, Field(description="Whether it is the conversation's active topic.", examples=[True])
+    ]
+
+
+def topic_ref(topic: Topic | None) -> TopicRef | None:
+    """The topic in state as results show it: id and title."""
+    return {"id": topic["id"], "title": topic["title"]} if topic else None
+
+
+def topic_segment(row: TopicRow) -> TopicSegment:
+    """A row of the topic table as results show it."""
+    return {
+        "id": row.id,
+        "title": row.title,
+        "summary": readable_summary(row.summary) if row.summary else None,
+        "started_at": row.started_at.isoformat(),
+        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
+        "is_active": row.is_active,
+    }
 
 
 class TurnResult(BaseModel):

@@ -28,7 +28,7 @@ from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import waiting_calls
-from keel.nodes.topic import as_state_topic, return_to_topic
+from keel.nodes.topic import current_topic, return_to_topic
 
 log = structlog.get_logger(__name__)
 
@@ -42,9 +42,7 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
     ctx, conversation, topic_id = runtime.context, conversation_id(runtime), state.get("topic_id")
     if not topic_id:
         raise BadCommand("the reopen command needs the topic_id of the topic to go back to")
-    previous = state.get("topic")
-    if previous is None and (row := await ctx.resources.topics.active(conversation)):
-        previous = as_state_topic(row)
+    previous = await current_topic(state, ctx.resources, conversation)
     update: dict[str, Any] = {}
     if previous is not None and previous["id"] == topic_id:
         message = f"Already on the topic: {previous['title']}"
@@ -54,12 +52,13 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
     else:
         seen = lineage(state)
         topic = await return_to_topic(ctx.resources, conversation, topic_id, previous, seen)
-        changed = topic_changed(previous["id"] if previous else None, topic.id, topic.title, REASON)
+        previous_id = previous["id"] if previous else None
+        changed = topic_changed(previous_id, topic["id"], topic["title"], REASON)
         runtime.stream_writer(changed)
         detail: dict[str, Any] = dict(changed["data"])
         now = ctx.resources.clock()
         update = {
-            "topic": as_state_topic(topic),
+            "topic": topic,
             "last_message_at": now.isoformat(),  # a silence before the return is not a new topic
             "audit": [audit_entry("topic_reopened", REASON, detail, now)],
         }
@@ -68,7 +67,7 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
             # the reopen stays the last entry: the next message is about the topic chosen
             update = {**update, **cleared, "audit": [*cleared["audit"], *update["audit"]]}
         log.info("topic_reopened", **detail)
-        message = f"Back to the topic: {topic.title}"
+        message = f"Back to the topic: {topic['title']}"
     if waiting_calls(state, ctx.resources.tools) is not None:
         message = f"{message}. {DROPPED}"
     return {**command_done(message, runtime, "reopen"), **update}

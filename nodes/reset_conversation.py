@@ -27,7 +27,7 @@ from keel.nodes.state.schema import KeelState
 from keel.nodes.support.message_log import log_exchange
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import waiting_calls
-from keel.nodes.topic import RESET_TITLE, as_state_topic, start_topic
+from keel.nodes.topic import RESET_TITLE, current_topic, start_topic
 
 log = structlog.get_logger(__name__)
 
@@ -41,15 +41,12 @@ RESET_MESSAGE = (
 async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
     """Start a new topic with the mission cleared, and end the turn saying so."""
     ctx, conversation = runtime.context, conversation_id(runtime)
-    previous = state.get("topic")
-    if previous is None and (row := await ctx.resources.topics.active(conversation)):
-        previous = as_state_topic(row)
+    previous = await current_topic(state, ctx.resources, conversation)
     key = step_key(runtime, "reset")
-    topic = await start_topic(ctx, conversation, RESET_TITLE, previous, key, lineage(state))
-    started = as_state_topic(topic)
+    started = await start_topic(ctx, conversation, RESET_TITLE, previous, key, lineage(state))
     await log_exchange(runtime, state, reply_key(runtime, "reset"), COMMAND, RESET_MESSAGE, started)
     previous_id = previous["id"] if previous else None
-    runtime.stream_writer(topic_changed(previous_id, topic.id, topic.title, "user_reset"))
+    runtime.stream_writer(topic_changed(previous_id, started["id"], started["title"], "user_reset"))
     todolist = state.get("todolist")
     reset, entry = mission_reset(
         RESET_REASON, todolist["id"] if todolist else None, ctx.resources.clock()
@@ -57,7 +54,7 @@ async def reset_conversation(state: KeelState, runtime: Runtime[KeelContext]) ->
     runtime.stream_writer(reset)
     log.info(
         "conversation_reset",
-        new_topic_id=topic.id,
+        new_topic_id=started["id"],
         previous_mission_preview=preview(state.get("mission")),
         confirmation_dropped=waiting_calls(state, ctx.resources.tools) is not None,
     )

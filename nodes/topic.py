@@ -109,9 +109,17 @@ def what_it_was_about(row: TopicRow) -> str:
     return f"{row.title} {asked}".rstrip()
 
 
-def as_state_topic(row: TopicRow) -> Topic:
+def _state_topic(row: TopicRow) -> Topic:
     """The topic as kept in graph state."""
     return {"id": row.id, "title": row.title, "started_at": row.started_at.isoformat()}
+
+
+async def current_topic(state: KeelState, resources: Resources, conversation: str) -> Topic | None:
+    """The conversation's active topic: the state's, else the topic table's."""
+    if (topic := state.get("topic")) is not None:
+        return topic
+    row = await resources.topics.active(conversation)
+    return _state_topic(row) if row else None
 
 
 async def start_topic(
@@ -121,7 +129,7 @@ async def start_topic(
     previous: Topic | None,
     topic_id: str | None = None,
     seen: Lineage | None = None,
-) -> TopicRow:
+) -> Topic:
     """End ``previous`` (with a summary of what ``seen`` holds of it) and start a new topic
     titled ``title``.
 
@@ -130,7 +138,7 @@ async def start_topic(
     summary = (
         await summarize_topic(ctx.resources, conversation, previous, seen) if previous else None
     )
-    return await ctx.resources.topics.start(conversation, title, summary, topic_id)
+    return _state_topic(await ctx.resources.topics.start(conversation, title, summary, topic_id))
 
 
 async def return_to_topic(
@@ -139,7 +147,7 @@ async def return_to_topic(
     topic_id: str,
     previous: Topic | None,
     seen: Lineage | None = None,
-) -> TopicRow:
+) -> Topic:
     """Make the earlier topic ``topic_id`` the active one again, ending ``previous`` (summed up
     from what ``seen`` holds of it).
 
@@ -147,7 +155,7 @@ async def return_to_topic(
     it. Raises TopicNotFound when the conversation has no such topic.
     """  # noqa: D205
     summary = await summarize_topic(resources, conversation, previous, seen) if previous else None
-    return await resources.topics.reopen(conversation, topic_id, summary)
+    return _state_topic(await resources.topics.reopen(conversation, topic_id, summary))
 
 
 async def _last_message_at(
@@ -225,24 +233,24 @@ async def topic_detect(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
         state.get("request", ""),
         ctx.resources.clock(),
     )
-    active = state.get("topic")
-    if active is None and (row := await ctx.resources.topics.active(conversation)):
-        active = as_state_topic(row)
+    active = await current_topic(state, ctx.resources, conversation)
     shift, history = await _shift(state, ctx, conversation, active, now)
     if active is None or shift is not None:
         seen = lineage(state)
         if shift is not None and shift.topic_id is not None:
-            row = await return_to_topic(ctx.resources, conversation, shift.topic_id, active, seen)
+            topic = await return_to_topic(ctx.resources, conversation, shift.topic_id, active, seen)
         else:
             title = await title_for(message, ctx)
             key = turn_key(state)
             topic_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"keel:{conversation}:{key}"))
-            row = await start_topic(ctx, conversation, title, active, topic_id, seen)
+            topic = await start_topic(ctx, conversation, title, active, topic_id, seen)
         if active is not None and shift is not None:
-            event = topic_changed(active["id"], row.id, row.title, shift.reason, shift.phrase)
+            event = topic_changed(
+                active["id"], topic["id"], topic["title"], shift.reason, shift.phrase
+            )
             runtime.stream_writer(event)
             log.info("topic_changed", score=shift.score, **event["data"])
-        active = as_state_topic(row)
+        active = topic
     elif active["title"] in UNNAMED:  # the first message with a subject names the topic
         title = await title_for(message, ctx)
         if title != active["title"]:

@@ -37,10 +37,9 @@ from keel.checkpoints.conversation_store import MAX_SEARCH_WORDS, ConversationNo
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.legacy_import import import_legacy_session
-from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer
+from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer, topic_segment
 from keel.graphs.run_turn import CheckpointNotKept
 from keel.graphs.runner import snapshot
-from keel.graphs.topic_result import topic_segment
 from keel.nodes.events import StreamEvent
 from keel.nodes.state.schema import TurnCommand
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage
 
+from keel.graphs.result import topic_segment
 from keel.graphs.run_turn import run_turn
-from keel.graphs.topic_result import topic_segment
 from keel.nodes.context.topic_shifts import CORRECTION_PHRASES, SWITCH_PHRASES, detect_topic_change
 from keel.nodes.support.topic_names import SMALL_TALK, topic_title
 from keel.tools.tasks.todo import TODO_TOOLS
@@ -152,7 +152,7 @@ async def test_seed_timeline_switch_and_correction_keep_the_old_topic_out(keel, 
     topics = await keel.topics.list(cid)
     assert [t.is_active for t in topics] == [False, False, True]
     assert all(t.ended_at and t.summary for t in topics[:2])
-    logged = await keel.messages.history(cid)
+    logged = await keel.messages.page(cid)
     assert [m.role for m in logged] == ["user", "assistant"] * 7  # nothing was deleted
     assert logged[0].content == "the SSE feed for issue 52 drops events"
 
