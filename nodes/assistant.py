@@ -40,7 +40,7 @@ from keel.nodes.state.lineage import turn_key
 from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.previews import preview
 from keel.tools.ask_user import ASK_TOOL, question_of
-from keel.tools.calls import storable
+from keel.tools.calls import storable, tool_error, unanswered
 from keel.tools.spec import spec_of
 
 log = structlog.get_logger(__name__)
@@ -64,23 +64,17 @@ def repair_window(window: Sequence[BaseMessage]) -> list[BaseMessage]:
     A turn cut off between an assistant's tool calls and their results must not break the next
     model call (providers refuse tool calls without results).
     """
-    answered = {m.tool_call_id for m in window if isinstance(m, ToolMessage)}
     repaired: list[BaseMessage] = []
     pending: list[ToolCall] = []
     for message in [*window, None]:
         if pending and not isinstance(message, ToolMessage):
-            repaired.extend(
-                ToolMessage(
-                    INTERRUPTED_CALL, tool_call_id=c.get("id") or "", name=c["name"], status="error"
-                )
-                for c in pending
-            )
+            repaired.extend(tool_error(c, INTERRUPTED_CALL) for c in pending)
             pending = []
         if message is None:
             break
         repaired.append(message)
         if isinstance(message, AIMessage) and message.tool_calls:
-            pending = [c for c in message.tool_calls if c.get("id") not in answered]
+            pending = unanswered(message.tool_calls, window)
     return repaired
 
 

@@ -42,6 +42,7 @@ from keel.nodes.state.progress import close_open_steps
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import KeelState, Todolist, open_items
 from keel.nodes.support.message_log import finished, flush
+from keel.tools.calls import unanswered
 
 log = structlog.get_logger(__name__)
 
@@ -51,8 +52,7 @@ def pending_tool_calls(window: list[AnyMessage]) -> list[str]:
     for i in range(len(window) - 1, -1, -1):
         message = window[i]
         if isinstance(message, AIMessage):
-            answered = {m.tool_call_id for m in window[i + 1 :] if isinstance(m, ToolMessage)}
-            return [c["id"] or "" for c in message.tool_calls if c.get("id") not in answered]
+            return [c["id"] or "" for c in unanswered(message.tool_calls, window[i + 1 :])]
     return []
 
 

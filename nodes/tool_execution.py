@@ -10,7 +10,6 @@ every question is asked, and every answer read, before anything is changed: no t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import structlog
@@ -25,7 +24,7 @@ from keel.nodes.state.schema import ItemStatus, KeelState, NextStep, bump
 from keel.nodes.support.confirming import carried_on, confirmed
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import call_key
-from keel.tools.calls import run_tool_call
+from keel.tools.calls import payload, run_tool_call, tool_error, unanswered
 from keel.tools.next_step import NEXT_STEP_TOOL, note_from_args
 from keel.tools.spec import tool_sentence
 
@@ -35,19 +34,10 @@ log = structlog.get_logger(__name__)
 def record_note(call: ToolCall) -> tuple[ToolMessage, NextStep | None]:
     """Run ``record_next_step``: the note goes into state, nothing is stored elsewhere."""
     note = note_from_args(call["args"])
-    call_id, name = call.get("id") or "", call["name"]
     if note is None:
-        text = "Error: the note names no step number."
-        return ToolMessage(text, tool_call_id=call_id, name=name, status="error"), None
+        return tool_error(call, "Error: the note names no step number."), None
     text = f"Noted: next step {note['step']}: {note['description']}"
-    return ToolMessage(text, tool_call_id=call_id, name=name), note
-
-
-def _result_for_event(message: ToolMessage) -> Any:
-    try:
-        return json.loads(str(message.content))
-    except ValueError:
-        return str(message.content)
+    return ToolMessage(text, tool_call_id=call.get("id") or "", name=call["name"]), note
 
 
 NOT_RUN = "Not run: the turn was stopped before this tool call."
@@ -59,13 +49,8 @@ def stopped(state: KeelState, last: AIMessage) -> dict[str, Any]:
     Every call still without a result is answered "not run", a confirmation asked or answered is
     dropped with it, and the response node, seeing ``stop_requested``, ends the turn.
     """
-    answered = {m.tool_call_id for m in state["window"] if isinstance(m, ToolMessage)}
     log.info("tools_not_run", calls=len(last.tool_calls))
-    not_run = [
-        ToolMessage(NOT_RUN, tool_call_id=c.get("id") or "", name=c["name"], status="error")
-        for c in last.tool_calls
-        if c.get("id") not in answered
-    ]
+    not_run = [tool_error(c, NOT_RUN) for c in unanswered(last.tool_calls, state["window"])]
     return {"window": unstreamed(not_run), "stop_requested": True}
 
 
@@ -111,7 +96,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         todolist = close_step(
             todolist, call["name"], status, str(result.content) if failed else None
         )
-        shown = _result_for_event(result)
+        shown = payload(result, text=True)
         said = tool_sentence(ctx.resources.tools, call["name"], shown)
         runtime.stream_writer(tool_called(call["name"], call["args"], shown, said))
         log.info(

@@ -3,17 +3,19 @@
 ``run_tool_call`` turns a tool call into a ``ToolMessage``: JSON of what the store returned, or
 ``Error: ...`` with the store's own message. Nothing is reported that the store did not return,
 and no mutating call runs twice (see ``keel.tools.ledger``). ``storable`` keeps tool-call
-arguments fit for a checkpoint.
+arguments fit for a checkpoint. ``tool_error``, ``payload`` and ``unanswered`` are how the nodes
+answer a call with an error, read a result, and find the calls still waiting for one.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 import structlog
-from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
@@ -21,7 +23,7 @@ from keel.checkpoints.database import is_duplicate
 from keel.checkpoints.trouble import trouble_of
 from keel.tools.crash_points import pause_point
 from keel.tools.ledger import recall, record
-from keel.tools.spec import spec_of
+from keel.tools.spec import spec_of, tool_named
 from keel.tools.tasks.store import TaskError, TaskStore
 
 log = structlog.get_logger(__name__)
@@ -43,6 +45,29 @@ def storable(value: Any) -> Any:
     if isinstance(value, list):
         return [storable(v) for v in value]
     return value
+
+
+def tool_error(call: ToolCall, text: str) -> ToolMessage:
+    """The error result ``text`` answering ``call``."""
+    return ToolMessage(text, tool_call_id=call.get("id") or "", name=call["name"], status="error")
+
+
+def payload(result: ToolMessage, *, text: bool = False) -> Any:
+    """What a tool returned, as JSON; None for an error or a text result.
+
+    With ``text``, an error or a text result gives its text instead.
+    """
+    content = str(result.content)
+    if result.status != "error":
+        with suppress(ValueError):
+            return json.loads(content)
+    return content if text else None
+
+
+def unanswered(calls: Sequence[ToolCall], messages: Sequence[BaseMessage]) -> list[ToolCall]:
+    """The ``calls`` that have no result among ``messages``."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return [c for c in calls if c.get("id") not in answered]
 
 
 def _validation_message(name: str, exc: ValidationError) -> str:
@@ -69,16 +94,15 @@ async def _call_tool(tool_: BaseTool, args: dict[str, Any]) -> Any:
 
 
 async def _invoke(tool_: BaseTool, call: ToolCall, user_id: str, store: TaskStore) -> ToolMessage:
-    name, call_id = call["name"], call.get("id") or ""
     args = {k: v for k, v in (call.get("args") or {}).items() if k not in ("user_id", "store")}
     try:
         result = await _call_tool(tool_, {**args, "user_id": user_id, "store": store})
     except TaskError as exc:
-        return ToolMessage(f"Error: {exc.message}", tool_call_id=call_id, name=name, status="error")
+        return tool_error(call, f"Error: {exc.message}")
     except ValidationError as exc:
-        content = _validation_message(name, exc)
-        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
-    return ToolMessage(json.dumps(result, default=str), tool_call_id=call_id, name=name)
+        return tool_error(call, _validation_message(call["name"], exc))
+    content = json.dumps(result, default=str)
+    return ToolMessage(content, tool_call_id=call.get("id") or "", name=call["name"])
 
 
 async def run_tool_call(
@@ -103,10 +127,9 @@ async def run_tool_call(
     recorded: a retry runs it again.
     """
     name, call_id = call["name"], call.get("id") or ""
-    tool_ = next((t for t in tools if t.name == name), None)
+    tool_ = tool_named(tools, name)
     if tool_ is None:
-        content = f"Error: unknown tool {name!r}."
-        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+        return tool_error(call, f"Error: unknown tool {name!r}.")
     try:
         try:
             return await _run(tool_, call, user_id, store, pause_at, key or call_id, first_run)
@@ -119,8 +142,8 @@ async def run_tool_call(
         if trouble_of(exc):  # the database cannot serve now: the caller retries or answers 503
             raise
         log.exception("tool_failed", tool=name, error=type(exc).__name__)
-        content = f"Error: {name} failed ({type(exc).__name__}); nothing it would change was kept."
-        return ToolMessage(content, tool_call_id=call_id, name=name, status="error")
+        text = f"Error: {name} failed ({type(exc).__name__}); nothing it would change was kept."
+        return tool_error(call, text)
 
 
 async def _run(

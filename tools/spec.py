@@ -153,6 +153,21 @@ def question(asks: Sequence[tuple[Confirm, dict[str, Any]]]) -> str:
 Reply = Callable[[dict[str, Any]], str]
 
 
+def _worded(words: str | Reply | None, result: dict[str, Any], *, warn: bool = False) -> str | None:
+    """``words`` (a function or a format string) over ``result``; None when none or they fail.
+
+    With ``warn``, a failure is logged.
+    """
+    if words is None:
+        return None
+    try:
+        return words(result) if callable(words) else words.format(**result)
+    except Exception as exc:  # words that do not fit the result: the caller says something else
+        if warn:
+            log.warning("tool_reply_failed", error=type(exc).__name__)
+        return None
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """Everything keel needs to know about a tool besides its function and schema."""
@@ -186,12 +201,8 @@ class ToolSpec:
         """  # noqa: D205
         if isinstance(result, str):
             return None if result.startswith("Cancelled:") else result
-        if self.said is not None and isinstance(result, dict):
-            try:
-                return self.said(result) if callable(self.said) else self.said.format(**result)
-            except Exception:  # a sentence that does not fit the result: say which tool ran
-                pass
-        return f"Ran {name.replace('_', ' ')}"
+        said = _worded(self.said, result) if isinstance(result, dict) else None
+        return said if said is not None else f"Ran {name.replace('_', ' ')}"
 
     def patterns(self) -> list[str]:
         """The phrasings, then the examples, with their placeholders filled in.
@@ -204,13 +215,7 @@ class ToolSpec:
 
     def report(self, result: dict[str, Any]) -> str | None:
         """The offline model's words for ``result``, or None when it has none (or they fail)."""
-        if self.reply is None:
-            return None
-        try:
-            return self.reply(result) if callable(self.reply) else self.reply.format(**result)
-        except Exception as exc:  # a reply that does not fit the result: show the result itself
-            log.warning("tool_reply_failed", error=type(exc).__name__)
-            return None
+        return _worded(self.reply, result, warn=True)
 
 
 def keel_tool(
@@ -265,10 +270,14 @@ def spec_of(tool_: BaseTool | Any) -> ToolSpec:
     return spec if isinstance(spec, ToolSpec) else NO_SPEC
 
 
+def tool_named(tools: Sequence[BaseTool], name: str) -> BaseTool | None:
+    """The tool called ``name`` among ``tools``, if there is one."""
+    return next((t for t in tools if t.name == name), None)
+
+
 def tool_sentence(tools: Sequence[BaseTool], name: str, result: Any) -> str | None:
     """What the tool ``name`` did, in the short sentence its declaration gives (see ToolSpec)."""
-    found = next((t for t in tools if t.name == name), None)
-    return spec_of(found).sentence(name, result)
+    return spec_of(tool_named(tools, name)).sentence(name, result)
 
 
 def confirmations(tools: Sequence[BaseTool]) -> dict[str, Confirm]:

@@ -27,13 +27,13 @@ from keel.nodes.models.lookups import (
     found,
     is_lookup,
     next_page_offset,
-    payload,
     select,
     selected,
 )
+from keel.nodes.models.takeover import describe
 from keel.nodes.models.turn_messages import is_request, ran, request_text
-from keel.tools.calls import storable
-from keel.tools.spec import spec_of
+from keel.tools.calls import payload, storable
+from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.phrasings import Intent, Selection
 from keel.tools.understanding.reading import understand
 from keel.tools.understanding.talk import say
@@ -158,7 +158,7 @@ class _Round:
         by_tool: dict[str, list[str]] = {}
         cancelled: dict[str, list[Any]] = {}
         for call, result in self.executed:
-            confirm = spec_of(self._tool(call["name"])).confirm
+            confirm = spec_of(tool_named(self.tools, call["name"])).confirm
             if confirm and result.additional_kwargs.get("cancelled"):
                 cancelled.setdefault(call["name"], []).append(call["args"].get(confirm.target))
                 continue
@@ -168,7 +168,7 @@ class _Round:
                     self.kinds.add("not_found")
         lines: list[str] = []
         for name, targets in cancelled.items():
-            confirm = spec_of(self._tool(name)).confirm
+            confirm = spec_of(tool_named(self.tools, name)).confirm
             lines.append(confirm.all_cancelled(targets) if confirm else "Cancelled.")
         for described in by_tool.values():
             shown = described if len(described) <= SHOWN_MAX else described[:SHOWN_FIRST]
@@ -178,16 +178,9 @@ class _Round:
         kind = "which" if "which" in self.kinds else "not_found" if self.kinds else "done"
         return _answer("\n".join(lines + self.notes), kind, f"answered {count} request(s)")
 
-    def _tool(self, name: str) -> BaseTool | None:
-        return next((t for t in self.tools if t.name == name), None)
-
     def _describe(self, call: ToolCall, result: ToolMessage) -> str:
-        data = payload(result)
-        tool_ = self._tool(call["name"])
-        if isinstance(data, dict) and (asked := _ASKED.match(call.get("id") or "")):
-            data = {**data, "asked": asked["asked"]}
-        words = spec_of(tool_).report(data) if isinstance(data, dict) else None
-        return words if words is not None else str(result.content)
+        asked = _ASKED.match(call.get("id") or "")
+        return describe(call, result, self.tools, asked["asked"] if asked else None)
 
 
 def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMessage:

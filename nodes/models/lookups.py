@@ -11,7 +11,6 @@ given). Used by ``keel.nodes.models.rule_based``.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolCall, ToolMessage
 
-from keel.tools.calls import storable
+from keel.tools.calls import payload, storable
 from keel.tools.tasks.matching import Choice, choose
 from keel.tools.tasks.pages import LIST_LIMIT_MAX
 from keel.tools.tasks.todo import FIND, LIST
@@ -37,16 +36,6 @@ STATUS: dict[Selection, str | None] = {"all": None, "open": "open", "done": "don
 """The list filter that reads each selection."""
 
 Executed = Sequence[tuple[ToolCall, ToolMessage]]
-
-
-def payload(result: ToolMessage) -> Any:
-    """What a tool returned, as JSON; None for an error or a text result."""
-    if result.status == "error":
-        return None
-    try:
-        return json.loads(str(result.content))
-    except ValueError:
-        return None
 
 
 def is_lookup(call: ToolCall) -> bool:

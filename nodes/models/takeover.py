@@ -14,7 +14,6 @@ Used by ``keel.nodes.models.model_call``; the offline replies carry ``OFFLINE`` 
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,8 @@ from langchain_core.tools import BaseTool
 from keel.nodes.models.markers import DONE_KEY
 from keel.nodes.models.notes import FALLBACK_NOTE
 from keel.nodes.models.turn_messages import is_request, ran, request_text
-from keel.tools.spec import spec_of
+from keel.tools.calls import payload
+from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.reading import parse_intents
 
 OFFLINE = "keel_offline"
@@ -42,14 +42,19 @@ class Takeover:
     """What the provider's tool calls did, in the tools' words."""
 
 
-def describe(call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool]) -> str:
-    """What a tool call did, in its tool's words (its text when the tool declares none)."""
-    tool_ = next((t for t in tools if t.name == call["name"]), None)
-    try:
-        data = json.loads(str(result.content)) if result.status != "error" else None
-    except ValueError:
-        data = None
-    words = spec_of(tool_).report(data) if isinstance(data, dict) and tool_ else None
+def describe(
+    call: ToolCall, result: ToolMessage, tools: Sequence[BaseTool], asked: str | None = None
+) -> str:
+    """What a tool call did, in its tool's words (its text when the tool declares none).
+
+    ``asked`` is what the request asked about the result ("count"), for the words to answer.
+    """
+    data = payload(result)
+    if not isinstance(data, dict):
+        return str(result.content)
+    if asked is not None:
+        data = {**data, "asked": asked}
+    words = spec_of(tool_named(tools, call["name"])).report(data)
     return words if words is not None else str(result.content)
 
 

@@ -41,7 +41,7 @@ from keel.nodes.state.confirmation import ApprovalRequest, ConfirmationChange, a
 from keel.nodes.state.schema import KeelState
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.waiting import call_key, question_id, typed_answers
-from keel.tools.calls import run_tool_call
+from keel.tools.calls import payload, run_tool_call, tool_error
 from keel.tools.ledger import recall
 from keel.tools.spec import NAMED_MAX, Confirm, confirmations, question
 from keel.tools.tasks.reads import get_todo_task
@@ -94,11 +94,9 @@ async def _probe(
     )
     checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store, tools=[get_todo_task])
     if checked.status == "error":
-        return ToolMessage(checked.content, tool_call_id=call_id, name=call["name"], status="error")
-    try:
-        title = json.loads(str(checked.content)).get("title")
-    except (ValueError, AttributeError):
-        return None
+        return tool_error(call, str(checked.content))
+    data = payload(checked)
+    title = data.get("title") if isinstance(data, dict) else None
     return title if isinstance(title, str) else None
 
 
@@ -209,9 +207,7 @@ async def confirmed(last: AIMessage, state: KeelState, runtime: Runtime[KeelCont
         if confirm is None:
             continue
         if (error := asked.missing.get(call_id)) is not None:
-            stand_ins[call_id] = ToolMessage(
-                error, tool_call_id=call_id, name=call["name"], status="error"
-            )
+            stand_ins[call_id] = tool_error(call, error)
         elif verdicts.get(call_id) != "yes":
             stand_ins[call_id] = _cancelled(call, confirm)
     return answered
