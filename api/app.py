@@ -1,6 +1,6 @@
 """The FastAPI application: ``create_app()`` is what ``keel serve`` (uvicorn) runs.
 
-The graph is compiled inside the lifespan with the checkpointer from ``open_checkpointer``. The
+The graph is compiled inside the lifespan with the checkpointer of ``open_backend``. The
 interactive API page is at /docs (Swagger UI) and /redoc, both served from the installed
 ``fastapi-offline`` package, so they work with no network; the schema is at /openapi.json. The
 todo tools are served over MCP at /mcp/; Telegram's updates, in webhook mode, at /telegram/webhook

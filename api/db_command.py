@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from keel.checkpoints.backend import open_backend
 from keel.checkpoints.migrate import head_revision, migration_engine, revision_sync, upgrade_sync
 from keel.checkpoints.retention import DEFAULT_KEEP, prune_all
-from keel.checkpoints.saver import open_checkpointer
 from keel.checkpoints.urls import parse_database_url
 from keel.graphs.settings import Settings
 
@@ -56,8 +56,8 @@ def prune_command(
     kept = keep or settings.checkpoint_keep
 
     async def run() -> int:
-        async with open_checkpointer(settings.database_url, settings.checkpoint_keep) as saver:
-            return await prune_all(saver, kept)
+        async with open_backend(settings.database_url, keep=settings.checkpoint_keep) as backend:
+            return await prune_all(backend.saver, kept)
 
     threads = asyncio.run(run())
     console.print(f"pruned {threads} conversation(s) to their newest {kept} checkpoints")

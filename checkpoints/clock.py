@@ -11,8 +11,3 @@ Clock = Callable[[], datetime]
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
     return datetime.now(UTC)
-
-
-def as_utc(value: datetime) -> datetime:
-    """``value`` as an aware UTC time (SQLite hands timestamps back without a zone)."""
-    return value if value.tzinfo else value.replace(tzinfo=UTC)

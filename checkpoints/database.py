@@ -31,8 +31,6 @@ from psycopg.types.json import Json
 from psycopg_pool import AsyncConnectionPool
 from typing_extensions import override
 
-from keel.checkpoints.clock import as_utc
-
 T = TypeVar("T")
 Params = Mapping[str, Any] | None
 Row = dict[str, Any]
@@ -51,7 +49,7 @@ def read_time(value: Any) -> datetime:
     """A timestamp column as an aware UTC datetime (SQLite gives text, PostgreSQL datetimes)."""
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    return as_utc(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)  # SQLite's come without a zone
 
 
 def is_duplicate(exc: BaseException) -> bool:
@@ -78,13 +76,9 @@ class Session(ABC):
         rows = await self.fetch(sql, params)
         return rows[0] if rows else None
 
+    @abstractmethod
     async def execute(self, sql: str, params: Params = None) -> int:
         """Run ``sql``; return how many rows it changed."""
-        return await self._run(sql, params)
-
-    @abstractmethod
-    async def _run(self, sql: str, params: Params) -> int:
-        """Run ``sql``; the row count."""
 
     @abstractmethod
     async def executemany(self, sql: str, rows: Iterable[Mapping[str, Any]]) -> int:
@@ -185,7 +179,7 @@ class _SqliteTx(Session):
         return await run_sqlite(self.conn, self.offload, _sqlite_fetch, sql, params)
 
     @override
-    async def _run(self, sql: str, params: Params) -> int:
+    async def execute(self, sql: str, params: Params = None) -> int:
         return await run_sqlite(self.conn, self.offload, _sqlite_run, sql, params)
 
     @override
@@ -221,7 +215,7 @@ class SqliteDatabase(Database):
             return await run_sqlite(self.conn, self.offload, _sqlite_fetch, sql, params)
 
     @override
-    async def _run(self, sql: str, params: Params) -> int:
+    async def execute(self, sql: str, params: Params = None) -> int:
         async with self.lock:
             return await run_sqlite(self.conn, self.offload, _sqlite_run, sql, params)
 
@@ -260,7 +254,7 @@ class _PostgresSession(Session):
         return list(await cur.fetchall()) if cur.description else []
 
     @override
-    async def _run(self, sql: str, params: Params) -> int:
+    async def execute(self, sql: str, params: Params = None) -> int:
         cur = await self.conn.execute(_pyformat(sql), params)
         return int(cur.rowcount)
 
@@ -288,9 +282,9 @@ class PostgresDatabase(Database):
             return await _PostgresSession(conn).fetch(sql, params)
 
     @override
-    async def _run(self, sql: str, params: Params) -> int:
+    async def execute(self, sql: str, params: Params = None) -> int:
         async with self.pool.connection() as conn:
-            return await _PostgresSession(conn)._run(sql, params)
+            return await _PostgresSession(conn).execute(sql, params)
 
     @override
     @asynccontextmanager

@@ -27,11 +27,10 @@ import hashlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Protocol
 
 import structlog
 
-from keel.checkpoints.conversation_store import ConversationNotFound
+from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.process_locks import Found, ProcessLocks, take
 
 log = structlog.get_logger(__name__)
@@ -39,22 +38,6 @@ log = structlog.get_logger(__name__)
 
 class ConversationLocked(RuntimeError):
     """Another turn holds the conversation."""
-
-
-class Owners(Protocol):
-    """Who owns a conversation, read from the database now (never from a cache)."""
-
-    async def read_owner(self, conversation_id: str) -> str | None:
-        """The owner, or None when there is no such conversation."""
-        ...
-
-    async def read_found(self, conversation_id: str) -> Found:
-        """What a turn reads of the conversation as it takes it (owner None: no such one)."""
-        ...
-
-    def noted(self, conversation_id: str, owner: str | None) -> None:
-        """An owner read elsewhere (with the lock), for the store's cache."""
-        ...
 
 
 def lock_key(conversation_id: str) -> int:
@@ -66,7 +49,9 @@ def lock_key(conversation_id: str) -> int:
 class TurnLocks:
     """The per-conversation turn lock of one process."""
 
-    def __init__(self, process_locks: ProcessLocks, owners: Owners | None = None) -> None:
+    def __init__(
+        self, process_locks: ProcessLocks, owners: ConversationStore | None = None
+    ) -> None:
         """Serialise in this process, and across processes through ``process_locks``.
 
         ``owners`` answers who owns a conversation when the locks cannot read it themselves.

@@ -245,23 +245,6 @@ class MessageLog:
         )
         return [_from_row(r) for r in reversed(rows)]
 
-    async def history(
-        self,
-        conversation_id: str,
-        *,
-        topic_id: str | None = None,
-        after_id: int = 0,
-        limit: int = 1000,
-        lineage: Lineage | None = None,
-    ) -> list[LoggedMessage]:
-        """Messages in the order they were written, optionally of one topic or lineage, by id."""
-        where, params = self._where(conversation_id, topic_id, lineage)
-        rows = await self.db.fetch(
-            f"SELECT * FROM keel_messages WHERE {where} AND id > :after ORDER BY id LIMIT :limit",
-            {**params, "after": after_id, "limit": limit},
-        )
-        return [_from_row(r) for r in rows]
-
     async def page(
         self,
         conversation_id: str,

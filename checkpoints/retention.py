@@ -44,14 +44,9 @@ async def latest_checkpoint_id(
     return await internals_of(saver).latest_checkpoint_id(db, thread_id)
 
 
-async def thread_ids(saver: BaseCheckpointSaver) -> list[str]:
-    """Every thread the saver holds checkpoints for."""
-    return await internals_of(saver).thread_ids()
-
-
 async def prune_all(saver: BaseCheckpointSaver, keep: int) -> int:
     """Prune every thread to its newest ``keep`` checkpoints; return how many threads."""
-    threads = await thread_ids(saver)
+    threads = await internals_of(saver).thread_ids()
     for thread_id in threads:
         await prune_thread(saver, thread_id, keep)
     return len(threads)
@@ -77,7 +72,7 @@ class Pruned(BaseCheckpointSaver):
     never holds more than one pooled connection; a failed one is logged and tried again later. A
     prune keeps the newest ``keep`` of the checkpoints up to the one that called for it, and every
     one written since, whenever it gets to run. Whoever writes checkpoints through keel's saver
-    (keel's turns, ``open_checkpointer``'s users, tests) gets it.
+    (keel's turns, ``open_backend``'s users, tests) gets it.
     """
 
     keep: int = DEFAULT_KEEP

@@ -47,9 +47,13 @@ _LATEST = (
 """LangGraph's ``checkpoints`` table, read through keel's ``Database`` (one index lookup)."""
 
 
-async def _latest_in_checkpoints_table(db: Database, thread_id: str) -> str | None:
-    row = await db.fetchone(_LATEST, {"t": thread_id})
-    return str(row["checkpoint_id"]) if row else None
+class InCheckpointsTable:
+    """A saver whose newest checkpoint keel reads in LangGraph's ``checkpoints`` table."""
+
+    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
+        """Read the saver's ``checkpoints`` table through ``db`` (keel's, the same database)."""
+        row = await db.fetchone(_LATEST, {"t": thread_id})
+        return str(row["checkpoint_id"]) if row else None
 
 
 _VERSIONS: weakref.WeakKeyDictionary[InMemorySaver, dict[str, set[tuple[str, Any]]]] = (
@@ -115,7 +119,7 @@ _UPTO = " AND checkpoint_id <= {mark}"
 """The clause that counts only the checkpoints up to a given one (``upto``)."""
 
 
-class SqliteInternals:
+class SqliteInternals(InCheckpointsTable):
     """``SqliteSaver`` of langgraph-checkpoint-sqlite 3.x (written against 3.1.2), as keel runs it.
 
     Its ``checkpoints`` and ``writes`` tables (keyed by ``thread_id``, ``checkpoint_ns``,
@@ -151,10 +155,6 @@ class SqliteInternals:
 
         return await self.saver.call(read)
 
-    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
-        """Read from the saver's ``checkpoints`` table through ``db`` (the same SQLite file)."""
-        return await _latest_in_checkpoints_table(db, thread_id)
-
 
 _POSTGRES_CUTOFF = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''{upto} "
@@ -174,7 +174,7 @@ _POSTGRES_BLOBS = (
 (a hashed set), not searched for per blob, so a prune costs a few milliseconds, not hundreds."""
 
 
-class PostgresInternals:
+class PostgresInternals(InCheckpointsTable):
     """``AsyncPostgresSaver`` of langgraph-checkpoint-postgres 3.x (written against 3.2.0).
 
     Its ``checkpoints`` (channel versions in the ``checkpoint`` JSONB), ``checkpoint_writes`` and
@@ -207,10 +207,6 @@ class PostgresInternals:
             await cur.execute("SELECT DISTINCT thread_id FROM checkpoints")
             return [str(r["thread_id"]) for r in await cur.fetchall()]
 
-    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
-        """Read from the saver's ``checkpoints`` table through ``db`` (the same database)."""
-        return await _latest_in_checkpoints_table(db, thread_id)
-
     @asynccontextmanager
     async def _cursor(self) -> AsyncIterator[Any]:
         """A cursor in a transaction of its own: from the pool when the saver has one.
@@ -230,12 +226,8 @@ class PostgresInternals:
                 yield cur
 
 
-class OtherSaverInternals:
-    """Any other saver: keel knows nothing of its storage, so it prunes and lists nothing.
-
-    Its newest checkpoint is looked up in LangGraph's ``checkpoints`` table through ``db``, as for
-    the SQL savers (what keel has always done for a saver it does not know).
-    """
+class OtherSaverInternals(InCheckpointsTable):
+    """Any other saver: keel knows nothing of its storage, so it prunes and lists nothing."""
 
     async def prune(self, thread_id: str, keep: int, upto: str | None = None) -> None:
         """Nothing to do."""
@@ -243,10 +235,6 @@ class OtherSaverInternals:
     async def thread_ids(self) -> list[str]:
         """No threads known."""
         return []
-
-    async def latest_checkpoint_id(self, db: Database, thread_id: str) -> str | None:
-        """Read LangGraph's ``checkpoints`` table through ``db``."""
-        return await _latest_in_checkpoints_table(db, thread_id)
 
 
 def internals_of(saver: BaseCheckpointSaver) -> SaverInternals:

@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
+from keel.checkpoints.backend import open_backend
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.saver import open_checkpointer
 from keel.graphs.builder import build_graph
 from keel.graphs.runner import snapshot
 from keel.tools.tasks.store import TaskStore
@@ -61,7 +61,7 @@ def kill_at_pause(url: str, pause: str, lines: list[str]) -> str:
 async def tasks_and_log(url: str, cid: str):
     async with open_database(url) as db:
         tasks = await TaskStore(db).list("local")
-        log = await MessageLog(db).history(cid)
+        log = await MessageLog(db).page(cid)
         ledger = (await db.fetchone("SELECT count(*) AS n FROM keel_tool_results"))["n"]
     return tasks, log, ledger
 
@@ -126,8 +126,8 @@ async def test_a_kill_after_the_model_asked_for_a_tool_finishes_that_turn_once(d
         ("assistant", "Your tasks:\n- [ ] 1. buy milk"),
     ]
     assert [m.role for m in log] == ["user", "tool", "assistant"] * 2
-    async with open_checkpointer(durable_url) as saver:
-        state = await snapshot(build_graph(saver), cid)
+    async with open_backend(durable_url) as backend:
+        state = await snapshot(build_graph(backend.saver), cid)
     assert state["mission"] == "Show all"  # the new message got a mission of its own
     assert all(i["status"] == "done" for i in state["todolist"]["items"])
 

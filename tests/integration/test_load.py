@@ -52,7 +52,7 @@ async def logged_and_tasks(database_url: str, cids: list[str]):
         log = MessageLog(db)
         said = Counter()
         for cid in cids:
-            said.update(m.content for m in await log.history(cid, limit=10_000) if m.role == "user")
+            said.update(m.content for m in await log.page(cid, limit=10_000) if m.role == "user")
         titles = Counter(t["title"] for t in await TaskStore(db).list("ann"))
     return said, titles
 

@@ -12,14 +12,13 @@ import importlib
 import inspect
 import uuid
 
-from keel.checkpoints.saver import open_checkpointer
+from keel.checkpoints.backend import open_backend
 from keel.graphs.builder import served
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.conftest import new_postgres_database
-from tests.helpers import open_database
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
 
 UNIT_MODULES = (
@@ -52,7 +51,8 @@ async def test_postgres_retention_drops_unreferenced_blobs(postgres_server):
 
     url = new_postgres_database(postgres_server)
     cid = str(uuid.uuid4())
-    async with open_database(url) as db, open_checkpointer(url) as saver:
+    async with open_backend(url) as backend:
+        db, saver = backend.db, backend.saver
         saver.keep, saver.prune_every = 4, 4  # pruned once a tool turn (four checkpoints)
         graph = served(saver)
         blobs = []

@@ -48,7 +48,7 @@ async def end_of_turn(keel, cid, turn):
 
 async def active(keel, cid):
     values = (await keel.graph.aget_state(thread_config(cid))).values
-    return [(m.role, m.content) for m in await keel.messages.history(cid, lineage=lineage(values))]
+    return [(m.role, m.content) for m in await keel.messages.page(cid, lineage=lineage(values))]
 
 
 def users(rows):
@@ -78,13 +78,13 @@ async def test_a_forks_turn_is_logged_and_shown_and_the_original_stays(keel):
         "Added plums.",
     ]
     assert '"title": "plums"' in shown[4][1]
-    everything = await keel.messages.history(cid)
+    everything = await keel.messages.page(cid)
     assert users([(m.role, m.content) for m in everything]) == [
         "Add apples",
         "Add pears",
         "Add plums",
     ]
-    original = await keel.messages.history(cid, lineage=Lineage())
+    original = await keel.messages.page(cid, lineage=Lineage())
     assert users([(m.role, m.content) for m in original]) == ["Add apples", "Add pears"]
     assert "Added pears." in [m.content for m in original]
 
@@ -94,7 +94,7 @@ async def test_a_fork_runs_its_own_tool_calls_and_a_replay_runs_none(keel):
     titles = [t["title"] for t in await keel.store.list("local")]
     assert titles == ["apples", "pears", "plums"]  # the same call id, another turn: it ran
 
-    before = [(m.key, m.content) for m in await keel.messages.history(cid)]
+    before = [(m.key, m.content) for m in await keel.messages.page(cid)]
     model.replies += [create("plums"), AIMessage("Added plums.\nKEEL DONE: added")]
     await say(keel, cid, "Add plums", model, at=turn_1.config)  # the same turn, run again
     history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
@@ -102,7 +102,7 @@ async def test_a_fork_runs_its_own_tool_calls_and_a_replay_runs_none(keel):
     model.replies += [AIMessage("Added plums.\nKEEL DONE: added")]
     await keel.graph.ainvoke(None, before_tools.config, context=keel.context(model=model))
 
-    assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
+    assert [(m.key, m.content) for m in await keel.messages.page(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == titles
     assert users(await active(keel, cid)) == ["Add apples", "Add plums"]  # found its branch
 
@@ -158,7 +158,7 @@ async def test_a_forks_confirmation_is_logged_on_its_branch(keel):
     shown = await active(keel, cid)
     assert users(shown) == ["Add buy milk", "Add call mom", "Delete task 1", "yes"]
     assert any("Are you sure" in content for role, content in shown if role == "assistant")
-    assert "Add walk dog" in users([(m.role, m.content) for m in await keel.messages.history(cid)])
+    assert "Add walk dog" in users([(m.role, m.content) for m in await keel.messages.page(cid)])
 
 
 @pytest.mark.parametrize("extra", [0, 1])
@@ -184,8 +184,8 @@ async def test_a_forked_turn_written_again_stays_on_its_branch_in_order(keel, ex
 
     fork = Lineage((Segment("fork-2"), Segment(MAIN, 1)))
     expected = ["b:user", "b:tool", "b:reply"][: 2 + extra]
-    assert [m.key for m in await keel.messages.history(cid, lineage=fork)] == expected
-    assert [m.key for m in await keel.messages.history(cid, lineage=Lineage())] == ["a:user"]
+    assert [m.key for m in await keel.messages.page(cid, lineage=fork)] == expected
+    assert [m.key for m in await keel.messages.page(cid, lineage=Lineage())] == ["a:user"]
 
 
 async def test_a_fork_of_a_fork_sees_both_branches_it_descends_from(keel):
@@ -203,7 +203,7 @@ async def test_a_fork_of_a_fork_sees_both_branches_it_descends_from(keel):
     assert users(await active(keel, cid)) == ["Add apples", "Add plums", "Add limes"]
     shown = "\n".join(str(m.content) for m in model.seen[0])
     assert "plums" in shown and "kiwis" not in shown and "pears" not in shown
-    logged = users([(m.role, m.content) for m in await keel.messages.history(cid)])
+    logged = users([(m.role, m.content) for m in await keel.messages.page(cid)])
     assert sorted(logged) == sorted(
         ["Add apples", "Add pears", "Add plums", "Add kiwis", "Add limes"]
     )
@@ -229,7 +229,7 @@ async def test_a_fork_from_a_checkpoint_that_knows_no_branch_starts_after_its_tu
 
 
 async def opening(keel, cid, content):
-    rows = await keel.messages.history(cid)
+    rows = await keel.messages.page(cid)
     return next(m for m in rows if m.role == "user" and m.content == content)
 
 
@@ -273,12 +273,12 @@ async def test_the_first_message_edited_starts_with_nothing_and_names_no_parent(
 async def test_a_checkpoint_gone_by_the_time_the_turn_runs_changes_nothing(keel):
     cid = str(uuid.uuid4())
     await turns_of(keel, cid, "Add apples", "Add pears")
-    before = [(m.key, m.content) for m in await keel.messages.history(cid)]
+    before = [(m.key, m.content) for m in await keel.messages.page(cid)]
     gone = "1f0c0000-0000-6000-8000-000000000000"
     with pytest.raises(CheckpointNotKept):  # the check passed (a prune came after it)
         await run_turn(keel.graph, cid, "Add plums", keel.context(), from_checkpoint=gone)
 
-    assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
+    assert [(m.key, m.content) for m in await keel.messages.page(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == ["apples", "pears"]
     answer = await run_turn(keel.graph, cid, "Show all", keel.context())
     assert "apples" in answer.reply and "pears" in answer.reply
@@ -301,7 +301,7 @@ async def test_an_idempotency_key_names_the_checkpoint_as_well_as_the_text(keel)
 
 
 async def lined(keel, cid, values):
-    rows = await keel.messages.history(cid, lineage=lineage(values))
+    rows = await keel.messages.page(cid, lineage=lineage(values))
     return [(m.role, m.content) for m in rows]
 
 
@@ -312,5 +312,5 @@ async def test_a_lineage_thousands_of_forks_deep_reads_its_rows(keel):
     deep = tuple(Segment(f"fork-{n}", n) for n in range(3000, 0, -1))  # none wrote a row here
     for upto, seen in ((1, ["Add apples"]), (2, ["Add apples", "Add pears"])):
         lineage = Lineage((Segment("fork-3001"), *deep, Segment(MAIN, upto)))
-        rows = await keel.messages.history(cid, lineage=lineage)
+        rows = await keel.messages.page(cid, lineage=lineage)
         assert [r.content for r in rows if r.role == "user"] == seen

@@ -6,7 +6,6 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from keel.checkpoints.backend import Backend, open_backend
 from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
-from keel.checkpoints.saver import open_checkpointer
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph, served
@@ -20,16 +19,16 @@ from tests.helpers import open_database
 EXPECTED = {"memory": InMemorySaver, "sqlite": LoopSqliteSaver, "postgres": AsyncPostgresSaver}
 
 
-async def test_open_checkpointer_gives_the_saver_of_the_scheme(database_url):
+async def test_a_backend_has_the_saver_of_its_scheme(database_url):
     kind = parse_database_url(database_url).kind
-    async with open_checkpointer(database_url) as saver:
-        assert isinstance(saver, EXPECTED[kind])
+    async with open_backend(database_url) as backend:
+        assert isinstance(backend.saver, EXPECTED[kind])
 
 
 @pytest.mark.parametrize("url", ["mysql://x", "sqlite://relative", "", "redis://localhost"])
 async def test_unknown_scheme_names_the_accepted_ones(url):
     with pytest.raises(UnsupportedDatabaseURL) as err:
-        async with open_checkpointer(url):
+        async with open_backend(url):
             pass
     assert "memory" in str(err.value) and "sqlite:///" in str(err.value)
     assert "postgresql://" in str(err.value)
@@ -44,12 +43,11 @@ def test_credentials_are_not_echoed():
 @pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
 async def test_state_persists_across_reopen(database_url):
     cid = str(uuid.uuid4())
-    async with open_database(database_url) as db, open_checkpointer(database_url) as saver:
-        await run_turn(
-            build_graph(saver), cid, "Add buy milk", open_resources(db, tools=TODO_TOOLS).context()
-        )
-    async with open_checkpointer(database_url) as saver:
-        state = await snapshot(build_graph(saver), cid)
+    async with open_backend(database_url) as backend:
+        resources = open_resources(backend.db, tools=TODO_TOOLS)
+        await run_turn(build_graph(backend.saver), cid, "Add buy milk", resources.context())
+    async with open_backend(database_url) as backend:
+        state = await snapshot(build_graph(backend.saver), cid)
     assert state["mission"] == "Add buy milk" and state["complete"]
     assert state["todolist"]["items"][0]["status"] == "done"
 

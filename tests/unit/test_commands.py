@@ -69,7 +69,7 @@ async def test_a_reset_with_nothing_pending_starts_afresh(keel, way):
         "previous_messages_preserved": True,
     }
     assert await keel.count_messages(cid) == logged + 1  # what was said is kept as it was
-    *_, row = await keel.messages.history(cid)  # and where the reset happened, to show it again
+    *_, row = await keel.messages.page(cid)  # and where the reset happened, to show it again
     assert (row.role, row.content, row.topic_id) == (COMMAND, RESET_MESSAGE, result.topic["id"])
     state = (await keel.graph.aget_state(thread_config(cid))).values
     assert state["stats"]["turns"] == 1  # a command is no turn of the conversation

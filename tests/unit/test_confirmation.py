@@ -4,14 +4,13 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.saver import open_checkpointer
+from keel.checkpoints.backend import open_backend
 from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
 from keel.tools.tasks.store import TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
-from tests.helpers import open_database
 
 
 async def say(keel, cid, text):
@@ -133,7 +132,8 @@ async def test_the_tool_runs_once_after_the_yes(memory_keel, monkeypatch):
 async def test_the_pause_survives_a_restart(tmp_path):
     url = f"sqlite:///{tmp_path / 'keel.db'}"
     cid = str(uuid.uuid4())
-    async with open_database(url) as db, open_checkpointer(url) as saver:
+    async with open_backend(url) as backend:
+        db, saver = backend.db, backend.saver
         store = TaskStore(db)
         task = await store.create("local", "buy milk")
         asked = await run_turn(
@@ -143,8 +143,8 @@ async def test_the_pause_survives_a_restart(tmp_path):
             open_resources(db, tools=TODO_TOOLS).context(),
         )
         assert asked.awaiting_confirmation is not None
-    async with open_database(url) as db, open_checkpointer(url) as saver:
-        graph, store = build_graph(saver), TaskStore(db)
+    async with open_backend(url) as backend:
+        graph, store, db = build_graph(backend.saver), TaskStore(backend.db), backend.db
         state = await snapshot(graph, cid)
         assert state["pending_confirmation"]["prompt"] == asked.reply
         done = await run_turn(graph, cid, "yes", open_resources(db, tools=TODO_TOOLS).context())

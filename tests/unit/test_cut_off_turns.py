@@ -104,5 +104,5 @@ async def test_a_turn_run_on_after_its_start_was_pruned_offers_no_point_to_edit_
     await prune_thread(keel.graph.checkpointer, cid, 1)  # only the cut-off turn's newest is kept
     after = await run_turn(keel.graph, cid, "What's on my list?", keel.context())
     assert after.recovered_reply == "Created task: eggs"
-    opening = next(m for m in await keel.messages.history(cid) if m.content == "Add eggs")
+    opening = next(m for m in await keel.messages.page(cid) if m.content == "Add eggs")
     assert opening.from_checkpoint is None  # not BEGINNING: that would edit an empty conversation

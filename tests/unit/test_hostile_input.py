@@ -125,7 +125,7 @@ async def test_a_message_with_many_requests_is_logged_whole_and_answered(memory_
     message = "; ".join(f"Add b-{k}" for k in range(n))
     result = await run_turn(memory_keel.graph, cid, message, memory_keel.context())
     assert result.reply.splitlines() == [f"Created task: b-{k}" for k in range(n)]
-    logged = await memory_keel.messages.history(cid)
+    logged = await memory_keel.messages.page(cid)
     assert [m.content for m in logged if m.role == "user"] == [message]
     assert len([m for m in logged if m.role == "tool"]) == n
     assert logged[-1].content == result.reply
@@ -174,7 +174,7 @@ async def test_whatever_the_user_types_is_logged_as_typed(memory_keel, content):
         return  # refused at the door (422): see the API tests
     cid = str(uuid.uuid4())
     await run_turn(memory_keel.graph, cid, content, memory_keel.context())
-    logged = await memory_keel.messages.history(cid)
+    logged = await memory_keel.messages.page(cid)
     assert [m.content for m in logged if m.role == "user"] == [content]
 
 

@@ -23,7 +23,7 @@ async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(
         expected_users.append(text)
         await run_turn(keel.graph, cid, text, context)
 
-    logged = await keel.messages.history(cid)
+    logged = await keel.messages.page(cid)
     users = [m for m in logged if m.role == "user"]
     assert [m.content for m in users] == expected_users
     assert [m.id for m in logged] == sorted(m.id for m in logged)
@@ -52,7 +52,7 @@ async def test_running_a_turn_on_from_its_checkpointed_calls_writes_nothing_twic
     context = keel.context()
     await run_turn(keel.graph, cid, "Add buy milk", context)
     await run_turn(keel.graph, cid, "Add eggs", context)
-    before = [(m.key, m.content) for m in await keel.messages.history(cid)]
+    before = [(m.key, m.content) for m in await keel.messages.page(cid)]
     at_calls = None
     async for snap in keel.graph.aget_state_history(thread_config(cid)):
         window = snap.values.get("window") or []
@@ -62,7 +62,7 @@ async def test_running_a_turn_on_from_its_checkpointed_calls_writes_nothing_twic
     assert at_calls is not None and window[0].content == "Add eggs"
     again = context.run_by_keel(TurnStart(cut_off=True))
     await keel.graph.ainvoke(None, at_calls.config, context=again)
-    assert [(m.key, m.content) for m in await keel.messages.history(cid)] == before
+    assert [(m.key, m.content) for m in await keel.messages.page(cid)] == before
     assert [t["title"] for t in await keel.store.list("local")] == ["buy milk", "eggs"]
 
 
@@ -71,7 +71,7 @@ async def test_the_confirmation_question_and_answer_are_logged(keel):
     task = await keel.store.create("local", "buy milk")
     await run_turn(keel.graph, cid, f"Delete task {task['id']}", keel.context())
     await run_turn(keel.graph, cid, "yes", keel.context())
-    logged = [(m.role, m.content) for m in await keel.messages.history(cid)]
+    logged = [(m.role, m.content) for m in await keel.messages.page(cid)]
     assert logged[0] == ("user", f"Delete task {task['id']}")
     question = (
         f"Are you sure you want to delete task {task['id']}? (yes/no)\n"
@@ -94,7 +94,7 @@ async def test_a_key_already_holding_another_users_message_is_an_error_not_skipp
         assert "turn-1:user" in str(exc)
     else:
         raise AssertionError("bob's row was skipped in silence")
-    logged = await keel.messages.history(cid)
+    logged = await keel.messages.page(cid)
     assert [(m.key, m.content) for m in logged] == [
         ("turn-1:user", "Add tea"),
         ("turn-2:user", "Add tea"),

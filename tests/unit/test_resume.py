@@ -119,17 +119,17 @@ async def test_exhausting_a_small_budget_twice_still_completes_the_plan(keel):
     assert len(audit) == len(resumed)
     assert audit[0]["detail"]["to_step"] == audit[0]["detail"]["from_step"] + 1
     assert audit[0]["detail"]["backup_id"] is None  # no backup store in this context
-    users = [m for m in await keel.messages.history(cid) if m.role == "user"]
+    users = [m for m in await keel.messages.page(cid) if m.role == "user"]
     assert [m.content for m in users] == ["add a; add b; add c; add d"]  # the log is untouched
 
 
 async def test_resume_backs_up_and_keeps_ten(keel):
+    from keel.checkpoints.backend import open_backend
     from keel.checkpoints.backups import BackupStore
-    from keel.checkpoints.saver import open_checkpointer
 
     cid = str(uuid.uuid4())
-    async with open_checkpointer(keel.url) as other_saver:
-        saver = keel.graph.checkpointer if keel.url == "memory" else other_saver
+    async with open_backend(keel.url) as other:
+        saver = keel.graph.checkpointer if keel.url == "memory" else other.saver
         backups = BackupStore(saver, keel.db, keep=10)
         model = ScriptedModel(replies=[], seen=[])
         for n in range(12):

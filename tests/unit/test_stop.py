@@ -23,7 +23,7 @@ async def test_a_stopped_turn_runs_no_tool_and_says_so(memory_keel):
     assert result.reply == STOPPED and result.complete is False
     assert [e["type"] for e in result.events][-1] == "turn_stopped"
     assert await memory_keel.store.list("local") == []
-    log = await memory_keel.messages.history(cid)
+    log = await memory_keel.messages.page(cid)
     assert [(m.role, m.content) for m in log] == [  # the model was not even asked
         ("user", "Add buy milk"),
         ("assistant", STOPPED),

@@ -213,7 +213,7 @@ def test_a_failed_lookup_is_reported_as_it_is():
 
 
 async def tool_results(keel, cid) -> list[str]:
-    return [m.content for m in await keel.messages.history(cid) if m.role == "tool"]
+    return [m.content for m in await keel.messages.page(cid) if m.role == "tool"]
 
 
 async def test_a_list_turn_over_hundreds_of_tasks_is_one_bounded_page(keel):

@@ -38,7 +38,7 @@ async def test_the_same_call_id_in_other_turns_and_conversations_runs_each_call(
     titles = [t["title"] for t in await memory_keel.store.list("local")]
     assert titles == ["apples", "pears", "plums"]
     for cid, expected in ((first, ["apples", "plums"]), (second, ["pears"])):
-        tools = [m for m in await memory_keel.messages.history(cid) if m.role == "tool"]
+        tools = [m for m in await memory_keel.messages.page(cid) if m.role == "tool"]
         assert [m.content.count(t) for m, t in zip(tools, expected, strict=True)] == [1] * len(
             expected
         )
