@@ -85,7 +85,8 @@ class Pruned(BaseCheckpointSaver):
         super().__init__(*args, **kwargs)
         self._written: dict[str, int] = {}
         self._one_at_a_time = asyncio.Semaphore(1)
-        self._prunes: set[asyncio.Task[None]] = set()
+        self._prunes: dict[asyncio.Task[None], str] = {}
+        """The prunes under way, and the thread of each."""
 
     async def aput(
         self,
@@ -102,8 +103,8 @@ class Pruned(BaseCheckpointSaver):
             count = 0
             upto = str(written["configurable"]["checkpoint_id"])
             task = asyncio.create_task(self._prune(thread_id, upto))
-            self._prunes.add(task)
-            task.add_done_callback(self._prunes.discard)
+            self._prunes[task] = thread_id
+            task.add_done_callback(self._prunes.pop)
         self._written[thread_id] = count  # re-inserted last: the dict stays in recency order
         if len(self._written) > 100_000:
             self._written.pop(next(iter(self._written)))
@@ -116,7 +117,9 @@ class Pruned(BaseCheckpointSaver):
             except Exception as exc:  # retention is upkeep: it never fails a turn
                 log.warning("prune_failed", thread_id=thread_id, error=type(exc).__name__)
 
-    async def pruned(self) -> None:
-        """Wait for the prunes under way (before the database closes)."""
-        while self._prunes:
-            await asyncio.gather(*self._prunes, return_exceptions=True)
+    async def pruned(self, thread_id: str | None = None) -> None:
+        """Wait for the prunes under way: all (before the database closes), or a thread's (before
+        a turn runs from one of its older checkpoints, which a prune may be removing).
+        """  # noqa: D205
+        while under_way := [t for t, of in self._prunes.items() if thread_id in (None, of)]:
+            await asyncio.gather(*under_way, return_exceptions=True)

@@ -31,6 +31,7 @@ from langgraph.types import StateSnapshot
 
 from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore, digest
+from keel.checkpoints.retention import Pruned
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import TurnResult, turn_result
@@ -65,6 +66,8 @@ async def kept_checkpoint(graph: KeelGraph, conversation_id: str, checkpoint_id:
     saver = graph.checkpointer
     if not isinstance(saver, BaseCheckpointSaver):
         raise CheckpointNotKept(checkpoint_id)
+    if isinstance(saver, Pruned):  # a prune of the thread under way may be removing it: a turn
+        await saver.pruned(conversation_id)  # from it would find its checkpoint gone midway
     if await saver.aget_tuple(thread_config(conversation_id, checkpoint_id)) is None:
         raise CheckpointNotKept(checkpoint_id)
 

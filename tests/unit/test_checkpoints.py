@@ -1,16 +1,20 @@
+import asyncio
 import uuid
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from keel.checkpoints import retention
 from keel.checkpoints.backend import Backend, open_backend
+from keel.checkpoints.branches import CheckpointNotKept
 from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
+from keel.checkpoints.retention import prune_thread
 from keel.checkpoints.sqlite_saver import LoopSqliteSaver
 from keel.checkpoints.urls import UnsupportedDatabaseURL, parse_database_url
 from keel.graphs.builder import build_graph, served
 from keel.graphs.resources import open_resources
-from keel.graphs.run_turn import run_turn
+from keel.graphs.run_turn import kept_checkpoint, run_turn
 from keel.graphs.runner import snapshot, thread_config
 from keel.nodes.run_context import KeelContext
 from keel.tools.tasks.todo import TODO_TOOLS
@@ -98,6 +102,32 @@ async def test_the_saver_prunes_in_the_background_every_few_checkpoints(keel):
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
     assert len(kept) == 2 + 3 + 4  # not due again until the 17th
     assert "chore 3" in (await run_turn(keel.graph, cid, "Show all", context)).reply
+
+
+async def test_a_turn_from_an_older_checkpoint_waits_for_a_prune_of_its_conversation(
+    keel, monkeypatch
+):
+    """A prune under way may be removing the checkpoint a turn would run from (an edited
+    message's): the turn waits for it, then runs, or is refused if it is gone."""  # noqa: D205
+    cid = str(uuid.uuid4())
+    keel.saver.keep, keel.saver.prune_every = 2, 8  # due at the 1st, 9th, 17th checkpoint
+    for n in range(2):
+        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context())
+    await keel.saver.pruned()
+    history = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    oldest, newest = (s.config["configurable"]["checkpoint_id"] for s in (history[-1], history[0]))
+    release = asyncio.Event()
+
+    async def held(*args, **kwargs):
+        await release.wait()
+        await prune_thread(*args, **kwargs)
+
+    monkeypatch.setattr(retention, "prune_thread", held)
+    await run_turn(keel.graph, cid, "Add chore 2", keel.context())  # the 9th: a prune, held
+    asyncio.get_running_loop().call_later(0.05, release.set)
+    with pytest.raises(CheckpointNotKept):
+        await kept_checkpoint(keel.graph, cid, oldest)  # removed by the prune it waited for
+    await kept_checkpoint(keel.graph, cid, newest)  # kept: two up to the 9th, and the rest
 
 
 def own_context(backend: Backend) -> KeelContext:
