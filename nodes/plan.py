@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.models.model_events import model_fallback
+from keel.nodes.events import model_fallback
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.schema import KeelState, Todolist
 from keel.nodes.support.planner import model_steps, phrase_steps

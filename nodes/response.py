@@ -23,10 +23,9 @@ import structlog
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from keel.nodes.events import loop_limit, turn_stopped
+from keel.nodes.events import loop_limit, turn_stopped, turn_timed_out
 from keel.nodes.models.chat import said_done
 from keel.nodes.models.model_call import seconds_left
-from keel.nodes.models.model_events import turn_timed_out
 from keel.nodes.models.notes import (
     LOOP_LIMIT,
     MODEL_FAILED,
@@ -38,7 +37,7 @@ from keel.nodes.models.notes import (
     STOPPED,
 )
 from keel.nodes.run_context import KeelContext
-from keel.nodes.state.progress import close_open_steps
+from keel.nodes.state.progress import close_steps
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import KeelState, Todolist, open_items
 from keel.nodes.support.message_log import finished, flush
@@ -94,7 +93,7 @@ def not_done(todolist: Todolist) -> dict[str, Any]:
     """  # noqa: D205
     still = [i["description"] for i in open_items(todolist)]
     log.warning("turn_left_steps_open", steps=len(still))
-    closed = close_open_steps(todolist, "*", "skipped", "not done: the model service failed")
+    closed = close_steps(todolist, "*", "skipped", "not done: the model service failed")
     note = NOT_DONE.format(items="; ".join(still))
     return {"complete": False, "turn_over": True, "turn_note": note, "todolist": closed}
 
@@ -109,7 +108,7 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
         runtime.stream_writer(turn_stopped(state.get("loops", 0)))
         log.info("turn_stopped", loops=state.get("loops", 0))
         if todolist:
-            todolist = close_open_steps(todolist, "*", "skipped", "the turn was stopped")
+            todolist = close_steps(todolist, "*", "skipped", "the turn was stopped")
         return {
             "complete": False,
             "turn_over": True,
@@ -122,11 +121,11 @@ def completion(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any
     done = isinstance(last, AIMessage) and said_done(last, ctx.done_marker)
     if done and not pending_tool_calls(window):
         if todolist:
-            todolist = close_open_steps(todolist, None, "done", "answered")
+            todolist = close_steps(todolist, None, "done", "answered")
             if open_items(todolist) and state.get("fell_back"):  # the offline model did its part
                 return not_done(todolist)
             if open_items(todolist) and state.get("nudges"):
-                todolist = close_open_steps(todolist, "*", "skipped", "left open by the assistant")
+                todolist = close_steps(todolist, "*", "skipped", "left open by the assistant")
         if not open_items(todolist):
             log.info("turn_complete", loops=state.get("loops", 0))
             return {"complete": True, "turn_over": True, "todolist": todolist}

@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.events import tool_called
 from keel.nodes.run_context import KeelContext
-from keel.nodes.state.progress import close_step
+from keel.nodes.state.progress import close_steps
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import ItemStatus, KeelState, NextStep, bump
 from keel.nodes.support.confirming import carried_on, confirmed
@@ -93,9 +93,9 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         results.append(result)
         failed = result.status == "error" or bool(result.additional_kwargs.get("cancelled"))
         status: ItemStatus = "skipped" if failed else "done"
-        todolist = close_step(
-            todolist, call["name"], status, str(result.content) if failed else None
-        )
+        if todolist is not None:
+            note = str(result.content) if failed else None
+            todolist = close_steps(todolist, call["name"], status, note, first_only=True)
         shown = payload(result, text=True)
         said = tool_sentence(ctx.resources.tools, call["name"], shown)
         runtime.stream_writer(tool_called(call["name"], call["args"], shown, said))

@@ -30,9 +30,9 @@ from langchain_core.runnables import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
+from keel.nodes.events import model_fallback, round_started
 from keel.nodes.models.chat import AgentModel, ProviderFailed, said_done
 from keel.nodes.models.markers import UNUSABLE_CALL
-from keel.nodes.models.model_events import model_fallback, round_started
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import OFFLINE, describe, finished, takeover
 from keel.nodes.models.turn_messages import ran, this_turn

@@ -11,33 +11,27 @@ import copy
 from keel.nodes.state.schema import ItemStatus, Todolist
 
 
-def close_step(
-    todolist: Todolist | None, tool: str | None, status: ItemStatus, note: str | None = None
-) -> Todolist | None:
-    """Close the first open step carried out by ``tool``; the todolist is returned copied."""
-    if todolist is None:
-        return None
+def close_steps(
+    todolist: Todolist,
+    tool: str | None,
+    status: ItemStatus,
+    note: str | None = None,
+    *,
+    first_only: bool = False,
+) -> Todolist:
+    """Close the open steps carried out by ``tool``; the todolist is returned copied.
+
+    A ``tool`` of ``"*"`` closes every open step, ``first_only`` only the first that matches;
+    ``note``, when given, is set on each step closed.
+    """
     updated = copy.deepcopy(todolist)
     for item in updated["items"]:
-        if item["status"] in ("pending", "in_progress") and item["tool"] == tool:
+        if item["status"] in ("pending", "in_progress") and tool in ("*", item["tool"]):
             item["status"] = status
             if note:
                 item["note"] = note
             if status == "done":
                 updated["steps_completed"] = sorted({*updated["steps_completed"], item["id"]})
-            break
-    return updated
-
-
-def close_open_steps(
-    todolist: Todolist, tool: str | None, status: ItemStatus, note: str
-) -> Todolist:
-    """Close every open step carried out by ``tool`` (all open steps when ``tool`` is ``"*"``)."""
-    updated = copy.deepcopy(todolist)
-    for item in updated["items"]:
-        if item["status"] in ("pending", "in_progress") and tool in ("*", item["tool"]):
-            item["status"] = status
-            item["note"] = note
-            if status == "done":
-                updated["steps_completed"] = sorted({*updated["steps_completed"], item["id"]})
+            if first_only:
+                break
     return updated

@@ -34,6 +34,14 @@ def unstreamed(messages: Sequence[BaseMessage]) -> dict[str, Sequence[BaseMessag
     return {UNSTREAMED: messages}
 
 
+def _merged(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
+    """``right`` (messages, or an ``unstreamed`` update) added to ``left`` by ``add_messages``."""
+    if isinstance(right, dict):
+        right = right[UNSTREAMED]
+    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
+    return merged
+
+
 def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     """Append messages (``add_messages`` semantics), keeping at most WINDOW_MAX_MESSAGES.
 
@@ -44,9 +52,7 @@ def bounded_window(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     never leaves a tool result without the assistant message that asked for it (the window starts
     at a human message when it is trimmed).
     """
-    if isinstance(right, dict):
-        right = right[UNSTREAMED]
-    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
+    merged = _merged(left, right)
     if len(merged) <= WINDOW_MAX_MESSAGES:
         return merged
     turn = max((i for i, m in enumerate(merged) if m.type == "human"), default=0)
@@ -67,9 +73,7 @@ def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     ``right`` may be an ``unstreamed`` update: keel's nodes add the turn's messages that way, so
     the ``messages`` stream carries the assistant's tokens alone.
     """  # noqa: D205
-    if isinstance(right, dict):
-        right = right[UNSTREAMED]
-    merged: list[AnyMessage] = add_messages(left, right)  # type: ignore[arg-type,assignment]
+    merged = _merged(left, right)
     if len(merged) <= MESSAGES_MAX:
         return merged
     cut = len(merged) - MESSAGES_MAX

@@ -75,12 +75,23 @@ def finished(window: list[AnyMessage], note: str | None = None) -> list[AnyMessa
     lines, ``note`` after its text (or the note alone, when there is no reply to add it to).
     """  # noqa: D205
     final = final_answer(window)
-    if final is not None and final.id and not final.tool_calls and final is window[-1]:
+    replied = final is not None and not final.tool_calls and final is window[-1]
+    reply = closing_reply(window, final if replied else None, note)
+    return [AIMessage(paragraphs(reply.text), id=reply.id)] if reply is not None else []
+
+
+def closing_reply(
+    window: list[AnyMessage], final: AIMessage | None, note: str | None
+) -> AIMessage | None:
+    """The assistant message that ends the turn: ``final`` with ``note`` after its text, else the
+    note alone, under the id of the window's first message and ``:note``; None when neither.
+    """  # noqa: D205
+    if final is not None and final.id:
         text = "\n".join(p for p in (final.text.strip(), note) if p)
-        return [AIMessage(paragraphs(text), id=final.id)]
+        return final.model_copy(update={"content": text})
     if note and window and window[0].id:
-        return [AIMessage(paragraphs(note), id=f"{window[0].id}:note")]
-    return []
+        return AIMessage(note, id=f"{window[0].id}:note")
+    return None
 
 
 def paragraphs(text: str) -> str:
@@ -113,7 +124,6 @@ async def flush(
     topic = state.get("topic")
     topic_id = topic["id"] if topic else None
     window = state.get("window", [])
-    final = final_answer(window) if ending else None
     opening = user_message_id(runtime, state)
     started = ctx.turn.checkpoint_id if ctx.turn is not None else None
     rows = [
@@ -124,13 +134,9 @@ async def flush(
     for row in rows:
         if row["opens_turn"]:
             row["from_checkpoint"] = started  # where an edit of the message runs from
-    if final is not None and final.id:  # the reply comes last, after what the turn's tools did
-        text = "\n".join(p for p in (final.text.strip(), note) if p)
-        rows.append({**log_row(final, topic_id), "content": text})
-    elif ending and note and window and window[0].id:  # no answer, only the note
-        key = f"{window[0].id}:note"
-        rows.append({"message_key": key, "role": "assistant", "content": note})
-        rows[-1]["topic_id"] = topic_id
+    reply = closing_reply(window, final_answer(window), note) if ending else None
+    if reply is not None:  # the reply comes last, after what the turn's tools did
+        rows.append(log_row(reply, topic_id))
     written_to = await ctx.resources.messages.append(
         conversation_id(runtime), ctx.user_id, rows, place(state)
     )
