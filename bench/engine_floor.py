@@ -11,6 +11,8 @@ in-memory saver and on SQLite (LangGraph's ``AsyncSqliteSaver``, and keel's save
 turn takes beyond these figures is keel's own work; below them no change to keel's nodes can go
 without changing the graphs. In the same run, taken in turn with the floors: keel's own turn
 through the service's turn path, and plain LangGraph's ReAct turn (``bench/plain_react.py``).
+And the floor of the other shape that keeps the model's calls checkpointed before they run: the
+turn graph alone, durability "exit", in two runs, the first paused before ``tool_execution``.
 
     python bench/engine_floor.py --turns 300 --length 20
 """
@@ -49,8 +51,12 @@ from keel.graphs.settings import Settings  # noqa: E402
 from keel.nodes.state.schema import KeelState, TurnInput, TurnOutput  # noqa: E402
 
 
-def build_turn_graph() -> Any:
-    """The turn graph of keel's nodes and edges, each node doing only a turn's writes."""
+def build_turn_graph(saver: BaseCheckpointSaver | None = None) -> Any:
+    """The turn graph of keel's nodes and edges, each node doing only a turn's writes.
+
+    With ``saver``, the other shape measured: the turn graph alone, checkpointed by ``saver``, the
+    model's calls going on to ``tool_execution`` (the runner pauses the run before it).
+    """
 
     async def user_input(state: KeelState) -> dict[str, Any]:
         if state["window"] and getattr(state["window"][-1], "tool_calls", None):
@@ -105,7 +111,9 @@ def build_turn_graph() -> Any:
         return "tool_execution" if calls(state) else "topic_detect"
 
     async def after_assistant(state: KeelState) -> str:
-        return END if calls(state) else "response"  # the calls end the turn graph's run
+        if calls(state):  # the calls end the turn graph's run, or the run pauses before them
+            return END if saver is None else "tool_execution"
+        return "response"
 
     async def after_response(state: KeelState) -> str:
         return END if state.get("turn_over") else "assistant"
@@ -116,10 +124,10 @@ def build_turn_graph() -> Any:
     g.add_conditional_edges("reset", to("plan"), ["plan", "resume", "assistant"])
     g.add_conditional_edges("plan", to("assistant"), ["assistant", "resume"])
     g.add_edge("resume", "assistant")
-    g.add_conditional_edges("assistant", after_assistant, ["response", END])
+    g.add_conditional_edges("assistant", after_assistant, ["response", "tool_execution", END])
     g.add_conditional_edges("tool_execution", to("response"), ["response", END])
     g.add_conditional_edges("response", after_response, [END, "assistant"])
-    return g.compile()
+    return g.compile(checkpointer=saver)
 
 
 def build(saver: BaseCheckpointSaver) -> Any:
@@ -161,10 +169,32 @@ async def turn(graph: Any, config: dict[str, Any], k: int) -> None:
         pass
 
 
+async def flat_turn(graph: Any, config: dict[str, Any], k: int) -> None:
+    """One turn of the flat shape: two runs, durability "exit", the first paused before the tools
+    (so the model's calls are checkpointed before they run, and nothing else is until the end).
+    """  # noqa: D205
+    given: dict[str, Any] | None = {"content": f"Add item {k}"}
+    for _run in range(2):
+        async for _mode, _chunk in graph.astream(
+            given,
+            config,
+            stream_mode=STREAM_MODES,
+            durability="exit",
+            output_keys=RESULT_KEYS,
+            interrupt_before=["tool_execution"],
+        ):
+            pass
+        given = None  # the second run carries on from the pause
+
+
 @asynccontextmanager
 async def floor_turns(kind: str, workdir: Path) -> AsyncIterator[Callable[[str, int], Any]]:
     """One turn of the floor graph on the saver ``kind``: ``turn(thread, k)``."""
-    if kind == "memory":
+    if kind == FLAT:
+        async with open_backend(f"sqlite:///{workdir / 'flat.db'}") as backend:
+            graph = build_turn_graph(backend.saver)
+            yield lambda thread, k: flat_turn(graph, {"configurable": {"thread_id": thread}}, k)
+    elif kind == "memory":
         graph = build(InMemorySaver())
         yield lambda thread, k: turn(graph, {"configurable": {"thread_id": thread}}, k)
     elif kind == "sqlite, LangGraph's AsyncSqliteSaver":
@@ -210,7 +240,8 @@ async def plain_turns(workdir: Path) -> AsyncIterator[Callable[[str, int], Any]]
         yield one
 
 
-FLOORS = ["memory", "sqlite, LangGraph's AsyncSqliteSaver", "sqlite, keel's saver"]
+FLAT = "the other shape: one flat graph, durability exit, paused before the tools, keel's saver"
+FLOORS = ["memory", "sqlite, LangGraph's AsyncSqliteSaver", "sqlite, keel's saver", FLAT]
 KEEL = "keel's turn (the service's turn path, SQLite)"
 PLAIN = "plain LangGraph's turn (ReAct graph, AsyncSqliteSaver)"
 
@@ -261,7 +292,8 @@ async def main() -> None:
     print(
         f"\nkeel's turn / the floor on the same saver: {median[KEEL] / floor:.2f}; "
         f"plain's turn / that floor: {median[PLAIN] / floor:.2f}; "
-        f"keel/plain throughput: {median[PLAIN] / median[KEEL]:.2f}"
+        f"keel/plain throughput: {median[PLAIN] / median[KEEL]:.2f}; "
+        f"the other shape's floor / this one's: {median[FLAT] / floor:.2f}"
     )
 
 

@@ -51,8 +51,8 @@ def test_the_turn_profile_runs():
 def test_the_engine_floor_runs():
     out = bench("bench/engine_floor.py", "--turns", "10", "--length", "4")
     rows = [line for line in out.splitlines() if line.startswith("| ")]
-    assert len(rows) == 6  # the header row, one per floor's saver, keel's turn, plain's turn
-    assert "keel/plain throughput" in out
+    assert len(rows) == 7  # the header, one per floor (three savers, the flat shape), keel, plain
+    assert "keel/plain throughput" in out and "the other shape's floor" in out
 
 
 def test_the_turn_cost_bench_runs():
