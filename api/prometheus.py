@@ -34,7 +34,7 @@ from prometheus_client import (
 )
 
 from keel.graphs.result import TurnResult
-from keel.nodes.events import Event
+from keel.nodes.event_types import Event
 from keel.tools.spec import confirmations
 
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)

@@ -2,7 +2,7 @@
 
 The results of turns, snapshots and resets are ``keel.graphs.result``'s, used as they are; the
 schema of a streamed event is derived from the graph's event union
-(``keel.nodes.events.StreamEvent``), its parts added to the OpenAPI components.
+(``keel.nodes.event_types.StreamEvent``), its parts added to the OpenAPI components.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 from keel.checkpoints.conversation_store import search_words
 from keel.checkpoints.text_rules import storable
 from keel.graphs.result import TopicSegment
-from keel.nodes.events import StreamEvent
+from keel.nodes.event_types import StreamEvent
 
 KEY_PATTERN = r"^[\x21-\x7e]+$"
 """An idempotency key: 1 to 200 visible ASCII characters."""

@@ -31,7 +31,7 @@ from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
-from keel.nodes.events import Event
+from keel.nodes.event_types import Event
 
 CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3

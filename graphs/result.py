@@ -3,10 +3,10 @@
 The turn result (``TurnResult``), the snapshot of a conversation (``Snapshot``) and the answer to
 a reset (``ResetAnswer``, read from the reset command's turn result) are defined here and nowhere
 else: the API uses them as its response models, the CLI and the tests read them. Their parts are
-the graph's own types, used as they are: the events (``keel.nodes.events``), the confirmation and
-the active topic (``TopicRef``, ``keel.nodes.state.schema``). A topic segment in full
-(``TopicSegment``, read from a ``TopicRow``) is typed here for the snapshot and the API's answer
-to a reopen. ``turn_result`` and ``snapshot_of`` build them from the graph's values and
+the graph's own types, used as they are: the events (``keel.nodes.event_types``), the
+confirmation and the active topic (``TopicRef``, ``keel.nodes.state.schema``). A topic segment
+in full (``TopicSegment``, read from a ``TopicRow``) is typed here for the snapshot and the API's
+answer to a reopen. ``turn_result`` and ``snapshot_of`` build them from the graph's values and
 interrupts; ``pending_confirmation`` and ``agent_state_of`` read a ``StateSnapshot``. The snapshot
 and the reset answer are TypedDicts, read as mappings like the graph's own state; the turn result
 is a model.
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from keel.checkpoints.topics import TopicRow
-from keel.nodes.events import Event, ToolCallData
+from keel.nodes.event_types import Event, ToolCallData
 from keel.nodes.state.confirmation import Confirmation, confirmation_of, is_approval_request
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import Todolist, Topic, TopicRef

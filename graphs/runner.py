@@ -28,7 +28,8 @@ from keel.checkpoints.topics import TopicRow
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.builder import KeelGraph, ending_node
 from keel.graphs.result import Snapshot, TurnResult, snapshot_of, turn_result
-from keel.nodes.events import STREAMED_ONLY, Event, StreamEvent, token
+from keel.nodes.event_types import STREAMED_ONLY, Event, StreamEvent
+from keel.nodes.events import token
 from keel.nodes.run_context import KeelContext, TurnStart
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.schema import KeelState, TurnOutput, turn_start

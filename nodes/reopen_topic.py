@@ -20,7 +20,8 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
-from keel.nodes.events import TopicReason, audit_entry, topic_changed
+from keel.nodes.event_types import TopicReason
+from keel.nodes.events import audit_entry, topic_changed
 from keel.nodes.mission import REASON_REOPENED, clear_mission
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.commands import BadCommand, command_done

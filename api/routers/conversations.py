@@ -40,7 +40,7 @@ from keel.graphs.legacy_import import import_legacy_session
 from keel.graphs.result import ResetAnswer, Snapshot, TurnResult, reset_answer, topic_segment
 from keel.graphs.run_turn import CheckpointNotKept
 from keel.graphs.runner import snapshot
-from keel.nodes.events import StreamEvent
+from keel.nodes.event_types import StreamEvent
 from keel.nodes.state.schema import TurnCommand
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])

@@ -31,7 +31,7 @@ from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import reset_answer
 from keel.graphs.run_turn import CheckpointNotKept
-from keel.nodes.events import StreamEvent
+from keel.nodes.event_types import StreamEvent
 
 router = APIRouter(prefix="/v1/conversations", tags=["websocket"])
 

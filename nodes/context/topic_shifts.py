@@ -47,7 +47,7 @@ from keel.nodes.context.topic_words import (
     content_words,
     stems,
 )
-from keel.nodes.events import TopicReason
+from keel.nodes.event_types import TopicReason
 from keel.tools.understanding.reading import sure_request
 from keel.tools.understanding.words import strip_politeness
 

@@ -6,8 +6,8 @@ from pydantic import TypeAdapter
 from keel.api.schemas import STREAM_FRAME, STREAM_PARTS
 from keel.api.terminal import describe_event
 from keel.graphs.result import TurnResult
+from keel.nodes.event_types import StreamEvent
 from keel.nodes.events import (
-    StreamEvent,
     loop_limit,
     mission_reset,
     resumed,
