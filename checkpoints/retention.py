@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
 )
 
 from keel.checkpoints.database import Database
@@ -122,4 +123,14 @@ class Pruned(BaseCheckpointSaver):
         a turn runs from one of its older checkpoints, which a prune may be removing).
         """  # noqa: D205
         while under_way := [t for t, of in self._prunes.items() if thread_id in (None, of)]:
-            await asyncio.gather(*under_way, return_exceptions=True)
+            await asyncio.wait(under_way)  # a waiter cancelled leaves the prunes running
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names; one named by its id (an older one: a fork's start, a
+        view of the past) is read once a prune of its thread under way, which may be removing it,
+        is done: it is there whole, or not at all.
+        """  # noqa: D205
+        configurable = config.get("configurable", {})
+        if self._prunes and configurable.get("checkpoint_id"):
+            await self.pruned(str(configurable["thread_id"]))
+        return await super().aget_tuple(config)

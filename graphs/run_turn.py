@@ -31,7 +31,6 @@ from langgraph.types import StateSnapshot
 
 from keel.checkpoints.branches import BEGINNING, CheckpointNotKept
 from keel.checkpoints.requests import RequestStore, digest
-from keel.checkpoints.retention import Pruned
 from keel.graphs.builder import KeelGraph
 from keel.graphs.resources import prepared
 from keel.graphs.result import TurnResult, turn_result
@@ -66,8 +65,6 @@ async def kept_checkpoint(graph: KeelGraph, conversation_id: str, checkpoint_id:
     saver = graph.checkpointer
     if not isinstance(saver, BaseCheckpointSaver):
         raise CheckpointNotKept(checkpoint_id)
-    if isinstance(saver, Pruned):  # a prune of the thread under way may be removing it: a turn
-        await saver.pruned(conversation_id)  # from it would find its checkpoint gone midway
     if await saver.aget_tuple(thread_config(conversation_id, checkpoint_id)) is None:
         raise CheckpointNotKept(checkpoint_id)
 
@@ -163,6 +160,8 @@ async def run_turn(
             await context.resources.conversations.claim(conversation_id, context.user_id)
         start, recovered = await settle(graph, conversation_id, context, start, requests)
         fork = _fork(from_checkpoint, start)
+        if fork is not None and recovered is not None:  # the cut-off turn's checkpoints may have
+            await kept_checkpoint(graph, conversation_id, fork)  # set off a prune that took it
         asked = content if fork is None else f"{content}\0{fork}"  # a key names both
         if key is not None and requests is not None:
             noted = await requests.get(conversation_id, key)

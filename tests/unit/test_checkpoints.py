@@ -130,6 +130,27 @@ async def test_a_turn_from_an_older_checkpoint_waits_for_a_prune_of_its_conversa
     await kept_checkpoint(keel.graph, cid, newest)  # kept: two up to the 9th, and the rest
 
 
+async def test_a_waiter_cancelled_leaves_the_prune_it_waited_for_running(keel, monkeypatch):
+    cid = str(uuid.uuid4())
+    keel.saver.keep, keel.saver.prune_every = 2, 5  # due at the 1st and the 6th checkpoint
+    release = asyncio.Event()
+
+    async def held(*args, **kwargs):
+        await release.wait()
+        await prune_thread(*args, **kwargs)
+
+    monkeypatch.setattr(retention, "prune_thread", held)
+    for n in range(2):  # eight checkpoints, two prunes set off and held
+        await run_turn(keel.graph, cid, f"Add chore {n}", keel.context())
+    waiter = asyncio.create_task(keel.saver.pruned(cid))
+    await asyncio.sleep(0.01)
+    waiter.cancel()  # a request given up while it waited
+    release.set()
+    await keel.saver.pruned()
+    kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
+    assert len(kept) == 2 + 2  # the prunes ran: two up to the 6th, and the two after it
+
+
 def own_context(backend: Backend) -> KeelContext:
     """A turn's context on ``backend``'s tables and the todo tools."""
     return open_resources(backend.db, backend.saver, tools=TODO_TOOLS).context()
