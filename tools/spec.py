@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from langchain_core.tools import BaseTool, tool
@@ -270,7 +270,19 @@ def spec_of(tool_: BaseTool | Any) -> ToolSpec:
     return spec if isinstance(spec, ToolSpec) else NO_SPEC
 
 
-def tool_named(tools: Sequence[BaseTool], name: str) -> BaseTool | None:
+class Named(Protocol):
+    """A tool, or what is read of one: it has a name."""
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+def tool_named(tools: Sequence[N], name: str) -> N | None:
     """The tool called ``name`` among ``tools``, if there is one."""
     return next((t for t in tools if t.name == name), None)
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keel.tools.spec import spec_of
+from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.nlu.data import TALK, Sample
 from keel.tools.understanding.reading import understand
 
@@ -62,7 +62,7 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
     if sample.label in TALK:
         tally.talk = 1
         changes = [
-            i for i in read.intents if spec_of(_tool(tools, i.tool)).mutates and not i.reported
+            i for i in read.intents if spec_of(tool_named(tools, i.tool)).mutates and not i.reported
         ]
         tally.untouched = int(not changes)
         kinds = {sample.label, "unknown"} if sample.label == "offtopic" else {sample.label}
@@ -81,10 +81,6 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
         got = [(i.tool, i.ref, i.args) for i in read.intents] or (read.kind, read.detail)
         tally.failures.append(f"{sample.text!r}: {sample.label} {dict(sample.args)} -> {got}")
     return tally
-
-
-def _tool(tools: Sequence[Any], name: str) -> Any:
-    return next((t for t in tools if t.name == name), None)
 
 
 def tallies(samples: Iterable[Sample], tools: Sequence[Any]) -> dict[tuple[str, str], Tally]:

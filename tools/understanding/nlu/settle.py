@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from keel.tools.spec import spec_of
+from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.nlu import Declared, Reader, Reading, reader_for
 from keel.tools.understanding.phrasings import PRONOUNS, Intent, clean_ref
 
@@ -122,7 +122,7 @@ def _with_table(
     known = reading.familiar >= FAMILIAR_OVERRIDE  # "cmoplete task 2": the table knows the slip
     if sure and known and other and (table.reported or _weighs_less(table, tools)):
         made = _intent(text, reading, tools)
-        only_reads = made is not None and not spec_of(_tool(tools, made.tool)).mutates
+        only_reads = made is not None and not spec_of(tool_named(tools, made.tool)).mutates
         if made is not None and (only_reads or table.reported) and _may_act(made, text, tools):
             return (made,), None, None
     return tuple(_cleaned(i, reader) for i in intents), None, None
@@ -150,7 +150,7 @@ def _titled(intent: Intent, text: str, reading: Reading, reader: Reader) -> Inte
 
 def _acts_at_once(intent: Intent, tools: Sequence[Declared]) -> bool:
     """The table's request changes a task without asking first (makes or completes one)."""
-    spec = spec_of(_tool(tools, intent.tool))
+    spec = spec_of(tool_named(tools, intent.tool))
     return spec.mutates and spec.confirm is None
 
 
@@ -158,7 +158,7 @@ def _weighs_less(intent: Intent, tools: Sequence[Declared]) -> bool:
     """The table's request is carried out without a question (it reads, makes or completes a
     task): the model may read it otherwise ("check my shopping list" lists it).
     """  # noqa: D205
-    return spec_of(_tool(tools, intent.tool)).confirm is None
+    return spec_of(tool_named(tools, intent.tool)).confirm is None
 
 
 def _may_act(intent: Intent, text: str, tools: Sequence[Declared]) -> bool:
@@ -166,7 +166,7 @@ def _may_act(intent: Intent, text: str, tools: Sequence[Declared]) -> bool:
     never made from a question, and never completed on the model's word alone (the table reads
     reports of a deed; one it turned down, "I missed the dentist", is asked about).
     """  # noqa: D205
-    spec = spec_of(_tool(tools, intent.tool))
+    spec = spec_of(tool_named(tools, intent.tool))
     if spec.told_done:
         return False
     return not (spec.mutates and spec.confirm is None and text.rstrip().endswith("?"))
@@ -185,18 +185,14 @@ def guess(text: str, tools: Sequence[Declared], second: bool = False) -> Intent 
     reading = reader.read(text)
     if second:
         label = reading.runner_up
-        words = reader.arguments(text, label)[0] if _tool(tools, label) is not None else {}
+        words = reader.arguments(text, label)[0] if tool_named(tools, label) is not None else {}
         reading = replace(reading, label=label, args=words)
     return _intent(text, reading, tools)
 
 
-def _tool(tools: Sequence[Declared], name: str) -> Declared | None:
-    return next((t for t in tools if t.name == name), None)
-
-
 def _intent(text: str, reading: Reading, tools: Sequence[Declared]) -> Intent | None:
     """The request the model read, when the tagger found every argument it needs."""
-    tool_ = _tool(tools, reading.label)
+    tool_ = tool_named(tools, reading.label)
     if tool_ is None:
         return None
     ref: str | None = None
@@ -254,7 +250,7 @@ def _question(reading: Reading, tools: Sequence[Declared]) -> str:
 
 
 def _option(label: str, args: dict[str, str], tools: Sequence[Declared]) -> str | None:
-    tool_ = _tool(tools, label)
+    tool_ = tool_named(tools, label)
     example = spec_of(tool_).example if tool_ else None
     if not example:
         return None
