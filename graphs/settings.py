@@ -201,11 +201,11 @@ class Settings(BaseSettings, ModelSettings, Tunables):
     )
 
     topic_shift_threshold: float = Field(
-        default=0.32,
+        default=0.4,
         ge=0,
         le=1,
-        description="Score of the semantic signal (0 to 1) from which a message that no longer "
-        "follows the topic starts a new one; 1 turns the signal off.",
+        description="The shift network's probability (0 to 1) from which a message that no "
+        "longer follows the topic starts a new one; 1 turns the semantic signal off.",
     )
     topic_return_threshold: float = Field(
         default=0.35,

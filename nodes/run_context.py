@@ -156,7 +156,7 @@ class Resources:
     """Model name whose tokenizer counts the budget (tiktoken); None uses the estimate."""
     embedder: Embedder | None = field(default=None, repr=False)
     """Sentence embeddings for the semantic topic signal; None: topic changes by phrases only."""
-    shift_threshold: float = 0.32
+    shift_threshold: float = 0.4
     """The semantic signal's score from which a message starts a new topic."""
     return_threshold: float = 0.35
     """The similarity to a closed topic's summary from which a shift goes back to it."""

@@ -27,6 +27,7 @@ from langgraph.runtime import Runtime
 from keel.checkpoints.branches import Lineage
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.context.recency import load_history
+from keel.nodes.context.topic_model import USER, Said, speaker
 from keel.nodes.context.topic_shifts import (
     RETURN_CANDIDATES,
     Shift,
@@ -207,20 +208,21 @@ async def _shift(
         return shift, None  # a change said outright
     seen = lineage(state)
     history = await load_history(resources.messages, conversation, active["id"], False, now, seen)
-    recent = [h["content"] for h in history if h["section"] == "current" and h["role"] != "tool"]
+    # the topic's last messages, oldest first: the history's two sections are one stretch of it
+    recent = [Said(speaker(h["role"]), h["content"]) for h in history if h["role"] != "tool"]
     chosen = _just_chosen(state, history)
     embedder = None if chosen else resources.embedder
     offline = resources.tools if resources.title_model is None else None  # no language model
-    earlier = [h["content"] for h in history if h["section"] != "current" and h["role"] != "tool"]
-    earlier.insert(0, active["title"])
     threshold = resources.shift_threshold
-    shift = assess(message, recent, shift, embedder, offline, threshold, earlier)
+    title = [active["title"]]
+    shift = assess(Said(USER, message), recent, shift, embedder, offline, threshold, title)
     if shift is None or not (shift.reason == "semantic" or says_return(shift)):
         return shift, history
     if closed is None:
         closed = await _earlier_topics(resources, conversation, active)
+    texts = [said.text for said in recent]
     found = find_return(
-        message, shift, recent, closed, resources.embedder, resources.return_threshold
+        message, shift, texts, closed, resources.embedder, resources.return_threshold
     )
     return found, history
 

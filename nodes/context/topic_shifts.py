@@ -10,27 +10,24 @@ One place for every signal, strongest first:
    "back to", ...: ``phrase``) and a silence longer than ``topic_gap_seconds`` (``time_gap``):
    ``detect_topic_change``. They always win. (In the graph ``/reset`` never gets here: it is the
    reset command, carried out by the reset_conversation node; dialogues segmented offline keep it.)
-3. The semantic signal (``semantic``): ``drift`` scores how little a message follows from the
-   active topic's recent messages, with a small logistic model over features of their sentence
-   embeddings (``keel.nodes.context.embeddings``) and of their words; a score at or above the
-   ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting is a shift. Without a language model, a request the
+3. The semantic signal (``semantic``): ``drift`` is the probability, by a small network learned
+   from labelled dialogues (``keel.nodes.context.topic_model``), that a message leaves the active
+   topic, read from the message, who says it and the topic's last messages; at or above the
+   ``KEEL_TOPIC_SHIFT_THRESHOLD`` setting it is a shift. Without a language model, a request the
    offline understanding is sure of ("Add buy milk") never is, so a todo session stays one
-   topic; neither is a message of fewer than two content words ("ok, thanks"), nor a short
-   question about something the topic's recent messages name ("is the milk done?":
-   ``asks_about``).
+   topic.
 4. A return by likeness (``returned``): when a message drifts, or says "back to" or "we were
    talking about" of nothing a closed topic names, ``returned_to`` compares it with the summaries
    of the conversation's closed topics; one more similar than ``KEEL_TOPIC_RETURN_THRESHOLD``
    (less with such a phrase) and than the active topic is reopened instead of a new one. A switch
    ("new topic") or a correction ("not about that") always goes forward.
 
-The weights are fitted by ``bench/topic_fit.py`` on labelled dialogues; ``keel topics eval``
-runs this detector over a file of dialogues (``keel.nodes.context.dialogue_segments``).
+The network is trained by ``keel topics train``; ``keel topics eval`` runs this detector over a
+file of dialogues (``keel.nodes.context.dialogue_segments``).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,13 +37,8 @@ import numpy as np
 from langchain_core.tools import BaseTool
 
 from keel.nodes.context.embeddings import Embedder
-from keel.nodes.context.topic_words import (
-    QUESTION,
-    WORD,
-    asks_about,
-    content_words,
-    stems,
-)
+from keel.nodes.context.topic_model import RECENT, USER, Said, load_shift_model
+from keel.nodes.context.topic_words import content_words, stems
 from keel.nodes.event_types import TopicReason
 from keel.tools.understanding.reading import sure_request
 from keel.tools.understanding.words import strip_politeness
@@ -91,8 +83,6 @@ NAMED_SHARE = 0.5
 NAMED_LEAD = 2
 """Words a phrase that points back may follow in its clause ("ok, so back to ..."): further in
 ("I need to get back to work") it says something else."""
-RECENT = 4
-"""The active topic's messages the semantic signal compares a message with (the last few)."""
 RETURN_CANDIDATES = 20
 """Closed topics a return is looked for among (the most recent), so a turn's cost is bounded."""
 PHRASE_RETURN_DISCOUNT = 0.1
@@ -129,25 +119,6 @@ def explicit_change(
     """``detect_topic_change`` as a ``Shift``."""
     found = detect_topic_change(message, last_message_at, now, gap_seconds)
     return Shift(*found) if found else None
-
-
-_BACK = frozenset("it that this they them those these he she him her his its their there".split())
-
-FEATURES = (
-    "similarity to the previous message",
-    "similarity to the last two messages",
-    "similarity to the last four messages",
-    "share of content words not in the last three messages",
-    "has a question mark",
-    "starts like a question",
-    "content words / 10 (at most 2)",
-    "bias",
-    "the previous message asked a question",
-    "messages in the topic so far / 8",
-    "refers back (it, that, they, she, ...)",
-)
-WEIGHTS = (-1.992, -1.638, -0.823, 0.210, 1.589, 0.180, 0.644, -1.414, -0.998, 0.229, -0.454)
-"""The logistic model's weights, in the order of ``FEATURES`` (``bench/topic_fit.py``)."""
 
 
 @dataclass(frozen=True)
@@ -198,47 +169,18 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm else vector
 
 
-def features(
-    message: str, vector: np.ndarray, recent: Sequence[str], recent_vectors: np.ndarray
-) -> list[float]:
-    """The features of ``message`` after the topic's ``recent`` messages (oldest first)."""
-    words = content_words(message)
-    seen = set().union(*(content_words(t) for t in recent[-3:]))
-    return [
-        float(vector @ recent_vectors[-1]),
-        float(vector @ _unit(recent_vectors[-2:].mean(axis=0))),
-        float(vector @ _unit(recent_vectors[-4:].mean(axis=0))),
-        len(words - seen) / (len(words) or 1),
-        float("?" in message),
-        float(bool(QUESTION.match(message))),
-        min(len(words), 20) / 10,
-        1.0,
-        float("?" in recent[-1]),
-        min(len(recent), 8) / 8,
-        float(bool(_BACK & set(WORD.findall(message.lower())))),
-    ]
-
-
-def probability(values: Sequence[float]) -> float:
-    """The logistic model's probability that a message with these features shifts the topic."""
-    return 1 / (1 + math.exp(-sum(w * x for w, x in zip(WEIGHTS, values, strict=True))))
-
-
 def drift(
-    message: str,
-    recent: Sequence[str],
-    embedder: Embedder,
-    vectors: np.ndarray | None = None,
+    message: Said, recent: Sequence[Said], embedder: Embedder, about: Sequence[str] = ()
 ) -> float | None:
-    """How likely ``message`` leaves the topic of ``recent``; None when it cannot tell.
-
-    ``vectors`` are the embeddings of ``recent`` followed by ``message``'s, if already made.
-    """
-    if not recent or len(content_words(message)) < 2:
+    """How likely ``message`` leaves the topic of ``recent`` and ``about`` (the rest of the
+    topic: its title, older messages), by the learned model (``keel.nodes.context.topic_model``);
+    None when it cannot tell (no earlier message, or no model).
+    """  # noqa: D205
+    model = load_shift_model()
+    if not recent or model is None:
         return None
-    if vectors is None:
-        vectors = embedder.embed([*recent[-RECENT:], message])
-    return probability(features(message, vectors[-1], recent[-RECENT:], vectors[:-1]))
+    older = [said.text for said in recent[:-RECENT]]
+    return model.probability(message, recent[-RECENT:], embedder, [*about, *older])
 
 
 def returned_to(
@@ -271,8 +213,8 @@ def says_return(shift: Shift | None) -> bool:
 
 
 def assess(
-    message: str,
-    recent: Sequence[str],
+    message: Said,
+    recent: Sequence[Said],
     explicit: Shift | None,
     embedder: Embedder | None,
     tools: Sequence[BaseTool] | None,
@@ -282,17 +224,16 @@ def assess(
     """Whether ``message`` shifts away from the topic of ``recent``: explicitly, or by drift.
 
     ``tools``: the offline model's tools, whose requests ("Add buy milk") stay in the topic when
-    its understanding is sure of them; None when a language model reads the messages. A short
-    question about what ``recent`` or ``about`` (more of the topic: its title, older messages)
-    names ("is the milk done?") stays too.
+    its understanding is sure of them; None when a language model reads the messages. ``about``
+    is more of the topic: its title, older messages.
     """
     if explicit is not None:
         return explicit
-    if embedder is None or threshold >= 1 or (tools and sure_request(message, tools)):
+    if embedder is None or threshold >= 1:
         return None
-    if asks_about(message, [*about, *recent]):
+    if message.speaker == USER and tools and sure_request(message.text, tools):
         return None
-    score = drift(message, recent, embedder)
+    score = drift(message, recent, embedder, about)
     return Shift("semantic", score=round(score, 3)) if score and score >= threshold else None
 
 

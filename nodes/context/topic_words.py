@@ -1,15 +1,15 @@
-"""The words a topic is told by: its content words, their stems, and short questions about them.
+"""The words a topic is told by: its content words and their stems.
 
-``content_words`` (no stop words, three letters or more) feed the drift model's features, topic
-titles and summaries; ``stems`` match a message to what a topic named ("groceries" to "grocery");
-``asks_about`` keeps a short question about the topic in it ("is the milk done?"). Read by
-``keel.nodes.context.topic_shifts`` and ``keel.nodes.support.topic_names``.
+``content_words`` (no stop words, three letters or more) feed the shift network's features, topic
+titles and summaries; ``stems`` match a message to what a topic named ("groceries" to "grocery").
+Read by ``keel.nodes.context.topic_model``, ``keel.nodes.context.topic_shifts`` and
+``keel.nodes.support.topic_names``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
 
 from keel.tools.understanding.words import stem
 
@@ -24,9 +24,6 @@ STOP_WORDS = frozenset(
     "please sure".split()
 )
 QUESTION = re.compile(r"^\W*(?:what|do|have|are|did|how|where|who|which|is|would|can|any)\b", re.I)
-SHORTQUESTION = 4
-"""A question of at most this many content words about what the topic just said stays in it."""
-SHORTQUESTION_CHARS = 200
 
 
 def content_words(text: str) -> set[str]:
@@ -34,18 +31,10 @@ def content_words(text: str) -> set[str]:
     return {w for w in WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 2}
 
 
-def stems(text: str) -> set[str]:
-    """The content words of ``text`` as their stems ("groceries" as "grocery", "Ishiguro's")."""
-    return {stem(w.removesuffix("'s")) for w in content_words(text)}
+@functools.lru_cache(maxsize=4096)
+def stems(text: str) -> frozenset[str]:
+    """The content words of ``text`` as their stems ("groceries" as "grocery", "Ishiguro's").
 
-
-def asks_about(message: str, recent: Sequence[str]) -> bool:
-    """``message`` is a short question about something the topic's ``recent`` messages name
-    ("is the milk done?" after "Add buy milk"): it follows the topic, whatever its wording.
-    """  # noqa: D205
-    if len(message) > SHORTQUESTION_CHARS or ("?" not in message and not QUESTION.match(message)):
-        return False
-    words = stems(message)
-    if not words or len(words) > SHORTQUESTION:
-        return False
-    return not words.isdisjoint(set().union(*(stems(text) for text in recent)))
+    The recent texts' are kept: a topic's older messages are read again at every message.
+    """
+    return frozenset(stem(w.removesuffix("'s")) for w in content_words(text))

@@ -74,10 +74,17 @@ def test_the_http_load_bench_runs(deep):
 
 def test_the_topic_detector_bench_runs():
     out = bench("bench/topic_detector.py", "--messages", "61")
-    assert "| first 6 |" in out and "| last 6 |" in out
+    assert "| offline | first 6 |" in out and "| language model | last 6 |" in out
+    assert "| offline, the message read first | last 6 |" in out
 
 
-def test_the_topic_fit_and_corpus_scripts_run(tmp_path):
+def test_the_topic_threshold_table_runs_on_held_out_training_data():
+    out = bench("bench/topic_threshold.py", "--thresholds", "0.4")
+    rows = [line for line in out.splitlines() if line.startswith("| 0.4 |")]
+    assert len(rows) == 1 and rows[0].count(",") == 4  # an F1 and a count for each of four sets
+
+
+def test_the_topic_corpus_script_reads_both_formats(tmp_path):
     corpus = tmp_path / "corpus.json"
     dialogue = {"dial_id": 7, "utterances": ["a", "b", "c", "d"], "segments": [2, 2], "set": "dev"}
     corpus.write_text(json.dumps([dialogue, {**dialogue, "dial_id": 8, "set": "train"}]))
@@ -87,8 +94,15 @@ def test_the_topic_fit_and_corpus_scripts_run(tmp_path):
         "turns": ["a", "b", "c", "d"],
         "labels": [0, 0, 1, 0],
     }
-    fitted = bench("bench/topic_fit.py", "bench/data/topics_dev.jsonl")
-    assert fitted.splitlines()[-1].startswith("WEIGHTS = (")
+    marked = tmp_path / "superseg_test.jsonl"
+    text = "user: hi[NEWLINE]agent: hello[NEWLINE][BOUNDARY][NEWLINE]user: new thing?"
+    marked.write_text(json.dumps({"id": "s-1", "dialogue": text}) + "\n")
+    assert json.loads(bench("bench/topic_corpus.py", str(marked))) == {
+        "id": "s-1",
+        "turns": ["hi", "hello", "new thing?"],
+        "speakers": ["user", "agent", "user"],
+        "labels": [0, 0, 1],
+    }
 
 
 def test_the_misbehaving_model_table_runs():

@@ -90,6 +90,7 @@ def test_wheel_holds_only_the_keel_namespace(wheel: Path) -> None:
     assert "keel/checkpoints/migrations/versions/0001_app_tables.py" in names
     assert "keel/api/routers/conversations.py" in names
     assert {"keel/api/web/index.html", "keel/api/web/app.js", "keel/api/web/style.css"} <= names
+    assert "keel/nodes/context/topic_shift_model.npz" in names  # the topic-shift network
 
 
 def test_installed_wheel_imports_keel_without_top_level_modules(

@@ -15,6 +15,7 @@ from keel.graphs.runner import thread_config
 from keel.nodes.context import embeddings
 from keel.nodes.context.dialogue_segments import segment
 from keel.nodes.context.embeddings import load_embedder
+from keel.nodes.context.topic_model import USER, Said, alternating
 from keel.nodes.context.topic_shifts import assess
 from keel.nodes.topic import topic_detect
 from keel.tools.tasks.todo import TODO_TOOLS
@@ -101,7 +102,7 @@ async def test_without_the_model_keel_says_so_once_and_runs_on_the_phrases(
 
 def test_the_evaluation_runs_the_same_detector():
     turns = [m for pair in [*PUPPY, *MUSIC, BACK] for m in pair]
-    changes = segment(turns, load_embedder(), TODO_TOOLS, 0.32, 0.35)
+    changes = segment(alternating(turns), load_embedder(), TODO_TOOLS, 0.4, 0.35)
     assert [(i, s.reason) for i, s in changes] == [(4, "semantic"), (6, "returned")]
 
 
@@ -125,10 +126,11 @@ async def test_a_replayed_return_changes_nothing(keel):
 
 
 def test_one_is_the_off_switch_even_for_a_very_long_message():
-    recent = [m for pair in PUPPY for m in pair]
-    essay = " ".join(f"word{n} elephants migrate across savannah" for n in range(2000))
+    recent = alternating([m for pair in PUPPY for m in pair])
+    text = " ".join(f"Elephants migrate across the savannah ({n})." for n in range(2000))
+    essay = Said(USER, text)
     assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 1.0) is None
-    assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 0.32) is not None
+    assert assess(essay, recent, None, load_embedder(), TODO_TOOLS, 0.4) is not None
 
 
 GROCERIES = ["hi there", "add buy milk to my groceries", "add buy eggs", "thanks!"]
@@ -202,3 +204,25 @@ def test_a_return_names_the_topic_that_holds_its_words_not_one_that_shares_a_few
     assert go_back(named, closed[:1]) is None  # half of its words: not the one meant
     assert go_back(named, closed).topic_id == "trip"  # type: ignore[union-attr]
     assert go_back(named, closed, "Plan the Kyoto trip") is None  # already there: it stays
+
+
+async def test_the_node_reads_the_topics_last_messages_with_their_speakers(keel, monkeypatch):
+    """The network's window in the graph is what it was trained on: the topic's last messages,
+    user and assistant, oldest first; tool results are not messages of the conversation."""
+    import keel.nodes.topic as node
+
+    seen = []
+
+    def spy(message, recent, *args):
+        seen.append((message, list(recent)))
+        return assess(message, recent, *args)
+
+    monkeypatch.setattr(node, "assess", spy)
+    cid = str(uuid.uuid4())
+    for said in ["Add buy milk", "Add buy eggs", "Add call mom", "What's on my list?"]:
+        await keel.say(cid, said)
+    message, recent = seen[-1]
+    assert message == Said(USER, "What's on my list?")
+    assert [s.speaker for s in recent] == [USER, "assistant"] * 3
+    assert recent[0].text == "Add buy milk" and recent[-1].text.startswith("Created task: call mom")
+    assert not any("create_todo_task" in s.text for s in recent)
