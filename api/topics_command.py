@@ -25,21 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 
 from keel.api.logs import configure_logging
 from keel.graphs.settings import Settings
 from keel.nodes.context.dialogue_segments import segment
 from keel.nodes.context.embeddings import load_embedder
-from keel.nodes.context.topic_model import (
-    SPEAKERS,
-    Said,
-    alternating,
-    fit,
-    speaker,
-    training_rows,
-)
+from keel.nodes.context.topic_model import SPEAKERS, Said, said_turns, train
 from keel.tools.tasks.todo import TODO_TOOLS
 
 topics_app = typer.Typer(help="Topic detection: how keel splits conversations into topics.")
@@ -96,9 +88,7 @@ def _dialogues(file: Path) -> Iterator[dict[str, Any]]:
 
 
 def _said(dialogue: dict[str, Any]) -> list[Said]:
-    if (names := dialogue.get("speakers")) is None:
-        return alternating(dialogue["turns"])
-    return [Said(speaker(name), text) for name, text in zip(names, dialogue["turns"], strict=True)]
+    return said_turns(dialogue["turns"], dialogue.get("speakers"))
 
 
 def _window_errors(gold: Sequence[int], found: Sequence[int]) -> tuple[float, float] | None:
@@ -250,8 +240,8 @@ def train_command(
     embedder = load_embedder()
     if embedder is None:
         raise typer.BadParameter("the sentence embeddings (wordllama) are not installed")
-    rows, labels, weights, kinds, dialogues = [], [], [], [], 0
-    for kind, name in enumerate(files):
+    parts = []
+    for name in files:
         path, times = _training_file(name)
         said = []
         for dialogue in _dialogues(path):
@@ -261,20 +251,14 @@ def train_command(
             said.append((_said(dialogue), dialogue["labels"]))
         if sum(len(turns) - 1 for turns, _ in said if turns) < 1:
             raise typer.BadParameter(f"{path}: no dialogue of two turns or more")
-        found, marks = training_rows(said, embedder)
-        rows.append(found)
-        labels.append(marks)
-        weights.append(np.full(len(marks), float(times)))
-        kinds.append(np.full(len(marks), kind))
-        dialogues += len(said)
-    marked = np.concatenate(labels)
-    shifts = int(marked.sum())
-    if min(shifts, len(marked) - shifts) < MIN_EACH:
+        parts.append((said, float(times)))
+    marks = [label for said, _ in parts for _, labels in said for label in labels[1:]]
+    shifts, dialogues = sum(marks), sum(len(said) for said, _ in parts)
+    if min(shifts, len(marks) - shifts) < MIN_EACH:
         raise typer.BadParameter(
-            f"{shifts} shifts and {len(marked) - shifts} other messages: "
+            f"{shifts} shifts and {len(marks) - shifts} other messages: "
             f"the network needs at least {MIN_EACH} of each"
         )
-    network = fit(np.concatenate(rows), marked, np.concatenate(weights), np.concatenate(kinds))
-    network.save(out)
-    counts = {"dialogues": dialogues, "messages": len(marked), "shifts": shifts}
+    train(parts, embedder).save(out)
+    counts = {"dialogues": dialogues, "messages": len(marks), "shifts": shifts}
     sys.stdout.write(json.dumps({**counts, "written": str(out)}) + "\n")

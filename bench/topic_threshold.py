@@ -18,38 +18,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from unittest.mock import patch
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from keel.nodes.context import topic_shifts  # noqa: E402
 from keel.nodes.context.dialogue_segments import segment  # noqa: E402
 from keel.nodes.context.embeddings import Embedder, load_embedder  # noqa: E402
-from keel.nodes.context.topic_model import (  # noqa: E402
-    Said,
-    alternating,
-    fit,
-    speaker,
-    training_rows,
-)
+from keel.nodes.context.topic_model import Dialogue, said_turns, train  # noqa: E402
 from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
-Dialogue = tuple[list[Said], list[int]]
 
 
 def dialogues(path: Path) -> list[Dialogue]:
     """The labelled dialogues of a keel JSON lines file (alternating speakers when it has none)."""
-    found = []
+    found: list[Dialogue] = []
     for line in path.read_text().splitlines():
         d = json.loads(line)
-        names = d.get("speakers")
-        turns = (
-            [Said(speaker(n), t) for n, t in zip(names, d["turns"], strict=True)]
-            if names
-            else alternating(d["turns"])
-        )
-        found.append((turns, d["labels"]))
+        found.append((said_turns(d["turns"], d.get("speakers")), d["labels"]))
     return found
 
 
@@ -85,16 +70,7 @@ def main() -> None:
         "todo sessions, a third": [d for k, d in enumerate(todo) if k % 3 == 0],
         "topics_dev.jsonl": dialogues(DATA / "topics_dev.jsonl"),
     }
-    rows, labels, weights, kinds = [], [], [], []
-    for kind, (part, weight) in enumerate(parts):
-        found, marks = training_rows(part, embedder)
-        rows.append(found)
-        labels.append(marks)
-        weights.append(np.full(len(marks), weight))
-        kinds.append(np.full(len(marks), kind))
-    network = fit(
-        np.concatenate(rows), np.concatenate(labels), np.concatenate(weights), np.concatenate(kinds)
-    )
+    network = train(parts, embedder)
     # the detector reads the held-out network in place of the shipped one
     with patch.object(topic_shifts, "load_shift_model", lambda: network):
         print("| threshold | " + " | ".join(f"{name}: F1, false shifts" for name in held) + " |")  # noqa: T201

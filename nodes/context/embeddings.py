@@ -58,6 +58,13 @@ class Embedder:
         return np.stack(vectors) if vectors else np.zeros((0, DIMENSIONS), dtype=np.float32)
 
 
+def mean_direction(vectors: np.ndarray) -> np.ndarray:
+    """The unit vector of the mean of ``vectors`` (rows): what several texts are about together."""
+    mean = vectors.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm else mean
+
+
 @functools.cache
 def load_embedder() -> Embedder | None:
     """The process's embedder, read once from the installed package; None when it is absent."""

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import structlog
 
-from keel.nodes.context.embeddings import DIMENSIONS, TEXT_MAX_CHARS, Embedder
+from keel.nodes.context.embeddings import DIMENSIONS, TEXT_MAX_CHARS, Embedder, mean_direction
 from keel.nodes.context.topic_words import QUESTION, WORD, content_words, stems
 
 log = structlog.get_logger(__name__)
@@ -101,6 +101,10 @@ class Said(NamedTuple):
     text: str
 
 
+Dialogue = tuple[Sequence[Said], Sequence[int]]
+"""A dialogue's turns and their labels (1 where a turn opens a topic)."""
+
+
 def speaker(name: str | None) -> str:
     """``USER`` or ``ASSISTANT`` for a role or a corpus's speaker name ("agent", "system", ...)."""
     return ASSISTANT if (name or "").strip().lower() in _ASSISTANT_NAMES else USER
@@ -111,9 +115,13 @@ def alternating(texts: Sequence[str]) -> list[Said]:
     return [Said(ASSISTANT if i % 2 else USER, text) for i, text in enumerate(texts)]
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm else vector
+def said_turns(texts: Sequence[str], speakers: Sequence[str] | None = None) -> list[Said]:
+    """A dialogue's turns with who said each (``speakers`` by any known name; ``alternating``
+    without them).
+    """  # noqa: D205
+    if speakers is None:
+        return alternating(texts)
+    return [Said(speaker(name), text) for name, text in zip(speakers, texts, strict=True)]
 
 
 def _last_sentence(text: str) -> str:
@@ -133,7 +141,7 @@ def features(
     last, previous_last = _last_sentence(text), _last_sentence(previous)
     vectors = embedder.embed([text, last, previous_last, *(said.text for said in recent)])
     u, lu, pl, window = vectors[0], vectors[1], vectors[2], vectors[3:]
-    prev, topic = window[-1], _unit(window.mean(axis=0))
+    prev, topic = window[-1], mean_direction(window)
     words = content_words(text)
     seen = set().union(*(content_words(said.text[:TEXT_MAX_CHARS]) for said in recent[-3:]))
     wanted = stems(text)
@@ -141,7 +149,7 @@ def features(
     earlier = set().union(*older) if wanted else set()
     scalars = [
         float(u @ prev),
-        float(u @ _unit(window[-2:].mean(axis=0))),
+        float(u @ mean_direction(window[-2:])),
         float(u @ topic),
         float(lu @ prev),
         float(lu @ topic),
@@ -210,7 +218,7 @@ class ShiftModel:
 
 
 def training_rows(
-    dialogues: Iterable[tuple[Sequence[Said], Sequence[int]]], embedder: Embedder
+    dialogues: Iterable[Dialogue], embedder: Embedder
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every message after the first of every dialogue as the detector reads it online, with
     its label: the topic's messages so far are those since the last labelled shift.
@@ -227,6 +235,20 @@ def training_rows(
             if marks[i]:
                 start = i
     return np.stack(rows), np.asarray(labels)
+
+
+def train(parts: Sequence[tuple[Sequence[Dialogue], float]], embedder: Embedder) -> ShiftModel:
+    """The network trained on ``parts``: each a kind of conversation (its dialogues) and how
+    many times its messages count.
+    """  # noqa: D205
+    rows, labels, weights, kinds = [], [], [], []
+    for kind, (dialogues, weight) in enumerate(parts):
+        found, marks = training_rows(dialogues, embedder)
+        rows.append(found)
+        labels.append(marks)
+        weights.append(np.full(len(marks), weight))
+        kinds.append(np.full(len(marks), kind))
+    return fit(*(np.concatenate(c) for c in (rows, labels, weights, kinds)))
 
 
 def _kinds(products: np.ndarray, kinds: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ from datetime import datetime
 import numpy as np
 from langchain_core.tools import BaseTool
 
-from keel.nodes.context.embeddings import Embedder
+from keel.nodes.context.embeddings import Embedder, mean_direction
 from keel.nodes.context.topic_model import RECENT, USER, Said, load_shift_model
 from keel.nodes.context.topic_words import content_words, stems
 from keel.nodes.event_types import TopicReason
@@ -164,11 +164,6 @@ def go_back(
     return Shift("returned", named.phrase, best[0], round(best[1], 3))
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm else vector
-
-
 def drift(
     message: Said, recent: Sequence[Said], embedder: Embedder, about: Sequence[str] = ()
 ) -> float | None:
@@ -249,7 +244,7 @@ def find_return(
     if embedder is None or not closed or not (shift.reason == "semantic" or says_return(shift)):
         return shift  # a switch ("new topic") or a correction ("not about that") goes forward
     vectors = embedder.embed([message, *recent[-RECENT:]])
-    active = _unit(vectors[1:].mean(axis=0)) if len(vectors) > 1 else None
+    active = mean_direction(vectors[1:]) if len(vectors) > 1 else None
     needed = threshold - (PHRASE_RETURN_DISCOUNT if says_return(shift) else 0.0)
     found = returned_to(vectors[0], closed, active, embedder, needed)
     if found is None:

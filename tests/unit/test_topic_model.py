@@ -20,6 +20,7 @@ from keel.nodes.context.topic_model import (
     alternating,
     features,
     load_shift_model,
+    said_turns,
     speaker,
     training_rows,
 )
@@ -137,8 +138,7 @@ def test_a_broken_or_foreign_network_file_is_refused(tmp_path):
 def held_sessions():
     for line in HELD.read_text().splitlines():
         dialogue = json.loads(line)
-        said = zip(dialogue["speakers"], dialogue["turns"], strict=True)
-        turns = [Said(speaker(s), t) for s, t in said]
+        turns = said_turns(dialogue["turns"], dialogue["speakers"])
         yield dialogue["id"], turns, dialogue["labels"]
 
 
