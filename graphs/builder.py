@@ -8,6 +8,7 @@
     user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
     assistant -> tool_execution | response
     tool_execution -> response  (a confirmation is waited for inside it, with ``interrupt``)
+    tool_execution -> tool_execution  (a question just put: checkpointed, then waited on)
     response -> assistant | END
 
 Every node is wrapped so that its ``runtime.context`` is the caller's ``KeelContext`` with the
@@ -55,6 +56,7 @@ from keel.graphs.routes import (
     route_plan,
     route_reset,
     route_response,
+    route_tools,
     route_tools_handing_over,
     route_turn,
 )
@@ -190,8 +192,12 @@ def build_graph(
             route_tools_handing_over,
             {AgentState.RESPONSE: "response", END: END},
         )
-    else:
-        g.add_edge("tool_execution", "response")  # the one way out of TOOL_EXECUTION
+    else:  # out of TOOL_EXECUTION to the response; back in to wait on a question just put
+        g.add_conditional_edges(
+            "tool_execution",
+            route_tools,
+            {AgentState.TOOL_EXECUTION: "tool_execution", AgentState.RESPONSE: "response"},
+        )
     g.add_conditional_edges("response", route_response, {**path_map(AgentState.RESPONSE), **routes})
     return g.compile(checkpointer=checkpointer, name="keel_turn" if nested else "keel")
 

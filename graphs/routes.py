@@ -145,13 +145,27 @@ class DecidedView(WindowView, total=False):
     turn_over: bool
 
 
+async def route_tools(
+    state: WindowView,
+) -> Literal[AgentState.TOOL_EXECUTION, AgentState.RESPONSE]:
+    """After tool_execution: back to it while its calls still wait (a question was just put, to
+    be checkpointed before the graph waits on it), else on to the response.
+    """  # noqa: D205
+    if calls_to_run(cast(KeelState, state)) is not None:
+        return AgentState.TOOL_EXECUTION
+    return AgentState.RESPONSE
+
+
 async def route_tools_handing_over(
     state: DecidedView,
 ) -> Literal[AgentState.RESPONSE, "__end__"]:
-    """After tool_execution in the served turn graph: calls that needed a yes end the turn graph
-    first, so the graph around it saves their answer and results in a checkpoint of its own (a
-    reply regenerated from there runs the response again, never the question); then it goes on.
+    """After tool_execution in the served turn graph: a question just put, and calls that needed
+    a yes, end the turn graph first, so the graph around it saves the question, or the answer and
+    the results, in a checkpoint of its own (it waits on the question from there; a reply
+    regenerated from there runs the response again, never the question); then it goes on.
     """  # noqa: D205
+    if calls_to_run(cast(KeelState, state)) is not None:
+        return "__end__"  # END: the question put, waited on in the next run
     context = await prepared(get_runtime(KeelContext).context)
     if ran_after_a_yes(cast(KeelState, state), context.resources.tools):
         return "__end__"  # END

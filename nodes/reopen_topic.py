@@ -7,8 +7,9 @@ active topic is ended with its summary, the chosen one reopened: the state holds
 next turn's context is that topic's history (the silence before the return does not count as a gap
 that opens another topic). The mission and its todolist were the other topic's: they are cleared
 (a ``state_updated`` event, reason ``topic_reopened``), and the next message makes a fresh one;
-the message log is untouched. A question or a confirmation that waited is dropped, as a change of
-subject leaves it unanswered, and the reply says so.
+the message log keeps what was said, and the reply as a row of its own (role ``command``, like a
+reset's). A question or a confirmation that waited is dropped, as a change of subject leaves it
+unanswered, and the reply says so.
 Reopening the active topic changes no topic; nor does a topic the conversation does not have
 (the reply says so; the API answers 404 before it runs).
 """
@@ -20,13 +21,15 @@ from typing import Any
 import structlog
 from langgraph.runtime import Runtime
 
+from keel.checkpoints.messages import COMMAND
 from keel.nodes.event_types import TopicReason
 from keel.nodes.events import audit_entry, topic_changed
 from keel.nodes.mission import REASON_REOPENED, clear_mission
 from keel.nodes.run_context import KeelContext, conversation_id
-from keel.nodes.state.commands import BadCommand, command_done
+from keel.nodes.state.commands import BadCommand, command_done, reply_key
 from keel.nodes.state.lineage import lineage
 from keel.nodes.state.schema import KeelState
+from keel.nodes.support.message_log import log_exchange
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import waiting_calls
 from keel.nodes.topic import current_topic, return_to_topic
@@ -71,4 +74,7 @@ async def reopen_topic(state: KeelState, runtime: Runtime[KeelContext]) -> dict[
         message = f"Back to the topic: {topic['title']}"
     if waiting_calls(state, ctx.resources.tools) is not None:
         message = f"{message}. {DROPPED}"
+    await log_exchange(
+        runtime, state, reply_key(runtime, "reopen"), COMMAND, message, update.get("topic")
+    )
     return {**command_done(message, runtime, "reopen"), **update}

@@ -1,11 +1,13 @@
 """The tool_execution node: runs the assistant's tool calls, asking first before destructive ones.
 
 A tool declared with a ``Confirm`` (delete and rename) needs a yes. Unless the user's message
-already said so ("delete task 3, yes I'm sure"), the node pauses with ``interrupt`` carrying the
-question (``keel.nodes.support.confirming``). The next user message answers it, whether it comes
-as ``Command(resume=...)`` or as a plain new input (``user_input`` adds it to ``messages`` and the
-graph comes back here). LangGraph re-runs a node from its start when an interrupt is resumed, so
-every question is asked, and every answer read, before anything is changed: no tool runs twice.
+already said so ("delete task 3, yes I'm sure"), the node puts the question (it joins ``messages``
+and the node returns, the calls still waiting, so the graph checkpoints it), then runs again and
+pauses on it with ``interrupt`` (``keel.nodes.support.confirming``). The next user message
+answers it, whether it comes as ``Command(resume=...)`` or as a plain new input (``user_input``
+adds it to ``messages`` and the graph comes back here). LangGraph re-runs a node from its start
+when an interrupt is resumed, so every question is asked, and every answer read, before anything
+is changed: no tool runs twice.
 """
 
 from __future__ import annotations
@@ -67,12 +69,14 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
     if ctx.stop_event is not None and ctx.stop_event.is_set():
         return stopped(state, last)
     answered = await confirmed(last, state, runtime)
-    stand_ins = answered.stand_ins
-    results: list[ToolMessage] = []
-    todolist = state.get("todolist")
     update: dict[str, Any] = dict(answered.logged)
     if answered.shown:
         update["messages"] = unstreamed(answered.shown)
+    if answered.waiting:  # a question put: checkpointed first, then waited on (no call runs)
+        return update
+    stand_ins = answered.stand_ins
+    results: list[ToolMessage] = []
+    todolist = state.get("todolist")
     for call in last.tool_calls:  # ... act after
         key = call_key(last, call.get("id"))
         if call["name"] == NEXT_STEP_TOOL:

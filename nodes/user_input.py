@@ -38,7 +38,7 @@ from keel.nodes.state.lineage import next_turn_key, starting
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import KeelState, bump, turn_start
-from keel.nodes.support.confirming import Asked, ask
+from keel.nodes.support.confirming import AGAIN, Asked, ask
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import (
@@ -144,6 +144,6 @@ async def answering(
         text = await runtime.context.resources.messages.content_of(conversation_id(runtime), key)
         if text is None:  # not put (yet): the question it would be
             asked = asked or await ask(last, runtime)
-            text = asked.put(number)["question"] if asked.request is not None else ""
+            text = asked.words(AGAIN if number > 1 else None) if asked.request else ""
         exchange += [AIMessage(text, id=key), answer]
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages[: at + 1], *exchange]

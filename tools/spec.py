@@ -94,15 +94,23 @@ class Confirm:
     to: str | None = None
     """The argument holding what the target becomes (a rename's new title), if any."""
 
-    def change(self, args: dict[str, Any], title: str | None) -> dict[str, Any]:
-        """What a yes to the call changes, in full: "Rename task 1: buy milk -> buy oat milk"."""
+    def change(self, args: dict[str, Any], task: dict[str, Any] | None) -> dict[str, Any]:
+        """What a yes to the call changes, in full: "Rename task 1: buy milk -> buy oat milk".
+
+        ``task`` is the target as it is now (its title, and "(done)" when it is completed), so
+        the words change when the task does.
+        """
         target = args.get(self.target)
+        title = task.get("title") if task else None
+        title = title if isinstance(title, str) else None
         new = str(args[self.to]) if self.to and args.get(self.to) is not None else None
         text = f"{self.verb.capitalize()} {self.noun} {target}"
         if new is not None:
             text += f": {title} -> {new}" if title else f" to {new}"
         elif title:
             text += f" - {title}"
+        if task and task.get("completed"):
+            text += " (done)"
         return {
             "action": self.verb,
             "task_id": target,

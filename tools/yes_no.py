@@ -4,7 +4,8 @@
 ``None`` (unclear: keel asks again rather than taking it as a no). Everyday answers count: "go
 ahead", "sure thing", "ok do it", "yes please", "👍" say yes; "no wait", "actually keep it",
 "nah", "cancel" say no; a no anywhere in the answer wins over a yes ("yes... actually no").
-``confirms`` finds a yes inside a request itself ("delete task 3, yes I'm sure"), so that the
+``is_bare_answer`` tells a message that is only a yes or a no (with nothing waiting, keel says
+so). ``confirms`` finds a yes inside a request itself ("delete task 3, yes I'm sure"), so that the
 request runs without a question; ``is_confirmation`` tells a piece of a message that is only a
 yes. Used by the tool_execution node and by the offline understanding.
 """
@@ -72,6 +73,20 @@ def answer_of(text: object) -> Answer | None:
     if plain != joined or any(w in YES_WORDS for w in found):
         return "yes"
     return "yes" if any(f" {p} " in joined for p in YES_PHRASES) else None
+
+
+BARE_ANSWER_WORDS = 4
+"""A message of at most this many words that says yes or no is an answer, not a request."""
+ACKNOWLEDGED = frozenset("ok okay k kk alright cool great fine".split())
+"""Words that take note of a reply rather than answer a question ("ok")."""
+
+
+def is_bare_answer(text: str) -> bool:
+    """``text`` is only a yes or a no ("yes", "no thanks", "go ahead"), not a note taken ("ok")."""
+    words = _words(text)
+    if not words or len(words) > BARE_ANSWER_WORDS or set(words) <= ACKNOWLEDGED:
+        return False
+    return answer_of(text) is not None
 
 
 def is_yes(answer: object) -> bool:

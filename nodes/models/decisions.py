@@ -37,8 +37,11 @@ from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.phrasings import Intent, Selection
 from keel.tools.understanding.reading import understand
 from keel.tools.understanding.talk import say
+from keel.tools.yes_no import is_bare_answer
 
 REPLY_KIND = "keel_reply"
+UNREAD = frozenset({"offtopic", "unknown", "unsure", "missing"})
+"""Kinds of message the offline model understood no request in (talk it knows is not one)."""
 """``response_metadata`` key of the kind of answer the offline model gave (help, which, ...)."""
 SHOWN_MAX = 50
 """Results of one tool reported line by line; past this, the first ``SHOWN_FIRST`` and how many
@@ -199,9 +202,12 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
         picked(request, earlier, tools) or guessed(request, earlier, tools)
     )
     if not intents:
+        kind = understood.kind or "unknown"
+        if kind in UNREAD and is_bare_answer(request):  # a yes or no, and no question waits
+            kind = "answer"
         examples = {t.name: e for t in tools if (e := spec_of(t).example)}
-        text = say(understood.kind or "unknown", understood.detail, examples, help_text(tools))
-        return _answer(text, understood.kind or "unknown", "answered")
+        text = say(kind, understood.detail, examples, help_text(tools))
+        return _answer(text, kind, "answered")
     round_ = _Round(messages, start, tools)
     seen = [(c["name"], c["args"]) for c, _ in round_.executed if not is_lookup(c)]
     calls: list[ToolCall] = []

@@ -8,12 +8,21 @@ words beside it: the question, then each change on a line of its own, "Delete ta
 dentist", so every client shows what will change, in the conversation as after a reload). It is
 answered by ``Command(resume=...)``, with decisions (Agent Chat UI's Approve and Reject) or with the
 answer's text, or by the next message typed as a plain input (``user_input`` adds it to ``messages``
-after the question, and the graph comes back here). A yes runs the calls, a no cancels them, an
-unclear answer asks again ("Please answer yes or no."), and a new request instead of an answer ("add
-eggs") cancels them and is then carried out. A call whose task is not there is left out of the
-question and answers its error. LangGraph runs the node again from its start when it is resumed: the
-question is asked, and every answer read, before anything is changed. Where the turn stands (the
-calls that wait, the answers typed) is read by ``keel.nodes.support.waiting``.
+after the question, and the graph comes back here).
+
+A question is put in two steps, so that nothing said is lost when the graph pauses: first it is
+written to the log and to ``messages`` and the node returns (``Answered.waiting``: the graph
+checkpoints it, with the answer that led to it), then the node runs again and pauses on it. A yes
+runs the calls, a no cancels them, and a new request instead of an answer ("add eggs") cancels them
+and is then carried out. An unclear answer asks again ("Please answer yes or no."); an unclear
+answer to that is taken as a message of its own, so a conversation always takes a new request. An
+answer counts only for the question as it was put: when the tasks changed in between (renamed,
+completed elsewhere), a yes to it is no yes to the tasks as they are now, and the question is put
+again, naming what changed; a no, or a new request, still cancels. A call whose task is not there
+is left out of the question and answers its error. LangGraph runs the node again from its start
+when it is resumed: the question is asked, and every answer read, before anything is changed.
+Where the turn stands (the calls that wait, the answers typed) is read by
+``keel.nodes.support.waiting``.
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ log = structlog.get_logger(__name__)
 Verdict = Literal["yes", "no", "new"]
 """What an answer says: yes, no, or a new request instead (a no, and then it is carried out)."""
 AGAIN = "Please answer yes or no."
+CHANGED = "This changed since I asked"
 
 
 def confirm_of(call: ToolCall, runtime: Runtime[KeelContext]) -> Confirm | None:
@@ -72,19 +82,37 @@ class Asked:
     missing: dict[str, str] = field(default_factory=dict)
     """Calls left out of it, their task not there: the error each one answers."""
 
-    def put(self, asked: int) -> ApprovalRequest:
-        """The request as put the ``asked``-th time (after an unclear answer, "Please answer")."""
+    @property
+    def base(self) -> str:
+        """The question about the tasks as they are now, with nothing before it."""
         assert self.request is not None
-        if asked == 1:
-            return self.request
-        return {**self.request, "question": f"{AGAIN} {self.request['question']}"}
+        return self.request["question"]
+
+    def words(self, why: str | None = None) -> str:
+        """The question as put, ``why`` it is put again before it ("Please answer yes or no.")."""
+        return f"{why} {self.base}" if why else self.base
+
+    def put_as(self, words: str) -> ApprovalRequest:
+        """The request the graph pauses on, its question in ``words`` (as logged)."""
+        assert self.request is not None
+        return {**self.request, "question": words}
+
+    def current(self, put: str) -> bool:
+        """``put`` (a question as it was put) asked about the tasks as they are now."""
+        return put.endswith(self.base)
+
+    def changed(self, put: str) -> str:
+        """Why the question is put again after the tasks changed since ``put``: what they were."""
+        now = set(self.base.splitlines()[1:])
+        before = [line for line in put.splitlines()[1:] if line not in now]
+        return f"{CHANGED} (before: {'; '.join(before)})." if before else f"{CHANGED}."
 
 
 async def _probe(
     call: ToolCall, confirm: Confirm, runtime: Runtime[KeelContext]
-) -> ToolMessage | str | None:
-    """The task a call that needs a yes acts on: its title, or the error that stands in for the
-    call when the task is not there (nothing to ask about); None when it acts on no task.
+) -> ToolMessage | dict[str, Any] | None:
+    """The task a call that needs a yes acts on, as it is now, or the error that stands in for
+    the call when the task is not there (nothing to ask about); None when it acts on no task.
     """  # noqa: D205
     if confirm.target != "task_id":
         return None
@@ -96,21 +124,20 @@ async def _probe(
     if checked.status == "error":
         return tool_error(call, str(checked.content))
     data = payload(checked)
-    title = data.get("title") if isinstance(data, dict) else None
-    return title if isinstance(title, str) else None
+    return data if isinstance(data, dict) else None
 
 
 async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:
     """The one question about ``last``'s calls that need a yes, each change named in full."""
     needed = [(call, c) for call in last.tool_calls if (c := confirm_of(call, runtime)) is not None]
     missing: dict[str, str] = {}
-    titles: dict[str, str] = {}
+    tasks: dict[str, dict[str, Any]] = {}
     for call, confirm in needed:
         found = await _probe(call, confirm, runtime)
         if isinstance(found, ToolMessage):
             missing[call.get("id") or ""] = str(found.content)
         elif found is not None:
-            titles[call.get("id") or ""] = found
+            tasks[call.get("id") or ""] = found
     asks = [(call, c) for call, c in needed if (call.get("id") or "") not in missing]
     if not asks:
         return Asked(None, [], missing)
@@ -118,7 +145,7 @@ async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:
         (
             call["name"],
             dict(call["args"]),
-            cast(ConfirmationChange, c.change(call["args"], titles.get(call.get("id") or ""))),
+            cast(ConfirmationChange, c.change(call["args"], tasks.get(call.get("id") or ""))),
         )
         for call, c in asks
     ]
@@ -152,55 +179,36 @@ class Answered:
     stand_ins: dict[str | None, ToolMessage | None]
     """For each call: None when it may run, else the ToolMessage standing in for it."""
     shown: list[AnyMessage] = field(default_factory=list)
-    """Questions and answers given through ``Command(resume=...)``, for ``messages``."""
+    """What joins ``messages``: a question as it is put, an answer given through
+    ``Command(resume=...)``."""
     new_request: str | None = None
     """A new request given instead of an answer: carried out once the calls are cancelled."""
     logged: dict[str, Any] = field(default_factory=dict)
     """Where the turn's messages went in the log (``branch``), when a question was asked."""
+    waiting: bool = False
+    """Nothing decided yet: a question was just put (in ``shown``), to be waited on once it is
+    checkpointed; no call runs."""
 
 
 async def confirmed(last: AIMessage, state: KeelState, runtime: Runtime[KeelContext]) -> Answered:
-    """Decide every call of ``last``: asked about once (``interrupt``), run only on a yes.
+    """Decide every call of ``last``: asked about (``interrupt``), run only on a yes.
 
-    Answers typed as messages are read first; the graph pauses for one when none decides. Each
-    question is logged before it is put, and an answer counts only for the question as it was put:
-    when the tasks changed in between (the question would now name others), it is put again.
+    Answers typed as messages are read first, each against the question it answered. When none
+    decides, the next question is put (``Answered.waiting``), or, put already, waited for.
     """
     stand_ins: dict[str | None, ToolMessage | None] = {c.get("id"): None for c in last.tool_calls}
+    answered = Answered(stand_ins)
     if confirms(_request(state)) or await _said_yes(last, runtime):
-        return Answered(stand_ins)
+        return answered
     asked = await ask(last, runtime)
     verdicts: dict[str, Verdict] = {}
-    answered = Answered(stand_ins)
     if asked.request is not None:
         answered.logged = await flush(state, runtime)  # the turn's message first, in the log
         state = {**state, **answered.logged}  # type: ignore[typeddict-item]
-        tools = runtime.context.resources.tools
-        typed = typed_answers(state, last)
-        for number, answer in enumerate(typed, 1):
-            if await _put(runtime, state, last, asked, number) is not None:
-                await log_exchange(
-                    runtime, state, f"{question_id(last, number)}:answer", "user", answer
-                )
-                if (verdict := reading(answer, asked, tools)) is not None:
-                    verdicts = dict.fromkeys(asked.call_ids, verdict)
-                    answered.new_request = answer if verdict == "new" else None
-        times = len(typed)
-        while not verdicts:
-            times += 1
-            put = await _put(runtime, state, last, asked, times)
-            log.info("confirmation_asked", tasks=len(asked.call_ids), asked=times)
-            value = interrupt(put or asked.put(times))
-            if put is None:  # answered before the tasks changed: put the new question
-                continue
-            key = question_id(last, times)
-            answered.shown.append(AIMessage(put["question"], id=key))
-            verdicts, text = decisions(value, asked, tools)
-            if text is not None:
-                await log_exchange(runtime, state, f"{key}:answer", "user", text)
-                answered.shown.append(HumanMessage(text, id=f"{key}:answer"))
-                if verdicts and next(iter(verdicts.values())) == "new":
-                    answered.new_request = text
+        verdicts = await _answers(runtime, state, last, asked, answered)
+        if not verdicts:
+            answered.waiting = True
+            return answered
     for call in last.tool_calls:
         call_id = call.get("id") or ""
         confirm = confirm_of(call, runtime)
@@ -211,6 +219,99 @@ async def confirmed(last: AIMessage, state: KeelState, runtime: Runtime[KeelCont
         elif verdicts.get(call_id) != "yes":
             stand_ins[call_id] = _cancelled(call, confirm)
     return answered
+
+
+async def _answers(
+    runtime: Runtime[KeelContext],
+    state: KeelState,
+    last: AIMessage,
+    asked: Asked,
+    answered: Answered,
+) -> dict[str, Verdict]:
+    """The verdicts the answers give (empty: none decides, and the next question is put)."""
+    tools = runtime.context.resources.tools
+    why: str | None = None
+    typed = typed_answers(state, last)
+    for number, said in enumerate(typed, 1):
+        before = await _logged(runtime, last, number) or asked.words()
+        await log_exchange(runtime, state, f"{question_id(last, number)}:answer", "user", said)
+        verdicts, why, _ = judged(said, before, asked, tools)
+        if verdicts:
+            answered.new_request = said if _is_new(verdicts) else None
+            return verdicts
+    number = max(len(typed) + 1, _latest_shown(state, last))
+    key = question_id(last, number)
+    put = await _logged(runtime, last, number)
+    if put is None or not _shown(state, key):  # put it (as logged, after a crash) and return
+        _put_next(answered, key, put or asked.words(why))
+        if put is None:
+            await log_exchange(runtime, state, key, "assistant", answered.shown[-1].text)
+        return {}
+    log.info("confirmation_asked", tasks=len(asked.call_ids), asked=number)
+    value = interrupt(asked.put_as(put))
+    verdicts, why, text = judged(value, put, asked, tools)
+    if text is not None:
+        await log_exchange(runtime, state, f"{key}:answer", "user", text)
+        answered.shown.append(HumanMessage(text, id=f"{key}:answer"))
+    if verdicts:
+        answered.new_request = text if _is_new(verdicts) else None
+        return verdicts
+    following = question_id(last, number + 1)
+    _put_next(answered, following, asked.words(why))
+    await log_exchange(runtime, state, following, "assistant", asked.words(why))
+    return {}
+
+
+def judged(
+    value: Any, put: str, asked: Asked, tools: Sequence[BaseTool]
+) -> tuple[dict[str, Verdict], str | None, str | None]:
+    """What an answer (text, or a resume value) to the question ``put`` says.
+
+    The verdicts, or why the question is put again, and the answer's text (None: decisions, no
+    text). Put again: an unclear answer ("Please answer yes or no."); a yes (or an unclear
+    answer) given when the tasks changed since ``put`` (a no, or a new request, cancels whatever
+    they are now). An unclear answer to a question already put again for that reason is a
+    message of its own.
+    """
+    verdicts, text = decisions(value, asked, tools)
+    if not asked.current(put) and (not verdicts or "yes" in verdicts.values()):
+        log.info("confirmation_changed")
+        return {}, asked.changed(put), text
+    if verdicts:
+        return verdicts, None, text
+    if text is not None and put.startswith(AGAIN):
+        return dict.fromkeys(asked.call_ids, "new"), None, text
+    return {}, AGAIN, text
+
+
+def _is_new(verdicts: dict[str, Verdict]) -> bool:
+    return next(iter(verdicts.values())) == "new"
+
+
+def _put_next(answered: Answered, key: str, words: str) -> None:
+    """Put the question ``key`` in ``words``: it joins ``messages`` before the graph waits on it."""
+    log.info("confirmation_put", key_preview=key[-12:])
+    answered.shown.append(AIMessage(words, id=key))
+
+
+def _latest_shown(state: KeelState, last: AIMessage) -> int:
+    """The number of the latest question about ``last``'s calls in ``messages`` (0: none); a
+    question put after a decision it could not take has no typed answer before it.
+    """  # noqa: D205
+    prefix = question_id(last, 0)[:-1]
+    numbers = [
+        int(tail)
+        for m in state.get("messages") or []
+        if m.type == "ai"
+        and (m.id or "").startswith(prefix)
+        and (tail := (m.id or "")[len(prefix) :]).isdigit()
+    ]
+    return max(numbers, default=0)
+
+
+def _shown(state: KeelState, key: str) -> bool:
+    """The question ``key`` is in ``messages`` (checkpointed: the graph may wait on it)."""
+    return any(m.id == key for m in reversed(state.get("messages") or []))
 
 
 async def _said_yes(last: AIMessage, runtime: Runtime[KeelContext]) -> bool:
@@ -226,21 +327,10 @@ async def _said_yes(last: AIMessage, runtime: Runtime[KeelContext]) -> bool:
     return False
 
 
-async def _put(
-    runtime: Runtime[KeelContext], state: KeelState, last: AIMessage, asked: Asked, times: int
-) -> ApprovalRequest | None:
-    """The ``times``-th question about ``last``'s calls, logged as it is put; None when it was put
-    before in other words (the tasks changed since: an answer to it is no answer to this one).
-    """  # noqa: D205
-    put, key = asked.put(times), question_id(last, times)
-    ctx = runtime.context
-    before = await ctx.resources.messages.content_of(conversation_id(runtime), key)
-    if before is not None and before != put["question"]:
-        log.info("confirmation_changed", asked=times)
-        return None
-    if before is None:
-        await log_exchange(runtime, state, key, "assistant", put["question"])
-    return put
+async def _logged(runtime: Runtime[KeelContext], last: AIMessage, number: int) -> str | None:
+    """The ``number``-th question about ``last``'s calls as it was put (logged), if it was."""
+    key = question_id(last, number)
+    return await runtime.context.resources.messages.content_of(conversation_id(runtime), key)
 
 
 def reading(text: str, asked: Asked, tools: Sequence[BaseTool]) -> Verdict | None:

@@ -251,6 +251,31 @@ async def test_an_unclear_answer_then_yes_keeps_each_answer_under_its_question(l
     ]
 
 
+async def test_command_resume_after_a_rename_elsewhere_puts_it_again_then_approves(langgraph_dev):
+    """Studio or the SDK answers a question whose task another thread renamed meanwhile."""
+    client = get_client(url=langgraph_dev)
+    user = {"user_id": "studio-changed"}
+    first, other = [(await client.threads.create())["thread_id"] for _ in range(2)]
+    await client.runs.wait(first, "keel", input={"content": "Add book dentist"}, context=user)
+    await client.runs.wait(first, "keel", input={"content": "Delete task 1"}, context=user)
+    await client.runs.wait(
+        other, "keel", input={"content": "Rename task 1 to call the dentist"}, context=user
+    )
+    await client.runs.wait(other, "keel", command=Command(resume="yes"), context=user)
+    again = await client.runs.wait(first, "keel", command=Command(resume="yes"), context=user)
+    put = again["__interrupt__"][0]["value"]
+    assert put["question"].startswith("This changed since I asked")
+    assert put["action_requests"][0]["description"] == "Delete task 1 - call the dentist"
+    done = await client.runs.wait(
+        first, "keel", command=Command(resume={"decisions": [{"type": "approve"}]}), context=user
+    )
+    assert done["messages"][-1]["content"] == "Deleted task 1: call the dentist"
+    state = await client.threads.get_state(first)
+    assert not state["interrupts"]
+    added = await client.runs.wait(first, "keel", input={"content": "Add eggs"}, context=user)
+    assert added["messages"][-1]["content"] == "Created task: eggs"
+
+
 @pytest.mark.parametrize("decision", ["approve", "reject"])
 async def test_a_reply_regenerated_after_the_card_is_the_same_reply(langgraph_dev, decision):
     """Agent Chat UI's regenerate after Approve or Reject: the turn goes on, nothing asked again."""

@@ -55,8 +55,9 @@ async def test_the_next_input_answers_a_waiting_confirmation(memory_keel, answer
     assert waiting.value["review_configs"] == [
         {"action_name": "delete_todo_task", "allowed_decisions": ["approve", "reject"]}
     ]
-    asking = snap.values["messages"][-1]  # a chat client shows the card under the calls
-    assert asking.type == "ai" and [c["name"] for c in asking.tool_calls] == ["delete_todo_task"]
+    calls, asking = snap.values["messages"][-2:]  # the calls, then the question (and its card)
+    assert calls.type == "ai" and [c["name"] for c in calls.tool_calls] == ["delete_todo_task"]
+    assert asking.type == "ai" and asking.text == waiting.value["question"]
     graph_input = {"content": "yes"} if answer == "plain" else Command(resume="yes")
     done = await memory_keel.graph.ainvoke(graph_input, thread_config(cid), context=context)
     assert last_ai(done).text == "Deleted task 1: buy milk"

@@ -23,8 +23,11 @@ def test_a_refused_call_says_nothing_and_an_error_says_itself():
 
 def test_a_confirmation_names_the_task_and_a_renames_new_title():
     rename = Confirm("rename", "renamed", to="title")
-    change = rename.change({"task_id": 1, "title": "buy oat milk"}, "buy milk")
+    change = rename.change({"task_id": 1, "title": "buy oat milk"}, {"title": "buy milk"})
     assert change["text"] == "Rename task 1: buy milk -> buy oat milk"
     delete = Confirm("delete", "deleted")
-    assert delete.change({"task_id": 3}, "book dentist")["text"] == "Delete task 3 - book dentist"
+    dentist = {"title": "book dentist"}
+    assert delete.change({"task_id": 3}, dentist)["text"] == "Delete task 3 - book dentist"
+    done = {"title": "book dentist", "completed": True}
+    assert delete.change({"task_id": 3}, done)["text"] == "Delete task 3 - book dentist (done)"
     assert delete.change({"task_id": 3}, None)["text"] == "Delete task 3"

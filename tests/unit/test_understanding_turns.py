@@ -88,7 +88,9 @@ async def test_whole_list_requests_ask_once(keel):
     await keel.store.complete("local", 1)
     cid = str(uuid.uuid4())
     asked = await say(keel, cid, "clear the completed ones")
-    assert asked.reply == "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - a"
+    assert asked.reply == (
+        "Are you sure you want to delete task 1? (yes/no)\nDelete task 1 - a (done)"
+    )
     await say(keel, cid, "ok do it")
     done = await say(keel, str(uuid.uuid4()), "complete everything")
     assert done.reply == "Completed task: b\nCompleted task: c"

@@ -34,6 +34,10 @@ REPLIES = {
         "I keep one list of your tasks; I can add to it, show it, and complete, rename or delete "
         'what is on it. Say "help" to see how.'
     ),
+    "answer": (
+        "There is nothing waiting for a yes or no right now. What would you like to do with "
+        "your list?"
+    ),
     "offtopic": (
         "Offline I can only help with your todo list: adding, showing, completing, renaming and "
         'deleting tasks. Say "help" to see how.'
