@@ -4,11 +4,12 @@ Opens keel's parts as every client does (``keel.graphs.assembly.open_keel``: the
 ``KEEL_DATABASE_URL``, SQLite in the user's data directory by default; the tools ``KEEL_TOOLS``
 names), creates or continues a conversation owned by ``--user``, and runs one graph turn per line
 typed. ``/state`` shows where the conversation stands, ``/reset`` starts afresh (history kept: the
-graph takes the line as its reset command, as from any client), ``/quit`` (or Ctrl-D, Ctrl-C) ends
-the session at once; while a turn runs, the first Ctrl-C stops it (as the page's Stop does) and a
-second one ends the session. A pending confirmation survives the end of the process and is asked
-again on the next start. Replies wrap at word boundaries in a terminal; what tools did is told in
-their sentences.
+graph takes the line as its reset command, as from any client), ``/quit`` (or "quit", "exit",
+"bye", Ctrl-D, Ctrl-C) ends the session at once; while a turn runs, the first Ctrl-C stops it (as
+the page's Stop does) and a second one ends the session. A pending confirmation survives the end
+of the process and is asked again on the next start. A new conversation is made at its first
+message. Replies wrap at word boundaries in a terminal; what tools did is told in their
+sentences.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,6 +35,8 @@ from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
 from keel.nodes.event_types import Event
 
+QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit", "bye", "goodbye"})
+"""What ends the chat when it is the whole line ("quit", "exit", "bye!"), however written."""
 CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3
 """Tries of one message while the database is away, with the same idempotency key."""
@@ -94,11 +98,14 @@ def _print_result(console: Console, result: TurnResult, verbose: bool) -> None:
     console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.reply)}")
 
 
+def ends_chat(text: str) -> bool:
+    """The line asks to leave the chat: ``/quit``, or a word people use for it ("exit", "Bye!")."""
+    return text.strip().rstrip(".!").strip().lower() in QUIT_WORDS
+
+
 async def _open_conversation(
-    conversations: ConversationStore, conversation_id: str | None, user_id: str
+    conversations: ConversationStore, conversation_id: str, user_id: str
 ) -> str:
-    if conversation_id is None:
-        return (await conversations.create(user_id))["conversation_id"]
     try:
         uuid.UUID(conversation_id)
     except ValueError:
@@ -108,59 +115,98 @@ async def _open_conversation(
 
 
 async def chat(conversation_id: str | None, user_id: str, verbose: bool, console: Console) -> int:
-    """Run the chat loop until /quit or end of input; the exit status is returned."""
-    settings = Settings()
-    max_chars = settings.max_message_chars
-    async with open_keel(settings, wait_seconds=CHAT_WAIT_SECONDS) as keel:
-        graph, turns = keel.graph, keel.turns
-        try:
-            cid = await _open_conversation(keel.conversations, conversation_id, user_id)
-        except ConversationNotFound as exc:
-            console.print(f"[red]error:[/red] {exc}")
+    """Run the chat loop until /quit or end of input; the exit status is returned.
+
+    A new conversation is made at its first message, so a chat left before saying anything leaves
+    none behind.
+    """
+    async with open_keel(Settings(), wait_seconds=CHAT_WAIT_SECONDS) as keel:
+        session = _Session(keel.conversations, keel.turns, user_id, verbose, console)
+        if conversation_id is not None and not await session.continue_with(conversation_id):
             return 1
-        console.print(f"Conversation: {cid}  (user {escape(user_id)}; /state, /reset, /quit)")
-        try:
-            recovered = await turns.open(cid, user_id)
-        except ConversationLocked:
-            console.print(BUSY)
-            return 1
-        if recovered is not None:
-            console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
-            _print_result(console, recovered, verbose)
-        waiting = (await snapshot(graph, cid))["pending_confirmation"]
-        if waiting:
-            console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")
+        if conversation_id is None:
+            console.print(f"New conversation  (user {escape(user_id)}; /state, /reset, /quit)")
         # At the prompt Ctrl-C interrupts the read at once (not only once Enter is pressed).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         while True:
             try:
-                line = console.input("[bold]you>[/bold] ")
+                text = console.input("[bold]you>[/bold] ").strip()
             except (EOFError, KeyboardInterrupt):
                 console.print()
                 break
-            text = line.strip()
-            if not text:
-                continue
-            if text == "/quit":
+            if ends_chat(text):
                 break
-            if text == "/state":
-                _print_state(console, await snapshot(graph, cid))
-                continue
-            if len(text) > max_chars:
-                console.print(
-                    f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
-                )
-                continue
-            try:
-                with _ctrl_c_stops(turns, cid, console):
-                    result = await _say(turns, cid, user_id, text, console)
-            except ConversationNotFound as exc:  # deleted from elsewhere meanwhile
-                console.print(f"[red]error:[/red] {exc}")
+            if text and not await session.take(text):
                 return 1
-            if result is not None:
-                _print_result(console, result, verbose)
-    console.print(f"Bye. Continue with: {invoked_as()} chat --conversation {cid}", soft_wrap=True)
+    if session.cid is None:
+        console.print("Bye.")
+    else:
+        continued = f"{invoked_as()} chat --conversation {session.cid}"
+        console.print(f"Bye. Continue with: {continued}", soft_wrap=True)
     return 0
+
+
+@dataclass
+class _Session:
+    """One ``keel chat``: the conversation it is on (None until the first message)."""
+
+    conversations: ConversationStore
+    turns: Turns
+    user_id: str
+    verbose: bool
+    console: Console
+    cid: str | None = None
+
+    async def continue_with(self, cid: str) -> bool:
+        """Go on with conversation ``cid``: a turn cut off last time is finished, a question
+        waiting asked again. False when it cannot be (not there, not the user's, busy: said).
+        """  # noqa: D205
+        console = self.console
+        try:
+            self.cid = await _open_conversation(self.conversations, cid, self.user_id)
+        except ConversationNotFound as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            return False
+        console.print(f"Conversation: {cid}  (user {escape(self.user_id)}; /state, /reset, /quit)")
+        try:
+            recovered = await self.turns.open(cid, self.user_id)
+        except ConversationLocked:
+            console.print(BUSY)
+            return False
+        if recovered is not None:
+            console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
+            _print_result(console, recovered, self.verbose)
+        waiting = (await snapshot(self.turns.graph, cid))["pending_confirmation"]
+        if waiting:
+            console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")
+        return True
+
+    async def take(self, text: str) -> bool:
+        """Act on one line typed: /state, or a message (a turn); False when the chat must end."""
+        console, max_chars = self.console, Settings().max_message_chars
+        if text == "/state":
+            if self.cid is None:
+                console.print("Nothing yet: say something to begin.")
+            else:
+                _print_state(console, await snapshot(self.turns.graph, self.cid))
+            return True
+        if len(text) > max_chars:
+            console.print(
+                f"[red]error:[/red] message too long ({len(text)} > {max_chars} characters)"
+            )
+            return True
+        if self.cid is None:
+            self.cid = (await self.conversations.create(self.user_id))["conversation_id"]
+            console.print(f"Conversation: {self.cid}")
+        try:
+            with _ctrl_c_stops(self.turns, self.cid, console):
+                result = await _say(self.turns, self.cid, self.user_id, text, console)
+        except ConversationNotFound as exc:  # deleted from elsewhere meanwhile
+            console.print(f"[red]error:[/red] {exc}")
+            return False
+        if result is not None:
+            _print_result(console, result, self.verbose)
+        return True
 
 
 @contextlib.contextmanager

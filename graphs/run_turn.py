@@ -188,5 +188,11 @@ async def run_turn(
         if key is not None and requests is not None:
             pause_point("before_request_recorded", (await prepared(context)).resources.pause_at)
             await requests.finish(conversation_id, key, result.model_dump_json())
-        log.info("turn_finished", complete=result.complete, reply_preview=preview(result.reply))
+        log.info(
+            "turn_finished",
+            complete=result.complete,
+            message_preview=preview(content),
+            reply_preview=preview(result.reply),
+            tools=[call["name"] for call in result.tool_calls],
+        )
         return result

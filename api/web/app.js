@@ -43,7 +43,7 @@ async function boot() {
   if (requested) await openConversation(requested);
   else if (conversations.length) {
     await openConversation(conversations[0].conversation_id, "replace");
-  } else await newConversation("replace");
+  } else newConversation("replace");
   $("message").focus();
 }
 
@@ -87,10 +87,32 @@ async function openConversation(cid, address = "keep") {
   return !snapshot.turn_running;
 }
 
-async function newConversation(address = "push") {
+/**
+ * A new conversation, as a blank page: keel makes it at its first message (`send`), so opening
+ * the page, or New, and leaving leaves no empty conversation behind.
+ */
+function newConversation(address = "push") {
+  state.loads++;
+  stopReadingTurn();
+  Object.assign(state, { cid: null, snapshot: null, viewCheckpoint: null, viewTopic: null });
+  view.showTopicBanner(null);
+  view.setTitle("New conversation");
+  view.renderHistory([], [], { emptyText: "Say hello: try “Add buy milk”." });
+  view.renderTopics([], null, selectTopic);
+  view.renderPlan(null, null);
+  view.showConfirmation(null);
+  view.setStatus("");
+  if (address === "push") history.pushState({}, "", location.pathname);
+  else if (address === "replace") history.replaceState({}, "", location.pathname);
+  refreshConversations();
+}
+
+/** Make the conversation the blank page stands for, at its first message. */
+async function createConversation() {
   try {
     const created = await api.createConversation();
-    await openConversation(created.conversation_id, address);
+    state.cid = created.conversation_id;
+    setAddress(state.cid, "replace");
   } catch (error) {
     view.setStatus(errorText(error), { tone: "error" });
   }
@@ -201,7 +223,7 @@ async function deleteConversation(conversation) {
     if (state.search) $("conversation-search").value = state.search = "";
     const left = (await refreshConversations()).filter((c) => c.conversation_id !== cid);
     if (left.length) await openConversation(left[0].conversation_id, "replace");
-    else await newConversation("replace");
+    else newConversation("replace");
   } else await refreshConversations();
   view.setStatus(`Deleted “${title}”.`, { quiet: true });
 }
@@ -282,7 +304,7 @@ async function send(text) {
     return resetConversation();
   }
   await booted;
-  if (!state.cid) await newConversation();
+  if (!state.cid) await createConversation();
   if (!state.cid) return;
   $("message").value = "";
   await runTurn(content, crypto.randomUUID());
@@ -306,7 +328,8 @@ async function runTurn(content, idempotencyKey, { from = state.viewCheckpoint, r
   const viewed = state.viewCheckpoint;
   state.viewCheckpoint = null; // the turn's checkpoint will be the newest
   view.setStatus("");
-  view.showConfirmation(null);
+  if (replacing) view.showConfirmation(null);
+  else view.settleConfirmation(); // an answer: the question stays in the log above it
   if (replacing) view.dropFrom(replacing);
   view.appendUser(content);
   const userBubble = $("messages").lastElementChild;
@@ -319,7 +342,7 @@ async function runTurn(content, idempotencyKey, { from = state.viewCheckpoint, r
     if (event === "token") reply.append(data.data.text || "");
     else if (event === "event" && data.type === "round_started") reply.restart();
     else if (event === "event") {
-      view.appendEvent(data.type, data.data, reply.node, userBubble);
+      view.appendEvent(data.type, data.data, reply.node);
       if (data.type === "tool_call" && data.data.text && failed(data.data.result)) {
         told.push(data.data.text);
       }
@@ -609,6 +632,7 @@ function wireControls() {
   window.addEventListener("popstate", () => {
     const cid = new URLSearchParams(location.search).get("c");
     if (cid && cid !== state.cid) openConversation(cid);
+    else if (!cid && state.cid) newConversation("keep");
   });
   // The panels overlay the chat only at phone width (style.css): going wider folds them.
   const phone = matchMedia("(max-width: 700px)");

@@ -111,3 +111,30 @@ export function errorText(error) {
   if (error && error.code === "invalid_request") return error.message;
   return (error && error.message) || "Something went wrong.";
 }
+
+const ITEM = /^\s*[-*] (?:\[( |x|X)\] )?(.*)$/;
+
+/**
+ * A reply's Markdown as blocks to draw: runs of list items ("- [ ] 1. eggs", "- eggs") as lists,
+ * each item with its box (open, done, or none), and the lines between them as text. Only what
+ * keel's replies use; everything else stays the words it is.
+ */
+export function replyBlocks(text) {
+  const blocks = [];
+  for (const line of (text || "").split("\n")) {
+    const item = ITEM.exec(line);
+    const last = blocks[blocks.length - 1];
+    if (item) {
+      const entry = { text: item[2], box: item[1] === undefined ? null : item[1] !== " " };
+      if (last && last.kind === "list") last.items.push(entry);
+      else blocks.push({ kind: "list", items: [entry] });
+    } else if (last && last.kind === "text") {
+      last.text += `\n${line}`;
+    } else {
+      blocks.push({ kind: "text", text: line });
+    }
+  }
+  return blocks
+    .map((b) => (b.kind === "text" ? { ...b, text: b.text.replace(/^\n+|\n+$/g, "") } : b))
+    .filter((b) => b.kind === "list" || b.text);
+}

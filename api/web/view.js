@@ -5,12 +5,11 @@ import {
   eventText,
   failed,
   relativeTime,
+  replyBlocks,
   shortTime,
   toolCallText,
   withoutRepeats,
 } from "./format.js";
-
-const MISSION_REASONS = new Set(["completed_todolist_detected", "user_requested"]);
 
 const $ = (id) => document.getElementById(id);
 
@@ -253,10 +252,35 @@ export function keepLogPinned() {
 }
 
 function bubble(role, text) {
+  const body = el("div", { cls: "text" });
+  if (role === "assistant") showReply(body, text);
+  else body.textContent = text;
   return el("li", { cls: `msg ${role}` }, [
     hiddenText(role === "user" ? "You: " : "keel: "),
-    el("div", { cls: "text", text }),
+    body,
   ]);
+}
+
+/** An assistant's words in `node`, its Markdown lists drawn as lists (`replyBlocks`). */
+function showReply(node, text) {
+  node.replaceChildren(
+    ...replyBlocks(text).map((block) =>
+      block.kind === "text"
+        ? el("p", { cls: "line", text: block.text })
+        : el(
+            "ul",
+            { cls: "reply-list" },
+            block.items.map((item) => {
+              const state = item.box === null ? "" : item.box ? "done" : "open";
+              const box = item.box === null ? "" : item.box ? "☑ " : "☐ ";
+              const hidden = { "aria-hidden": "true" };
+              const mark = box ? el("span", { cls: "box", text: box, attrs: hidden }) : null;
+              const said = box ? hiddenText(item.box ? "done: " : "open: ") : null;
+              return el("li", { cls: state }, [mark, said, document.createTextNode(item.text)]);
+            }),
+          ),
+    ),
+  );
 }
 
 function eventLine(text, kind = "") {
@@ -448,11 +472,9 @@ export function appendNotice(text, kind = "", before = null) {
   return line;
 }
 
-/** A turn event in the log, above `before` (the reply); a new mission's line goes above `start`. */
-export function appendEvent(type, data, before, start = before) {
-  if (type === "state_updated" && data.mission_reset && MISSION_REASONS.has(data.reason)) {
-    return missionDivider(start);
-  }
+/** A turn event in the log, above `before` (the reply), drawn as the log draws it after a reload
+ * (events a reload cannot show, such as a new mission, are left to the side panel). */
+export function appendEvent(type, data, before) {
   const text = eventText(type, data);
   if (!text) return;
   // A topic line is drawn as the log draws it after a reload: a divider.
@@ -463,18 +485,6 @@ export function appendEvent(type, data, before, start = before) {
   if (before && before.isConnected) log().insertBefore(line, before);
   else log().append(line);
   scrollToBottom();
-}
-
-/** A thin line where one mission ends and the next begins (none at the log's start or
- * right after another divider). */
-function missionDivider(before) {
-  const above = before && before.isConnected ? before.previousElementSibling : null;
-  if (!above || /\b(divider|mission-divider)\b/.test(above.className)) return;
-  const line = el("li", { cls: "mission-divider", attrs: { role: "separator" } }, [
-    hiddenText("A new request begins"),
-  ]);
-  if (before && before.isConnected) log().insertBefore(line, before);
-  else log().append(line);
 }
 
 /** A reply bubble that fills as tokens arrive; `finish` sets the final text. */
@@ -507,7 +517,7 @@ export function startReply() {
       item.removeAttribute("aria-busy");
       const final = reply ?? streamed;
       if (!final) item.remove();
-      else text.textContent = final;
+      else showReply(text, final);
       scrollToBottom();
     },
     remove() {
@@ -518,15 +528,32 @@ export function startReply() {
 
 // ---- Confirmation, status and busy state ----------------------------------------------------
 
+let asking = null; // the confirmation the card shows
+
+/**
+ * The card is answered (a message is sent while it shows): its question joins the log as a
+ * bubble, as the log shows it after a reload, and the card goes.
+ */
+export function settleConfirmation() {
+  if (asking) {
+    dropEmptyNote();
+    log().append(bubble("assistant", asking.prompt));
+  }
+  showConfirmation(null);
+}
+
 /** The card that asks for a yes: what will change, task by task, with Yes and No. */
 export function showConfirmation(confirmation) {
+  asking = confirmation || null;
   $("confirm").hidden = !confirmation;
   const changes = (confirmation && confirmation.changes) || [];
-  const asked = confirmation && /^Please answer yes or no/.test(confirmation.prompt);
   let question = confirmation ? confirmation.prompt : "";
+  const first = question.split("\n")[0];
+  // why it is asked again ("Please answer yes or no.", "This changed since I asked (...)."):
+  const why = first.includes("Are you sure") ? first.slice(0, first.indexOf("Are you sure")) : "";
   if (changes.length === 1) question = `${changes[0].text}?`;
   else if (changes.length > 1) question = `Make these ${changes.length} changes?`;
-  if (asked && changes.length) question = `Please answer yes or no. ${question}`;
+  if (why.trim() && changes.length) question = `${why.trim()} ${question}`;
   $("confirm-prompt").textContent = question;
   const list = $("confirm-changes");
   const listed = changes.length > 1 ? changes : [];

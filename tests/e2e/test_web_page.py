@@ -99,6 +99,12 @@ def say(page: Page, text: str) -> Locator:
     return replies.last
 
 
+def blank(page: Page) -> None:
+    """Wait for the blank page of a new conversation (none is made before its first message)."""
+    expect(page.locator("#messages")).to_contain_text("Say hello")
+    expect(page.locator(".chat-head h2")).to_have_text("New conversation")
+
+
 def task(page: Page, title: str) -> Locator:
     return page.locator("#tasks .task", has_text=title)
 
@@ -130,12 +136,15 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     errors = record_errors(page)
     page.goto(f"{server.url}/")
 
-    # A conversation is made and its id put in the address; no key is asked for.
-    expect(page).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
-    first = conversation_id(page)
+    # A blank conversation, made at its first message, its id then put in the address; no key is
+    # asked for.
+    blank(page)
     expect(page.locator("#api-key")).to_be_hidden()
+    assert page.request.get(f"{server.url}/v1/conversations").json() == []
 
     expect(say(page, "Add buy milk")).to_have_text("keel: Created task: buy milk")
+    expect(page).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+    first = conversation_id(page)
     expect(task(page, "buy milk")).to_have_count(1)
     # A task is a mark, not a control: nothing to tick; its state is words for screen readers.
     expect(page.locator("#tasks input, #tasks [role=checkbox]")).to_have_count(0)
@@ -150,7 +159,8 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator(".event", has_text="Starting new query")).to_have_count(0)
 
     listed = say(page, "What's on my list?")
-    expect(listed.locator(".text")).to_have_text("Your tasks:\n- [ ] 1. buy milk")
+    expect(listed.locator(".text .line")).to_have_text("Your tasks:")  # the Markdown drawn:
+    expect(listed.locator(".reply-list li.open")).to_have_text(re.compile(r"1\. buy milk$"))
 
     # A destructive step waits for a yes: the Yes button answers it.
     say(page, "Delete task 1")
@@ -246,20 +256,19 @@ def test_a_whole_session_in_the_browser(browser: Browser, server: Server):
     expect(page.locator(".msg.user .text").first).to_have_text("Add buy milk")
     expect(page.locator(".msg.assistant", has_text="Deleted task 1: buy milk")).to_have_count(1)
     expect(page.locator("#topics .topic")).to_have_count(3)
-    # ... and draws the topic lines as they were: the return to a topic is a return again.
+    # ... and draws the topic lines as they were: the return to a topic is told as it was live.
     expect(page.locator(".event.divider", has_text="New topic: Garden plans")).to_have_count(1)
-    expect(
-        page.locator(".event.divider", has_text="Back to the topic: Add buy milk")
-    ).to_have_count(1)
+    expect(page.locator(".event.notice", has_text=back)).to_have_count(1)
+    expect(page.locator(".event", has_text="Back to the topic: Add buy milk")).to_have_count(1)
 
     # A second conversation, then back to the first from the list (with Enter). Each entry is
-    # titled by its first message and shows its latest below; a new one is "New conversation".
+    # titled by its first message and shows its latest below; a new one is a blank page, "New
+    # conversation", listed once it has a message.
     page.locator("#new-conversation").click()
     expect(page).not_to_have_url(re.compile(rf"\?c={first}$"))
-    expect(page.locator("#conversations li")).to_have_count(2)
+    expect(page.locator(".chat-head h2")).to_have_text("New conversation")
+    expect(page.locator("#conversations li")).to_have_count(1)
     expect(page.locator(".msg")).to_have_count(0)
-    entries = page.locator("#conversations .conversation")
-    expect(entries.first.locator(".nav-title")).to_have_text("New conversation")
     entry = page.locator(f'#conversations [data-id="{first}"]')
     listed = {
         c["conversation_id"]: c for c in page.request.get(f"{server.url}/v1/conversations").json()
@@ -291,10 +300,11 @@ def test_api_keys_are_asked_for_and_conversations_stay_private(browser: Browser,
         expect(ann.locator("#key-error")).to_contain_text("not accepted")
         enter_key(ann, "key-ann")
         expect(ann.locator("#api-key")).to_be_hidden()
-        expect(ann).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+        blank(ann)
         expect(say(ann, "Add ann's secret plan")).to_have_text(
             "keel: Created task: ann's secret plan"
         )
+        expect(ann).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
         anns = conversation_id(ann)
 
         # The key lasts for the tab: a reload does not ask again.
@@ -315,8 +325,9 @@ def test_api_keys_are_asked_for_and_conversations_stay_private(browser: Browser,
         # Bob can still start his own conversation from there.
         bob.locator("#new-conversation").click()
         expect(bob).not_to_have_url(re.compile(anns))
-        expect(bob).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
+        blank(bob)
         expect(say(bob, "What's on my list?")).not_to_contain_text("secret")
+        expect(bob).to_have_url(re.compile(r"\?c=[0-9a-f-]{36}$"))
         expect(bob.locator("#tasks .task")).to_have_count(0)
 
     elsewhere = [url for url in requests if not url.startswith(server.url)]
@@ -352,7 +363,7 @@ LOG_AT_ITS_END = """() => {
 def test_at_phone_width_the_panels_fold_behind_toggles(browser: Browser, server: Server):
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     expect(page.locator("#sidebar")).to_be_hidden()
     expect(page.locator("#details")).to_be_hidden()
     for text in ["Add buy milk", "Add call the plumber", "Add water the plants", "List"]:
@@ -404,7 +415,7 @@ def test_a_task_that_is_not_there_is_told_once_by_its_tool_line(
 ):
     page = browser.new_page(viewport=viewport)
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     error = "Error: Task 99 not found."
     for text in ["Show task 99", "Delete task 99"]:
         page.locator("#message").fill(text)
@@ -474,7 +485,7 @@ def test_a_message_is_offered_again_only_when_keel_did_not_take_it(
 ):
     page = browser.new_page()
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     refused: list[Request] = []
 
     def busy_once(route: Route) -> None:
@@ -546,7 +557,7 @@ def test_the_stop_button_ends_a_running_turn(browser: Browser, model_server):
     stub.delays[2] = 4.0  # the model is slow to ask for the second task
     page = browser.new_page()
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     page.locator("#message").fill("Two chores")
     page.locator("#message").press("Enter")
     expect(page.locator("#stop")).to_be_visible()
@@ -583,7 +594,7 @@ def test_a_stop_that_cannot_reach_the_turn_says_so(browser: Browser, model_serve
     elsewhere = {"running": True, "cancel_requested": False}
     page.route(lambda url: url.endswith("/cancel"), lambda route: route.fulfill(json=elsewhere))
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     page.locator("#message").fill("Sweep the porch")
     page.locator("#message").press("Enter")
     expect(
@@ -634,7 +645,7 @@ def test_a_connection_dropped_mid_turn_waits_for_the_turn_and_never_sends_twice(
     posts: list[Request] = []
     page.on("request", lambda request: posts.append(request) if is_message_post(request) else None)
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     page.locator("#message").fill("Sweep the porch")
     page.locator("#message").press("Enter")
     # keel took the message: the page waits for the turn instead of offering to send it again.
@@ -660,7 +671,7 @@ def test_a_reload_during_a_turn_waits_for_its_answer(browser: Browser, model_ser
     stub.delays[1] = 4.0  # slow enough to reload the page meanwhile
     page = browser.new_page()
     page.goto(f"{server.url}/")
-    expect(page).to_have_url(re.compile(r"\?c="))
+    blank(page)
     page.locator("#message").fill("Remember the milk")
     page.locator("#message").press("Enter")
     wait_for_model_requests(stub, 2, page)

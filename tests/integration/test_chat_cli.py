@@ -93,3 +93,26 @@ def test_verbose_shows_a_topic_change_a_mission_reset_and_reset(tmp_path):
     assert "Mission reset (requested)" in out
     assert "Previous messages are preserved" in out
     assert "mission: None" in out
+
+
+def test_quit_exit_and_bye_end_the_chat_and_are_no_tasks(tmp_path):
+    for word in ["quit", "Exit", "bye!"]:
+        result = chat(tmp_path, ["Add buy milk", word, "Add never this"])
+        assert result.returncode == 0, result.stderr
+        assert "Bye. Continue with:" in result.stdout
+        assert "add quit" not in result.stdout.lower()
+        assert "never this" not in result.stdout
+
+
+def test_a_chat_left_before_a_message_makes_no_conversation(tmp_path):
+    import sqlite3
+
+    for lines in ([], ["/state", "/quit"]):
+        result = chat(tmp_path, lines)
+        assert result.returncode == 0, result.stderr
+        assert "Bye." in result.stdout and "--conversation" not in result.stdout
+    with sqlite3.connect(tmp_path / "keel.db") as db:
+        assert db.execute("SELECT count(*) FROM keel_conversations").fetchone() == (0,)
+    said = chat(tmp_path, ["Add buy milk"])
+    cid = conversation_id(said.stdout)
+    assert f"--conversation {cid}" in said.stdout

@@ -14,17 +14,18 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pycrfsuite
 import structlog
-from scipy.sparse import csr_matrix
-from sklearn.linear_model import LogisticRegression
 
 from keel.tools.understanding.nlu.data import TALK, Sample, fingerprint, labels_of, training
 from keel.tools.understanding.nlu.features import BUCKETS, sentence_features, token_features, tokens
 from keel.tools.understanding.nlu.model import MANIFEST, TAGGER, VOCABULARY, WEIGHTS
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +46,8 @@ TAGGER_PARAMS = {
 
 
 def _matrix(samples: Sequence[Sample]) -> csr_matrix:
+    from scipy.sparse import csr_matrix  # scikit-learn and SciPy load only to train (seconds)
+
     rows, cols, values = [], [], []
     for i, sample in enumerate(samples):
         for slot, value in sentence_features(tokens(sample.text)).items():
@@ -56,6 +59,8 @@ def _matrix(samples: Sequence[Sample]) -> csr_matrix:
 
 def _weights(samples: Sequence[Sample], labels: Sequence[str]) -> dict[str, np.ndarray]:
     """The classifier's weights, kept only for the feature slots training saw."""
+    from sklearn.linear_model import LogisticRegression
+
     index = {label: i for i, label in enumerate(labels)}
     features = _matrix(samples)
     targets = np.array([index[s.label] for s in samples])
