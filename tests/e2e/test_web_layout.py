@@ -83,9 +83,7 @@ def test_a_list_reply_is_drawn_as_a_list(browser: Browser, long_talk):
     page.close()
 
 
-def test_opening_the_page_makes_no_conversation_until_the_first_message(
-    browser: Browser, tmp_path
-):
+def test_opening_the_page_makes_no_conversation_until_the_first_message(browser: Browser, tmp_path):
     with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
         page = browser.new_page(viewport=DESKTOP)
         page.goto(server.url + "/")
