@@ -48,7 +48,12 @@ def kill_at_pause(url: str, pause: str, lines: list[str]) -> str:
     child.stdin.flush()
     try:
         assert paused.wait(120), "".join(err)
-        first = child.stdout.readline()
+        first = ""  # "New conversation ...", then "Conversation: <id>" at the first message
+        for _ in range(5):
+            line = child.stdout.readline()
+            first += line
+            if not line or "Conversation: " in line:
+                break
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(30)
