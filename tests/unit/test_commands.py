@@ -153,7 +153,9 @@ async def test_reopen_by_input_goes_back_to_the_topic(keel):
     assert kinds(result) == ["topic_changed", "state_updated"]
     rows = {t.id: t for t in await keel.topics.list(cid)}
     assert rows[first.id].is_active and not rows[second.id].is_active
-    assert await keel.count_messages(cid) == logged
+    assert await keel.count_messages(cid) == logged + 1  # the reopen's own row, as a reset's
+    (row,) = await keel.messages.page(cid, newest_first=True, limit=1)
+    assert (row.role, row.content, row.topic_id) == ("command", result.reply, first.id)
     state = (await keel.graph.aget_state(thread_config(cid))).values
     assert state["audit"][-1]["kind"] == "topic_reopened"
     nxt = await say(keel, cid, "What's on my list?")
