@@ -38,7 +38,8 @@ from keel.nodes.state.lineage import next_turn_key, starting
 from keel.nodes.state.machine import AgentState
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import KeelState, bump, turn_start
-from keel.nodes.support.confirming import AGAIN, Asked, ask
+from keel.nodes.support.answers import AGAIN, Asked
+from keel.nodes.support.confirming import ask
 from keel.nodes.support.message_log import user_message_id
 from keel.nodes.support.previews import preview
 from keel.nodes.support.waiting import (

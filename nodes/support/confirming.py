@@ -27,10 +27,8 @@ Where the turn stands (the calls that wait, the answers typed) is read by
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import structlog
 from langchain_core.messages import (
@@ -40,14 +38,14 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
-from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from keel.nodes.models.markers import SYNTHETIC
 from keel.nodes.run_context import KeelContext, conversation_id
-from keel.nodes.state.confirmation import ApprovalRequest, ConfirmationChange, approval_request
+from keel.nodes.state.confirmation import ConfirmationChange, approval_request
 from keel.nodes.state.schema import KeelState
+from keel.nodes.support.answers import Asked, Verdict, is_new, judged
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.waiting import call_key, question_id, typed_answers
 from keel.tools.calls import payload, run_tool_call, tool_error
@@ -55,57 +53,14 @@ from keel.tools.ledger import recall
 from keel.tools.spec import NAMED_MAX, Confirm, confirmations, question
 from keel.tools.tasks.reads import get_todo_task
 from keel.tools.tasks.todo import GET
-from keel.tools.understanding.reading import confirms, parse_intents
-from keel.tools.yes_no import answer_of
+from keel.tools.understanding.reading import confirms
 
 log = structlog.get_logger(__name__)
-
-Verdict = Literal["yes", "no", "new"]
-"""What an answer says: yes, no, or a new request instead (a no, and then it is carried out)."""
-AGAIN = "Please answer yes or no."
-CHANGED = "This changed since I asked"
 
 
 def confirm_of(call: ToolCall, runtime: Runtime[KeelContext]) -> Confirm | None:
     """The confirmation the call's tool needs (None: it runs without asking)."""
     return confirmations(runtime.context.resources.tools).get(call["name"])
-
-
-@dataclass
-class Asked:
-    """The question about a message's calls, and what is known before it is answered."""
-
-    request: ApprovalRequest | None
-    """The question (None: no call needs one, or none has its task)."""
-    call_ids: list[str]
-    """The calls it asks about, in order."""
-    missing: dict[str, str] = field(default_factory=dict)
-    """Calls left out of it, their task not there: the error each one answers."""
-
-    @property
-    def base(self) -> str:
-        """The question about the tasks as they are now, with nothing before it."""
-        assert self.request is not None
-        return self.request["question"]
-
-    def words(self, why: str | None = None) -> str:
-        """The question as put, ``why`` it is put again before it ("Please answer yes or no.")."""
-        return f"{why} {self.base}" if why else self.base
-
-    def put_as(self, words: str) -> ApprovalRequest:
-        """The request the graph pauses on, its question in ``words`` (as logged)."""
-        assert self.request is not None
-        return {**self.request, "question": words}
-
-    def current(self, put: str) -> bool:
-        """``put`` (a question as it was put) asked about the tasks as they are now."""
-        return put.endswith(self.base)
-
-    def changed(self, put: str) -> str:
-        """Why the question is put again after the tasks changed since ``put``: what they were."""
-        now = set(self.base.splitlines()[1:])
-        before = [line for line in put.splitlines()[1:] if line not in now]
-        return f"{CHANGED} (before: {'; '.join(before)})." if before else f"{CHANGED}."
 
 
 async def _probe(
@@ -237,7 +192,7 @@ async def _answers(
         await log_exchange(runtime, state, f"{question_id(last, number)}:answer", "user", said)
         verdicts, why, _ = judged(said, before, asked, tools)
         if verdicts:
-            answered.new_request = said if _is_new(verdicts) else None
+            answered.new_request = said if is_new(verdicts) else None
             return verdicts
     number = max(len(typed) + 1, _latest_shown(state, last))
     key = question_id(last, number)
@@ -254,38 +209,12 @@ async def _answers(
         await log_exchange(runtime, state, f"{key}:answer", "user", text)
         answered.shown.append(HumanMessage(text, id=f"{key}:answer"))
     if verdicts:
-        answered.new_request = text if _is_new(verdicts) else None
+        answered.new_request = text if is_new(verdicts) else None
         return verdicts
     following = question_id(last, number + 1)
     _put_next(answered, following, asked.words(why))
     await log_exchange(runtime, state, following, "assistant", asked.words(why))
     return {}
-
-
-def judged(
-    value: Any, put: str, asked: Asked, tools: Sequence[BaseTool]
-) -> tuple[dict[str, Verdict], str | None, str | None]:
-    """What an answer (text, or a resume value) to the question ``put`` says.
-
-    The verdicts, or why the question is put again, and the answer's text (None: decisions, no
-    text). Put again: an unclear answer ("Please answer yes or no."); a yes (or an unclear
-    answer) given when the tasks changed since ``put`` (a no, or a new request, cancels whatever
-    they are now). An unclear answer to a question already put again for that reason is a
-    message of its own.
-    """
-    verdicts, text = decisions(value, asked, tools)
-    if not asked.current(put) and (not verdicts or "yes" in verdicts.values()):
-        log.info("confirmation_changed")
-        return {}, asked.changed(put), text
-    if verdicts:
-        return verdicts, None, text
-    if text is not None and put.startswith(AGAIN):
-        return dict.fromkeys(asked.call_ids, "new"), None, text
-    return {}, AGAIN, text
-
-
-def _is_new(verdicts: dict[str, Verdict]) -> bool:
-    return next(iter(verdicts.values())) == "new"
 
 
 def _put_next(answered: Answered, key: str, words: str) -> None:
@@ -331,56 +260,6 @@ async def _logged(runtime: Runtime[KeelContext], last: AIMessage, number: int) -
     """The ``number``-th question about ``last``'s calls as it was put (logged), if it was."""
     key = question_id(last, number)
     return await runtime.context.resources.messages.content_of(conversation_id(runtime), key)
-
-
-def reading(text: str, asked: Asked, tools: Sequence[BaseTool]) -> Verdict | None:
-    """What a typed answer says (None: it is unclear, and the question is put again).
-
-    A new request instead of an answer ("add eggs", "delete task 3 instead") counts as a no,
-    whatever yes words it holds; one about the question's own tasks ("yes, delete it") does not.
-    """
-    if _new_request(text, asked, tools):
-        return "new"
-    return answer_of(text)
-
-
-def decisions(
-    value: Any, asked: Asked, tools: Sequence[BaseTool]
-) -> tuple[dict[str, Verdict], str | None]:
-    """The verdict on each asked call from a resume value, and the text answered (if it was one).
-
-    ``{"decisions": [...]}`` holds one decision a call (``approve`` or ``reject``), or one for
-    them all; anything else is read as a typed answer.
-    """
-    if isinstance(value, dict) and isinstance(value.get("decisions"), list):
-        given = [d.get("type") if isinstance(d, dict) else None for d in value["decisions"]]
-        if len(given) == 1:
-            given = given * len(asked.call_ids)
-        if len(given) != len(asked.call_ids) or not set(given) <= {"approve", "reject"}:
-            return {}, None  # asked again: only approve or reject, one for each call or for all
-        return {
-            call_id: ("yes" if d == "approve" else "no")
-            for call_id, d in zip(asked.call_ids, given, strict=True)
-        }, None
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    verdict = reading(text, asked, tools)
-    return (dict.fromkeys(asked.call_ids, verdict) if verdict else {}), text
-
-
-def _new_request(text: str, asked: Asked, tools: Sequence[BaseTool]) -> bool:
-    """``text`` asks for something the question was not about."""
-    assert asked.request is not None
-    actions = asked.request["action_requests"]
-    asked_tools = {a["name"] for a in actions}
-    task_ids = [a["change"]["task_id"] for a in actions]
-    for intent in parse_intents(text, tools):
-        if intent.tool not in asked_tools:
-            return True
-        if intent.task_id is not None and intent.task_id not in task_ids:
-            return True
-        if intent.needs_lookup and not intent.refers_back and intent.select is None:
-            return True
-    return False
 
 
 def carried_on(text: str, last: AIMessage) -> HumanMessage:

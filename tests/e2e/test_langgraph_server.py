@@ -21,7 +21,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.schema import Command
 
 from keel.nodes.reset_conversation import RESET_MESSAGE
-from keel.nodes.support.confirming import AGAIN
+from keel.nodes.support.answers import AGAIN
 from tests.integration.server import free_port, keel_server, running
 
 ROOT = Path(__file__).resolve().parents[2]

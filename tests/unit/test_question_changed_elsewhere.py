@@ -11,7 +11,7 @@ import pytest
 from langgraph.types import Command
 
 from keel.graphs.runner import thread_config
-from keel.nodes.support.confirming import AGAIN, CHANGED
+from keel.nodes.support.answers import AGAIN, CHANGED
 from keel.tools.understanding.talk import REPLIES
 
 
