@@ -10,7 +10,7 @@ PACKAGES := api checkpoints graphs nodes tools
 # import finder and says so in a notice on every install; nothing in it needs acting on.
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e
 
-.PHONY: run chat studio notebooks telegram-try test lint typecheck venv dev clean lint-view system screenshot docs
+.PHONY: run chat studio notebooks telegram-try test test-heavy lint typecheck venv dev clean lint-view system screenshot docs
 
 $(BIN)/keel: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,8 +61,14 @@ typecheck: dev lint-view
 system:
 	bash tests/system_packages.sh
 
+# The suite in TEST_WORKERS processes; a module's tests share one process and its servers.
+TEST_WORKERS ?= 4
 test: system lint typecheck
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
+
+# The tests behind the ``heavy`` marker (a large download first): Agent Chat UI in Chromium.
+test-heavy: dev system
+	$(BIN)/pytest -m heavy
 
 # The tool table in docs/api.md, made from the tools' declarations.
 docs: dev

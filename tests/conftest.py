@@ -94,11 +94,13 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 def own_settings_and_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A developer's own ``.env`` (an OpenAI key, a threshold) reaches neither the suite nor the
     processes it starts, and nothing the suite runs on the default database touches the user's
-    data directory: it gets one of its own.
+    data directory: it gets one of its own. A terminal the suite starts reads its own size.
     """  # noqa: D205
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KEEL_ENV_FILE", "")
         patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
+        for size in ("COLUMNS", "LINES"):  # pytest-xdist's workers set them; a pty has its own
+            patch.delenv(size, raising=False)
         yield
 
 

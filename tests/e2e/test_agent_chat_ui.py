@@ -33,6 +33,7 @@ INSTALL_SECONDS = 900
 START_SECONDS = 240  # the development server compiles the page on its first request
 REPLY_MS = 60_000
 expect.set_options(timeout=REPLY_MS)
+pytestmark = pytest.mark.heavy  # its packages are ~900 MB from npm on a fresh machine
 INTERNAL = ("action_requests", "review_configs", "tool_call_ids", "DONE:", "turn_note", "window")
 
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.test_langgraph_server import langgraph_server
+from tests.e2e.test_langgraph_server import ROOT, langgraph_server
 from tests.integration.server import keel_server
 
 KEYS = "ann:ann-key,bob:bob-key"
@@ -40,7 +40,9 @@ async def test_the_key_decides_who_acts_and_whose_conversations_can_be_run():
             headers=ann,
         )
         assert said.json()["reply"] == "Created task: file the taxes"
-    with langgraph_server(database, workdir, "langgraph.auth.json", KEEL_API_KEYS=KEYS) as url:
+    # the server reads the auth module's path from the folder it runs in: the checkout
+    auth = "langgraph.auth.json"
+    with langgraph_server(database, workdir, auth, cwd=ROOT, KEEL_API_KEYS=KEYS) as url:
         assert httpx.get(f"{url}/threads/{cid}").status_code in (401, 403)
         bob = client(url, "bob-key")
         thread = (await bob.threads.create())["thread_id"]

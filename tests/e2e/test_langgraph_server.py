@@ -42,11 +42,12 @@ def langgraph_server(
     database_url: str | None,
     workdir: Path,
     config: str = "langgraph.json",
-    cwd: Path = ROOT,
+    cwd: Path | None = None,
     **extra: str,
 ) -> Iterator[str]:
-    """``langgraph dev`` with ``config`` on ``database_url`` (None: keel's default); yields its
-    URL.
+    """``langgraph dev`` with ``config`` (in the checkout) on ``database_url`` (None: keel's
+    default); yields its URL. It runs in ``cwd`` (``workdir`` if not given), where it keeps its
+    own state, so servers of tests that run at once share nothing.
     """  # noqa: D205
     port = free_port()
     env = {
@@ -62,7 +63,10 @@ def langgraph_server(
     url = f"http://127.0.0.1:{port}"
     command = [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
     log = workdir / "server.log"
-    with running([*command, "--config", config], cwd, env, log, f"{url}/ok", START_SECONDS):
+    config_file = str(ROOT / config)
+    with running(
+        [*command, "--config", config_file], cwd or workdir, env, log, f"{url}/ok", START_SECONDS
+    ):
         yield url
     assert "BlockingError" not in log.read_text(), log.read_text()[-4000:]
 
