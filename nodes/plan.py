@@ -3,7 +3,8 @@
 No mission: the user's message becomes the mission. No todolist: one is made by the planner
 (``keel.nodes.support.planner``): by the model as structured output when a real model is
 configured, else (or when its plan is unusable) one item per request the run's tools recognise by
-their phrasings, with a new id each time. A provider that refuses to plan is reported with a
+their phrasings, with a new id each time. Small talk is no mission (``subject_of``): it sets
+neither. A provider that refuses to plan is reported with a
 ``model_fallback`` event (``step``: plan).
 """
 
@@ -20,6 +21,7 @@ from keel.nodes.run_context import KeelContext
 from keel.nodes.state.schema import KeelState, Todolist
 from keel.nodes.support.planner import model_steps, phrase_steps
 from keel.nodes.support.previews import preview
+from keel.nodes.support.topic_names import subject_of
 
 log = structlog.get_logger(__name__)
 
@@ -42,11 +44,18 @@ async def make_todolist(mission: str, runtime: Runtime[KeelContext]) -> Todolist
 
 
 async def plan(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, Any]:
-    """Set the mission and make a todolist when there is none."""
+    """Set the mission and make a todolist when there is none.
+
+    Small talk ("hey there", "thanks!", a bare "yes") is no mission: it sets neither, and the
+    next message with a subject is planned.
+    """
     update: dict[str, Any] = {}
     mission = state.get("mission")
     if mission is None:
         mission = state.get("request", "")
+        if subject_of(mission, runtime.context.resources.tools) is None:
+            log.info("no_mission", request_preview=preview(mission))
+            return update
         update["mission"] = mission
         log.info("mission_set", mission_preview=preview(mission))
     if state.get("todolist") is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -30,6 +29,7 @@ from keel.graphs.run_turn import run_turn
 from keel.nodes.run_context import KeelContext
 from keel.tools.tasks.store import TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
+from tests.keel_process import free_port
 
 
 def _pg_bin() -> Path:
@@ -40,12 +40,6 @@ def _pg_bin() -> Path:
             "with `apt-get install -y postgresql` (.ci/run does this)."
         )
     return found[-1].parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _as_postgres(cmd: str) -> list[str]:
@@ -74,7 +68,7 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
     root.chmod(0o700)
-    data, port = root / "data", _free_port()
+    data, port = root / "data", free_port()
     subprocess.run(
         _as_postgres(f"{bin_dir}/initdb -D {data} -A trust -U postgres >/dev/null"), check=True
     )

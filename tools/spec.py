@@ -202,6 +202,9 @@ class ToolSpec:
     """The intent public training data names for it ("create"): the learned understanding
     (``keel.tools.understanding.nlu``) learns the tool from those utterances as well as from its
     examples."""
+    step: str | None = None
+    """How a plan names a request for it: a format over the request's arguments and ``task``, the
+    task it names ('Delete {task}' reads 'Delete task 3' or 'Delete rice')."""
 
     def sentence(self, name: str, result: Any) -> str | None:
         """What the call did in a short sentence for people; None when it did nothing to tell
@@ -211,6 +214,18 @@ class ToolSpec:
             return None if result.startswith("Cancelled:") else result
         said = _worded(self.said, result) if isinstance(result, dict) else None
         return said if said is not None else f"Ran {name.replace('_', ' ')}"
+
+    def step_for(self, ref: str | None, args: dict[str, Any], asked: str) -> str:
+        """The plan's words for a request of this tool naming ``ref`` with ``args``; the words
+        that ``asked`` for it when the tool declares none (or they do not fit).
+        """  # noqa: D205
+        if self.step is None:
+            return asked
+        task = f"task {ref}" if ref and ref.isdigit() else ref or "a task"
+        try:
+            return self.step.format(**args, task=task)
+        except (KeyError, IndexError, ValueError):
+            return asked
 
     def patterns(self) -> list[str]:
         """The phrasings, then the examples, with their placeholders filled in.
@@ -239,6 +254,7 @@ def keel_tool(
     description: str | None = None,
     said: str | Reply | None = None,
     intent: str | None = None,
+    step: str | None = None,
 ) -> Callable[[Callable[..., Any]], BaseTool]:
     """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
     ``store`` (injected, hidden from the model) and the model's arguments.
@@ -261,6 +277,7 @@ def keel_tool(
             told_done,
             said,
             intent,
+            step,
         )
         made.metadata = {**(made.metadata or {}), KEEL: spec}
         return made

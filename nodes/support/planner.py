@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from keel.nodes.models.chat import ProviderFailed, classified
 from keel.nodes.state.schema import TodoItem
 from keel.nodes.support.previews import preview
+from keel.tools.spec import spec_of
 from keel.tools.understanding.reading import parse_intents
 
 log = structlog.get_logger(__name__)
@@ -58,11 +59,17 @@ class PlanSteps(BaseModel):
 
 
 def phrase_steps(mission: str, tools: Sequence[BaseTool]) -> list[TodoItem]:
-    """One step per request ``tools`` recognise in ``mission``; one "answer" step when none."""
+    """One step per request ``tools`` recognise in ``mission``, in the tool's words for a step
+    ('Delete rice'); one "answer" step when none.
+    """  # noqa: D205
     intents = parse_intents(mission, tools)
     if not intents:
         return [_item(1, f"Answer: {preview(mission, 80)}", None)]
-    return [_item(n, i.text, i.tool) for n, i in enumerate(intents, start=1)]
+    specs = {t.name: spec_of(t) for t in tools}
+    return [
+        _item(n, specs[i.tool].step_for(i.ref, i.args, i.text), i.tool)
+        for n, i in enumerate(intents, start=1)
+    ]
 
 
 def _item(number: int, description: str, tool: str | None) -> TodoItem:

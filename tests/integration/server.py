@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import tempfile
 import time
@@ -14,7 +13,7 @@ from typing import IO
 
 import httpx
 
-from tests.keel_process import KEEL, ROOT, keel_env
+from tests.keel_process import KEEL, ROOT, free_port, keel_env
 from tests.stub_openai import StubOpenAI
 
 
@@ -44,12 +43,6 @@ def say(
     return answer
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Server:
     url: str
@@ -58,7 +51,7 @@ class Server:
 
 
 def wait_until_ready(
-    process: subprocess.Popen, url: str, output: IO[str], name: str, seconds: float = 60
+    process: subprocess.Popen, url: str, output: IO[str], name: str, seconds: float = 180
 ) -> None:
     """Poll ``url`` until it answers 200; fail with the process's output if it exits first."""
     deadline = time.monotonic() + seconds

@@ -28,7 +28,7 @@ async def test_done_with_open_items_loops_back_with_a_nudge(memory_keel):
     assert len(model.seen) == 4
     nudge = model.seen[2][-1]
     assert nudge.type == "human" and nudge.content.startswith(NUDGE_PREFIX)
-    assert "add eggs" in nudge.content and "add milk" not in nudge.content
+    assert "Add eggs" in nudge.content and "milk" not in nudge.content
     assert result.complete and result.reply == "Created task: eggs"
     assert [i["status"] for i in result.todolist["items"]] == ["done", "done"]
 

@@ -153,8 +153,8 @@ async def test_mission_reset_payload_with_a_scripted_model(memory_keel):
     model = ScriptedModel(
         replies=[AIMessage("hi\nKEEL DONE: ok"), AIMessage("again\nKEEL DONE: ok")], seen=[]
     )
-    first = await memory_keel.say(cid, "hello", model=model)
-    second = await memory_keel.say(cid, "hello again", model=model)
+    first = await memory_keel.say(cid, "What can you help me with?", model=model)
+    second = await memory_keel.say(cid, "And what else can you do?", model=model)
     assert resets(second)[0]["previous_todolist_id"] == first.todolist["id"]
 
 
@@ -188,7 +188,9 @@ async def test_a_question_ends_the_turn_and_its_answer_continues_the_mission(mem
 async def test_a_reply_ending_in_a_question_asks_nothing_the_next_request_is_new(memory_keel):
     cid = str(uuid.uuid4())
     chatty = ScriptedModel(replies=[AIMessage("Hi! How can I help you today?")] * 3, seen=[])
-    greeted = await memory_keel.say(cid, "Hi! How are you today?", model=chatty, loop_limit=1)
+    greeted = await memory_keel.say(
+        cid, "Can you help me get organised?", model=chatty, loop_limit=1
+    )
     assert not greeted.complete
     state = (await memory_keel.graph.aget_state(thread_config(cid))).values
     assert not state.get("pending_question")
@@ -250,3 +252,22 @@ async def test_a_node_with_nothing_to_do_is_not_entered(memory_keel):
     )
     answered = await nodes_run(memory_keel, cid, "the work list")
     assert answered[:4] == ["user_input", "topic_detect", "reset", "assistant"]  # plan kept
+
+
+async def test_small_talk_is_no_mission_and_a_plans_steps_name_the_tasks(memory_keel):
+    cid = str(uuid.uuid4())
+    greeted = await memory_keel.say(cid, "hey there")
+    assert greeted.mission is None and greeted.todolist is None and greeted.complete
+    asked = await memory_keel.say(cid, "I need to get groceries: eggs, spinach and rice")
+    assert asked.mission == "I need to get groceries: eggs, spinach and rice"
+    assert resets(asked) == []  # small talk left nothing to reset
+    steps = [i["description"] for i in asked.todolist["items"]]
+    assert steps[-2:] == ["Add spinach", "Add rice"]  # not "I need to spinach"
+    renamed = await memory_keel.say(cid, "rename task 2 to baby spinach")
+    assert [i["description"] for i in renamed.todolist["items"]] == [
+        "Rename task 2 to baby spinach"
+    ]
+    assert (await memory_keel.say(cid, "no")).complete
+    thanked = await memory_keel.say(cid, "thanks!")
+    assert thanked.mission is None and thanked.todolist is None
+    assert [r["reason"] for r in resets(thanked)] == ["completed_todolist_detected"]

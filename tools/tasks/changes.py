@@ -96,6 +96,7 @@ from keel.tools.tasks.arguments import Store, TaskId, UserId
     reply="Created task: {title}",
     said="Created task {id}: {title}",
     example='add a task ("Add buy milk")',
+    step="Add {title}",
 )
 async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
     """Create a new task with the given title."""
@@ -130,6 +131,7 @@ async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[st
     reply="Renamed task {id} to: {title}",
     said="Renamed task {id}: {title}",
     example='rename one ("Rename task 2 to call mom")',
+    step="Rename {task} to {title}",
 )
 async def update_todo_task(
     task_id: TaskId, title: str, user_id: UserId, store: Store
@@ -167,6 +169,7 @@ async def update_todo_task(
     reply="Completed task: {title}",
     said="Completed task {id}: {title}",
     example='complete one ("Complete 2")',
+    step="Mark {task} done",
 )
 async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Mark a task as completed."""
@@ -201,6 +204,7 @@ async def complete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> 
     reply="Deleted task {id}: {title}",
     said="Deleted task {id}: {title}",
     example='delete one ("Delete task 2")',
+    step="Delete {task}",
 )
 async def delete_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Delete a task."""

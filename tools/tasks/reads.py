@@ -58,6 +58,7 @@ def _one_task(task: dict[str, Any]) -> str:
     reply=_one_task,
     said="Looked at task {id}: {title}",
     example='show one ("Show task 2")',
+    step="Show {task}",
 )
 async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Show the details of one task by its id."""
@@ -188,6 +189,7 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
     said=lambda page: f"Listed {len(page['tasks'])} of {page['total']} tasks",
     prompt="A task named by what it is: call find_todo_tasks first to find its id.",
     example='list them ("What\'s on my list?")',
+    step="List the tasks",
 )
 async def list_todo_tasks(
     user_id: UserId,
@@ -238,6 +240,7 @@ async def list_todo_tasks(
         + ", ".join(f"“{f['description']}” ({len(f['tasks'])} found)" for f in found["found"])
     ),
     example='find one ("Anything about the dentist?")',
+    step="Look for {descriptions}",
 )
 async def find_todo_tasks(
     descriptions: Descriptions, user_id: UserId, store: Store
