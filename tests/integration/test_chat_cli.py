@@ -56,7 +56,7 @@ def test_verbose_shows_events_and_state_shows_the_plan(tmp_path):
     assert "· Created task 1: buy milk" in result.stdout
     assert "Starting new query (previous task completed)" in result.stdout
     assert "mission: Show all" in result.stdout
-    assert "1. [done] Show all" in result.stdout
+    assert "1. [done] List the tasks" in result.stdout
 
 
 def test_another_users_conversation_is_not_found(tmp_path):

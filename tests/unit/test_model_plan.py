@@ -50,7 +50,7 @@ async def test_an_unusable_plan_falls_back_to_the_phrasings(memory_keel):
         result, events = await plan_turn(memory_keel, stub, "Add milk and show all")
     assert steps(result) == [
         ("Add milk", "create_todo_task", "done"),
-        ("show all", "list_todo_tasks", "done"),
+        ("List the tasks", "list_todo_tasks", "done"),
     ]
     assert "plan_from_model_unusable" in events
 
