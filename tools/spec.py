@@ -219,13 +219,8 @@ class ToolSpec:
         """The plan's words for a request of this tool naming ``ref`` with ``args``; the words
         that ``asked`` for it when the tool declares none (or they do not fit).
         """  # noqa: D205
-        if self.step is None:
-            return asked
         task = f"task {ref}" if ref and ref.isdigit() else ref or "a task"
-        try:
-            return self.step.format(**args, task=task)
-        except (KeyError, IndexError, ValueError):
-            return asked
+        return _worded(self.step, {**args, "task": task}) or asked
 
     def patterns(self) -> list[str]:
         """The phrasings, then the examples, with their placeholders filled in.

@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from keel.nodes.reset_conversation import RESET_MESSAGE
-from tests.e2e.test_langgraph_server import ROOT, langgraph_server
+from tests.e2e.test_langgraph_server import langgraph_server
 from tests.integration.server import free_port, running
 
 UI_SOURCE = Path(__file__).with_name("agent_chat_ui")
@@ -63,9 +63,7 @@ def servers(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """``langgraph dev`` from a clean folder and the UI's development server; yields both URLs."""
     workdir = tmp_path_factory.mktemp("keel-acui")
     data = str(workdir / "data")  # the default database, in a data directory of its own
-    with langgraph_server(
-        None, workdir, config=str(ROOT / "langgraph.json"), cwd=workdir, XDG_DATA_HOME=data
-    ) as api:
+    with langgraph_server(None, workdir, XDG_DATA_HOME=data) as api:
         folder = installed_ui()
         port = free_port()
         env = {

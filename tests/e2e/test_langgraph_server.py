@@ -74,9 +74,7 @@ def langgraph_server(
 async def test_a_fresh_checkout_runs_on_the_default_database(tmp_path):
     """No database named: the user's data directory, opened without blocking the event loop."""
     data = tmp_path / "data"
-    with langgraph_server(
-        None, tmp_path, config=str(ROOT / "langgraph.json"), cwd=tmp_path, XDG_DATA_HOME=str(data)
-    ) as url:
+    with langgraph_server(None, tmp_path, XDG_DATA_HOME=str(data)) as url:
         client = get_client(url=url)
         thread = await client.threads.create()
         done = await client.runs.wait(
