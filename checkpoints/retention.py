@@ -1,12 +1,13 @@
-"""Checkpoint retention: keep the last N checkpoints of a conversation, drop the rest.
+"""Checkpoint retention: keep a conversation's last N checkpoints and what they are rebuilt from.
 
 keel keeps its message log outside graph state, so old checkpoints hold nothing that is not
-elsewhere; ``prune_thread`` removes all but the newest ``keep`` (with their pending writes, and on
-PostgreSQL and in memory the channel blobs no kept checkpoint refers to). keel's savers do it
-themselves (``Pruned``), in the background every few dozen checkpoints a thread is written, which
-keeps the stored bytes per conversation bounded; ``keel db prune`` runs it over every thread. The
-message log and the tasks are never touched. This module is the policy only: how a saver's
-storage is pruned is ``keel.checkpoints.saver_internals``.
+elsewhere; ``prune_thread`` removes all but the newest ``keep`` and the few older ones they are
+rebuilt from (``messages`` is stored as each step's writes, whole every few of them), with their
+pending writes, and on PostgreSQL and in memory the channel blobs no kept checkpoint refers to.
+keel's savers do it themselves (``Pruned``), in the background every few dozen checkpoints a
+thread is written, which keeps the stored bytes per conversation bounded; ``keel db prune`` runs
+it over every thread. The message log and the tasks are never touched. This module is the policy
+only: how a saver's storage is pruned is ``keel.checkpoints.saver_internals``.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ async def prune_thread(
     saver: BaseCheckpointSaver, thread_id: str, keep: int = DEFAULT_KEEP, upto: str | None = None
 ) -> None:
     """Keep only the newest ``keep`` checkpoints of ``thread_id`` (with ``upto``, a checkpoint
-    id: the newest ``keep`` up to that one, and every one written after it).
+    id: the newest ``keep`` up to that one, and every one written after it), and those they are
+    rebuilt from.
     """  # noqa: D205
     if keep < 1:
         raise ValueError("keep must be at least 1")

@@ -6,10 +6,17 @@ storage directly: ``InMemorySaver``'s dicts, ``LoopSqliteSaver``'s tables and co
 version it was written against; ``internals_of(saver)`` picks the one for a saver. An upgrade that
 changes that storage fails ``tests/unit/test_saver_internals.py``: fix the class, not the policy
 (``keel.checkpoints.retention``, which never touches a saver's attributes itself).
+
+A channel LangGraph stores as deltas (``messages``: ``keel.nodes.state.reducers.conversation``)
+is rebuilt from the newest checkpoint holding it whole and the writes since; a checkpoint's
+metadata counts its supersteps since then (``counters_since_delta_snapshot``). So a prune keeps,
+beside the newest ``keep``, every checkpoint from the step of the oldest copy a kept one needs
+(``replay_floor``).
 """
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,6 +52,14 @@ _LATEST = (
     "ORDER BY checkpoint_id DESC LIMIT 1"
 )
 """LangGraph's ``checkpoints`` table, read through keel's ``Database`` (one index lookup)."""
+
+
+def replay_floor(metadata: dict[str, Any]) -> int:
+    """The step of the oldest checkpoint a read of the checkpoint with ``metadata`` replays from:
+    its own step, less its supersteps since its delta channels were last stored whole.
+    """  # noqa: D205
+    counters = metadata.get("counters_since_delta_snapshot") or {}
+    return int(metadata.get("step", 0)) - max((int(c[1]) for c in counters.values()), default=0)
 
 
 class InCheckpointsTable:
@@ -86,7 +101,12 @@ class MemoryInternals:
             ordered = sorted(c for c in checkpoints if upto is None or c <= upto)
             if len(ordered) <= keep:
                 continue
+            steps = {c: saver.serde.loads_typed(checkpoints[c][1]) for c in checkpoints}
+            floor = min(replay_floor(steps[c]) for c in checkpoints if c >= ordered[-keep])
+            needed = min(c for c in checkpoints if int(steps[c].get("step", 0)) >= floor)
             for checkpoint_id in ordered[:-keep]:
+                if checkpoint_id >= needed:
+                    break
                 del checkpoints[checkpoint_id]
                 known.pop(checkpoint_id, None)
                 saver.writes.pop((thread_id, ns, checkpoint_id), None)
@@ -110,13 +130,26 @@ class MemoryInternals:
         return max(ids) if ids else None
 
 
-_SQLITE_PRUNE = (
-    "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < (SELECT checkpoint_id FROM "
-    "checkpoints WHERE thread_id = ? AND checkpoint_ns = ''{upto} "
-    "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?)"
+_SQLITE_CUTOFF = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''{upto} "
+    "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"
 )
+_SQLITE_METADATA = (
+    "SELECT checkpoint_id, CAST(metadata AS TEXT) FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ''"
+)
+_SQLITE_PRUNE = "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < ?"
 _UPTO = " AND checkpoint_id <= {mark}"
 """The clause that counts only the checkpoints up to a given one (``upto``)."""
+
+
+def needed(cutoff: str, checkpoints: list[tuple[str, dict[str, Any]]]) -> str:
+    """The oldest checkpoint to keep, of ``checkpoints`` (id, metadata), when every one from
+    ``cutoff`` on is kept: ``cutoff``, or an older one a kept one is rebuilt from.
+    """  # noqa: D205
+    floor = min((replay_floor(m) for c, m in checkpoints if c >= cutoff), default=0)
+    older = (c for c, m in checkpoints if c < cutoff and int(m.get("step", 0)) >= floor)
+    return min(older, default=cutoff)
 
 
 class SqliteInternals(InCheckpointsTable):
@@ -140,9 +173,15 @@ class SqliteInternals(InCheckpointsTable):
         def prune() -> None:
             clause, marks = (_UPTO.format(mark="?"), (upto,)) if upto else ("", ())
             with conn:  # one transaction
+                found = conn.execute(
+                    _SQLITE_CUTOFF.format(upto=clause), (thread_id, *marks, keep - 1)
+                ).fetchone()
+                if found is None:
+                    return
+                rows = conn.execute(_SQLITE_METADATA, (thread_id,)).fetchall()
+                cutoff = needed(found[0], [(r[0], json.loads(r[1] or "{}")) for r in rows])
                 for table in ("writes", "checkpoints"):
-                    sql = _SQLITE_PRUNE.format(table=table, upto=clause)
-                    conn.execute(sql, (thread_id, thread_id, *marks, keep - 1))
+                    conn.execute(_SQLITE_PRUNE.format(table=table), (thread_id, cutoff))
 
         await self.saver.call(prune)
 
@@ -160,6 +199,15 @@ _POSTGRES_CUTOFF = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''{upto} "
     "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s"
 )
+_POSTGRES_NEEDED = (
+    "SELECT coalesce(min(checkpoint_id), %s) AS cutoff FROM checkpoints "
+    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id < %s "
+    "AND (metadata ->> 'step')::int >= (SELECT min((metadata ->> 'step')::int - coalesce(("
+    "SELECT max((v ->> 1)::int) FROM jsonb_each(metadata -> 'counters_since_delta_snapshot') "
+    "AS e(k, v)), 0)) FROM checkpoints "
+    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id >= %s)"
+)
+"""``needed`` in one statement: the oldest checkpoint a kept one is rebuilt from."""
 _POSTGRES_PRUNE = (
     "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id < %s",
     "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id < %s",
@@ -197,6 +245,8 @@ class PostgresInternals(InCheckpointsTable):
             if row is None:
                 return
             cutoff = row["checkpoint_id"]
+            await cur.execute(_POSTGRES_NEEDED, (cutoff, thread_id, cutoff, thread_id, cutoff))
+            cutoff = (await cur.fetchone())["cutoff"]
             for sql in _POSTGRES_PRUNE:
                 await cur.execute(sql, (thread_id, cutoff))
             await cur.execute(_POSTGRES_BLOBS, (thread_id, thread_id))

@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import get_type_hints
 
+import langgraph.pregel._checkpoint as langgraph_checkpoints
 import psycopg
 import pytest
 
@@ -27,6 +29,7 @@ from keel.graphs.resources import open_resources
 from keel.graphs.result import TurnResult
 from keel.graphs.run_turn import run_turn
 from keel.nodes.run_context import KeelContext
+from keel.nodes.state.schema import KeelState
 from keel.tools.tasks.store import TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.keel_process import free_port
@@ -159,6 +162,18 @@ class Keel:
     @property
     def topics(self) -> TopicStore:
         return TopicStore(self.db)
+
+
+@pytest.fixture
+def messages_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every checkpoint stores ``messages`` whole, not as what its step added: a prune then keeps
+    exactly the newest ``keep``, with no older checkpoint to rebuild them from. For tests of when
+    and what retention prunes; ``tests/unit/test_saver_internals.py`` and ``test_checkpoints.py``
+    test what it keeps of ``messages`` as keel stores it.
+    """  # noqa: D205
+    channel = get_type_hints(KeelState, include_extras=True)["messages"].__metadata__[0]
+    monkeypatch.setattr(channel, "snapshot_frequency", 1)  # a step that writes it stores it
+    monkeypatch.setattr(langgraph_checkpoints, "DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT", 1)  # others
 
 
 @pytest.fixture

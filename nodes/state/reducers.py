@@ -8,11 +8,13 @@ fields.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.messages import AnyMessage, BaseMessage
-from langgraph.graph.message import add_messages
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, convert_to_messages
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 if TYPE_CHECKING:
     from keel.nodes.state.schema import AuditEntry
@@ -30,7 +32,12 @@ def unstreamed(messages: Sequence[BaseMessage]) -> dict[str, Sequence[BaseMessag
 
     The stream picks up messages, and lists of them, that a node returns; the user's own message,
     tool results and window resets are state, not something to show as it is typed.
+    Each message gets its id here if it has none: ``messages`` is rebuilt from its writes
+    (``conversation``), and a message must come back with the id it was written with.
     """
+    for message in messages:
+        if not message.id:
+            message.id = str(uuid.uuid4())
     return {UNSTREAMED: messages}
 
 
@@ -80,6 +87,55 @@ def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     while cut < len(merged) - 1 and merged[cut].type != "human":
         cut += 1
     return merged[cut:]
+
+
+SNAPSHOT_EVERY = 6
+"""Writes to ``messages`` between two whole copies of it in a checkpoint (a tool turn writes it
+three times): a checkpoint in between stores none of it, and a read replays the writes
+since the newest copy."""
+
+
+def _conversation(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    """``writes`` (message lists, or ``unstreamed`` updates) added to ``messages`` in one pass, as
+    ``add_messages`` adds them (a known id replaced, a ``RemoveMessage`` removing, the
+    ``REMOVE_ALL_MESSAGES`` one clearing), then cut to the newest MESSAGES_MAX as
+    ``bounded_messages`` cuts. Adding two batches one after the other is adding them as one (what
+    ``DeltaChannel`` asks), except for a write naming a message the cut already dropped, which
+    keel never writes.
+    """  # noqa: D205
+    if messages and not isinstance(messages[0], BaseMessage):  # a copy a server kept as JSON
+        messages = cast(list[AnyMessage], convert_to_messages(messages))
+    added: list[BaseMessage] = []
+    for write in writes:
+        batch = write[UNSTREAMED] if isinstance(write, dict) else write
+        added.extend(convert_to_messages(batch if isinstance(batch, list) else [batch]))
+    for i in range(len(added) - 1, -1, -1):
+        if isinstance(added[i], RemoveMessage) and added[i].id == REMOVE_ALL_MESSAGES:
+            messages, added = [], added[i + 1 :]
+            break
+    merged: list[BaseMessage | None] = list(messages)
+    at = {m.id: i for i, m in enumerate(messages) if m.id is not None}
+    for message in added:
+        if message.id is None:
+            message.id = str(uuid.uuid4())
+        if isinstance(message, RemoveMessage):
+            if message.id in at:
+                merged[at.pop(message.id)] = None
+        elif message.id in at:
+            merged[at[message.id]] = message
+        else:
+            at[message.id] = len(merged)
+            merged.append(message)
+    return bounded_messages(cast(list[AnyMessage], [m for m in merged if m is not None]), [])
+
+
+def conversation() -> DeltaChannel[list[AnyMessage]]:
+    """The channel of ``messages``: only what each step adds is stored, not the whole list again.
+
+    LangGraph keeps a whole copy every ``SNAPSHOT_EVERY`` writes and rebuilds the list from the
+    newest copy and the steps' writes after it (``keel.checkpoints.retention`` keeps them).
+    """
+    return DeltaChannel(_conversation, snapshot_frequency=SNAPSHOT_EVERY)
 
 
 def bounded_audit(left: list[AuditEntry], right: list[AuditEntry]) -> list[AuditEntry]:

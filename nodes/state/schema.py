@@ -17,8 +17,8 @@ from typing_extensions import TypedDict
 
 from keel.nodes.state.reducers import (
     bounded_audit,
-    bounded_messages,
     bounded_window,
+    conversation,
 )
 from keel.tools.next_step import NextStep
 
@@ -152,10 +152,11 @@ class KeelState(TypedDict, total=False):
     user_input reads it (or the newest user message in ``messages``) into ``request``."""
     request: str
     """The user message of the current turn."""
-    messages: Annotated[list[AnyMessage], bounded_messages]
+    messages: Annotated[list[AnyMessage], conversation()]
     """The conversation as LangChain messages, for every LangGraph client: the user's messages,
     the confirmation questions, the tool calls and their results, the replies (the newest
-    ``reducers.MESSAGES_MAX``). A turn's own messages are added as its nodes write them."""
+    ``reducers.MESSAGES_MAX``). A turn's own messages are added as its nodes write them; a
+    checkpoint stores what its step added (``reducers.conversation``)."""
     request_key: str | None
     """The idempotency key of the latest message, as keel's service gives it."""
     command: Annotated[CommandName | None, EphemeralValue]

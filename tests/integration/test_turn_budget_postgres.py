@@ -27,6 +27,8 @@ TURNS = 10
 BUDGET_PER_TURN = {
     # the turn lock taken, with the owner and the newest checkpoint read in the same statement
     # (keel_take_turn), on the lock's own connection (1); the run's newest checkpoint read (1);
+    # unless it holds ``messages`` whole (a third of them: ``SNAPSHOT_EVERY`` writes, two a
+    # turn), the checkpoints back to the one that does, then their writes to it (1.4);
     # LangGraph's checkpoints, durability "sync": four, each its blobs and row in one statement
     # (4), and the three steps' pending writes, one statement each (3); the recent messages for
     # the context (1); the ledger transaction: BEGIN, the task numbered and written, its result
@@ -34,7 +36,7 @@ BUDGET_PER_TURN = {
     # the next turn (1); the lock let go (1, not waited for). Every fortieth checkpoint (a tenth
     # tool turn), the prune's look at how many checkpoints there are, in a transaction of its
     # own (0.3: none to drop yet).
-    "statements": 17.3,
+    "statements": 18.7,
 }
 
 

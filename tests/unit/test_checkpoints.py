@@ -17,6 +17,7 @@ from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import kept_checkpoint, run_turn
 from keel.graphs.runner import snapshot, thread_config
 from keel.nodes.run_context import KeelContext
+from keel.nodes.state.reducers import SNAPSHOT_EVERY
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database
 
@@ -72,20 +73,26 @@ async def test_retention_keeps_the_last_n_checkpoints_and_the_state(keel):
     cid = str(uuid.uuid4())
     keel.saver.keep, keel.saver.prune_every = 5, 4  # due at the 1st, 5th, 9th... checkpoint
     context = keel.context()
-    for n in range(6):
+    for n in range(9):
         await run_turn(keel.graph, cid, f"Add chore {n}", context)
     await keel.saver.pruned()
     kept = [s async for s in keel.graph.aget_state_history(thread_config(cid))]
-    assert len(kept) == 5 + 3  # five up to the sixth turn's first checkpoint, its three after
+    # five up to the ninth turn's first checkpoint, its three after, and the few that the oldest
+    # of them is rebuilt from (``messages`` holds what each step added); the rest are gone
+    assert 5 + 3 <= len(kept) < 5 + 3 + 4 * SNAPSHOT_EVERY < 4 * 9
+    newest = kept[0].values["messages"]
+    for older in kept:  # each kept checkpoint's conversation, as it stood then
+        shown = older.values["messages"]
+        assert shown and newest[: len(shown)] == shown
     state = await snapshot(keel.graph, cid)
-    assert state["stats"]["turns"] == 6 and state["complete"]
-    assert len(await keel.store.list("local")) == 6
-    assert await keel.count_messages(cid) == 18  # user, tool result, reply
+    assert state["stats"]["turns"] == 9 and state["complete"]
+    assert len(await keel.store.list("local")) == 9
+    assert await keel.count_messages(cid) == 27  # user, tool result, reply
     result = await run_turn(keel.graph, cid, "Show all", context)
-    assert "chore 5" in result.reply
+    assert "chore 8" in result.reply
 
 
-async def test_the_saver_prunes_in_the_background_every_few_checkpoints(keel):
+async def test_the_saver_prunes_in_the_background_every_few_checkpoints(keel, messages_whole):
     cid = str(uuid.uuid4())
     keel.saver.keep, keel.saver.prune_every = 2, 8  # due at the 1st, 9th, 17th checkpoint
     context = keel.context()
@@ -105,7 +112,7 @@ async def test_the_saver_prunes_in_the_background_every_few_checkpoints(keel):
 
 
 async def test_a_turn_from_an_older_checkpoint_waits_for_a_prune_of_its_conversation(
-    keel, monkeypatch
+    keel, monkeypatch, messages_whole
 ):
     """A prune under way may be removing the checkpoint a turn would run from (an edited
     message's): the turn waits for it, then runs, or is refused if it is gone."""  # noqa: D205
@@ -130,7 +137,9 @@ async def test_a_turn_from_an_older_checkpoint_waits_for_a_prune_of_its_conversa
     await kept_checkpoint(keel.graph, cid, newest)  # kept: two up to the 9th, and the rest
 
 
-async def test_a_waiter_cancelled_leaves_the_prune_it_waited_for_running(keel, monkeypatch):
+async def test_a_waiter_cancelled_leaves_the_prune_it_waited_for_running(
+    keel, monkeypatch, messages_whole
+):
     cid = str(uuid.uuid4())
     keel.saver.keep, keel.saver.prune_every = 2, 5  # due at the 1st and the 6th checkpoint
     release = asyncio.Event()
@@ -157,7 +166,9 @@ def own_context(backend: Backend) -> KeelContext:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
-async def test_a_process_prunes_a_conversation_at_its_first_checkpoint_there(database_url):
+async def test_a_process_prunes_a_conversation_at_its_first_checkpoint_there(
+    database_url, messages_whole
+):
     """A conversation used in many short sessions (``keel chat``) is kept bounded too."""
     cid = str(uuid.uuid4())
     async with open_backend(database_url, keep=3) as backend:

@@ -88,7 +88,7 @@ async def test_a_cut_off_turn_that_fails_again_is_abandoned_with_its_calls_not_r
 
 
 async def test_a_turn_run_on_after_its_start_was_pruned_offers_no_point_to_edit_from(
-    keel, monkeypatch
+    keel, monkeypatch, messages_whole
 ):
     cid = str(uuid.uuid4())
     await run_turn(keel.graph, cid, "Add buy milk", keel.context())

@@ -65,7 +65,9 @@ def test_keel_db_upgrade_command(database_url):
 
 
 @pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
-async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel, database_url):
+async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(
+    keel, database_url, messages_whole
+):
     cid = str(uuid.uuid4())
     for n in range(3):
         await run_turn(keel.graph, cid, f"Add chore {n}", keel.context())
@@ -85,7 +87,9 @@ async def test_keel_db_prune_keeps_n_checkpoints_and_never_the_log_or_tasks(keel
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-async def test_keel_db_prune_keeps_what_keel_checkpoint_keep_says(keel, database_url):
+async def test_keel_db_prune_keeps_what_keel_checkpoint_keep_says(
+    keel, database_url, messages_whole
+):
     cid = str(uuid.uuid4())
     for n in range(3):
         await run_turn(keel.graph, cid, f"Add chore {n}", keel.context())

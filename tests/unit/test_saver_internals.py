@@ -10,6 +10,7 @@ import operator
 import uuid
 from typing import Annotated, Any, TypedDict
 
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph import END, START, StateGraph
 
@@ -114,3 +115,62 @@ async def test_thread_ids_and_latest_checkpoint_id_read_the_saver(database_url):
         assert await internals.latest_checkpoint_id(backend.db, thread) == _id(newest)
         await internals.prune("no such thread", 1)
         assert sorted(await internals.thread_ids()) == sorted([thread, other])
+
+
+class Said(TypedDict):
+    turn: int
+    said: Annotated[
+        list[str], DeltaChannel(lambda kept, writes: kept + writes, snapshot_frequency=3)
+    ]
+
+
+def _say(state: Said) -> dict[str, Any]:
+    return {"said": f"reply {state['turn']}"}
+
+
+async def test_prune_keeps_what_a_kept_checkpoints_delta_channel_is_rebuilt_from(database_url):
+    thread = str(uuid.uuid4())
+    async with open_backend(database_url) as backend:
+        saver = backend.saver
+        builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
+        graph = builder.add_edge("say", END).compile(checkpointer=saver)
+        for n in range(7):
+            await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
+        before = [found async for found in saver.alist(_config(thread))]
+        states = {_id(c): (await graph.aget_state(_config(thread, _id(c)))).values for c in before}
+
+        keep = 3  # the third newest is no whole copy: it is rebuilt from an older checkpoint
+        assert before[keep - 1].metadata.get("counters_since_delta_snapshot")
+        await internals_of(saver).prune(thread, keep)
+
+        after = [_id(found) async for found in saver.alist(_config(thread))]
+        assert keep < len(after) < len(before)  # what the oldest kept one is rebuilt from stays
+        for checkpoint_id in after:
+            state = (await graph.aget_state(_config(thread, checkpoint_id))).values
+            assert state == states[checkpoint_id]
+        newest = (await graph.aget_state(_config(thread))).values
+        assert newest["said"] == [f"{who} {n}" for n in range(7) for who in ("user", "reply")]
+
+
+class SaidWhole(TypedDict):
+    turn: int
+    said: Annotated[list[str], lambda kept, said: [*kept, said]]
+
+
+def _say_whole(state: dict[str, Any]) -> dict[str, Any]:
+    return {"said": f"reply {state['turn']}"}
+
+
+async def test_a_thread_stored_whole_reads_on_as_deltas_and_is_pruned_as_such(database_url):
+    """A conversation kept before ``messages`` was stored as deltas goes on where it was."""
+    thread = str(uuid.uuid4())
+    async with open_backend(database_url) as backend:
+        saver = backend.saver
+        for schema, say, turns in ((SaidWhole, _say_whole, range(3)), (Said, _say, range(3, 8))):
+            builder = StateGraph(schema).add_node("say", say).add_edge(START, "say")
+            graph = builder.add_edge("say", END).compile(checkpointer=saver)
+            for n in turns:
+                await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
+        await internals_of(saver).prune(thread, 2)
+        said = (await graph.aget_state(_config(thread))).values["said"]
+        assert said == [f"{who} {n}" for n in range(8) for who in ("user", "reply")]

@@ -1,4 +1,4 @@
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 
 from keel.graphs.legacy_import import from_legacy
 from keel.nodes.state import reducers as state_mod
@@ -73,3 +73,20 @@ def test_window_is_bounded_and_starts_at_a_human_message(monkeypatch):
         )
     assert len(window) <= 5
     assert window[0].type == "human" and window[0].content == "q3"
+
+
+def test_the_conversation_is_rebuilt_from_its_writes_as_it_was_built(monkeypatch):
+    """``messages`` read back from a checkpoint (a whole copy, then the writes since, in one
+    batch) is what it was as each step added to it, also from a copy a server kept as JSON."""  # noqa: D205
+    monkeypatch.setattr(state_mod, "MESSAGES_MAX", 6)
+    rebuild = state_mod.conversation().reducer
+    steps = [[HumanMessage(f"q{n}", id=f"q{n}"), AIMessage(f"a{n}", id=f"a{n}")] for n in range(5)]
+    steps.append(state_mod.unstreamed([RemoveMessage(id="a4"), AIMessage("again", id="a5")]))
+    built: list = []
+    for step in steps:
+        built = rebuild(built, [step])
+    assert [m.content for m in built] == ["q2", "a2", "q3", "a3", "q4", "again"]
+    copy = rebuild([], steps[:2])
+    assert rebuild(copy, steps[2:]) == built
+    as_json = [{"type": m.type, "content": m.content, "id": m.id} for m in copy]
+    assert rebuild(as_json, steps[2:]) == built

@@ -48,7 +48,8 @@ BUDGET_PER_TURN = {
     # Per turn (SQLite): once the turn lock is held, the conversation's owner and the newest
     # checkpoint id, in one statement, so a conversation deleted or a turn cut off by another
     # process is seen (1; on PostgreSQL they are read in the lock's own statement); the run's
-    # newest checkpoint read, its row and its pending writes (2); the four
+    # newest checkpoint read, its row and its pending writes (2), and the writes to ``messages``
+    # since the newest checkpoint that holds it whole (1: it holds what its step added); the four
     # checkpoints, BEGIN/INSERT/COMMIT each (12); the three steps' pending writes, BEGIN, a row a
     # channel written, COMMIT: the input's three, the first turn graph run's fifteen, the
     # second's eleven (35); the recent messages for the context (1); the ledger transaction:
@@ -56,8 +57,8 @@ BUDGET_PER_TURN = {
     # not look its call up first); the turn's three logged messages (the user's, the tool
     # result, the one reply; the tool-call round stays in the checkpoints) in one statement (1);
     # the newest checkpoint's id, remembered for the next turn (1). Every fortieth checkpoint (a
-    # tenth tool turn), a prune of four statements (0.4).
-    "SQL statements": 58.4,
+    # tenth tool turn), a prune of five statements (0.5).
+    "SQL statements": 59.5,
 }
 
 
