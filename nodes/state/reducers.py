@@ -12,7 +12,16 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, convert_to_messages
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
@@ -95,6 +104,26 @@ three times): a checkpoint in between stores none of it, and a read replays the 
 since the newest copy."""
 
 
+KINDS: dict[str, type[BaseMessage]] = {
+    "human": HumanMessage,
+    "ai": AIMessage,
+    "tool": ToolMessage,
+    "system": SystemMessage,
+}
+
+
+def _revived(message: Any) -> AnyMessage:
+    """A message as it was written, also when a server kept it as JSON (its fields, ``type``
+    among them); any other message-like value as LangChain reads it.
+    """  # noqa: D205
+    if isinstance(message, BaseMessage):
+        return cast(AnyMessage, message)
+    kind = KINDS.get(message.get("type", "")) if isinstance(message, dict) else None
+    if kind is not None:
+        return cast(AnyMessage, kind.model_validate(message))
+    return cast(AnyMessage, convert_to_messages([message])[0])
+
+
 def _conversation(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """``writes`` (message lists, or ``unstreamed`` updates) added to ``messages`` in one pass, as
     ``add_messages`` adds them (a known id replaced, a ``RemoveMessage`` removing, the
@@ -104,11 +133,11 @@ def _conversation(messages: list[AnyMessage], writes: Sequence[Any]) -> list[Any
     keel never writes.
     """  # noqa: D205
     if messages and not isinstance(messages[0], BaseMessage):  # a copy a server kept as JSON
-        messages = cast(list[AnyMessage], convert_to_messages(messages))
+        messages = [_revived(m) for m in messages]
     added: list[BaseMessage] = []
     for write in writes:
         batch = write[UNSTREAMED] if isinstance(write, dict) else write
-        added.extend(convert_to_messages(batch if isinstance(batch, list) else [batch]))
+        added.extend(_revived(m) for m in (batch if isinstance(batch, list) else [batch]))
     for i in range(len(added) - 1, -1, -1):
         if isinstance(added[i], RemoveMessage) and added[i].id == REMOVE_ALL_MESSAGES:
             messages, added = [], added[i + 1 :]

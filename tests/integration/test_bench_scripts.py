@@ -7,6 +7,7 @@ without a way to measure them again.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,11 @@ def test_the_misbehaving_model_table_runs():
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 10  # the header and nine turns
     assert "model_fallback(timeout)" in out and "turn_timed_out" in out
+
+
+def test_the_types_on_the_path_are_counted():
+    out = bench("bench/types_on_path.py")
+    assert "reply: 200 'Created task: buy milk'" in out
+    counted = re.search(r"keel types met: (\d+); keel modules run: (\d+)", out)
+    assert counted and int(counted[1]) > 20 and int(counted[2]) > 40
+    assert "graphs.turns.Turns (" in out and "tools.tasks.store.TaskStore (" in out
