@@ -13,6 +13,7 @@ only: how a saver's storage is pruned is ``keel.checkpoints.saver_internals``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -23,8 +24,10 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 
+from keel.checkpoints.branches import CheckpointNotKept
 from keel.checkpoints.database import Database
 from keel.checkpoints.saver_internals import internals_of
 
@@ -126,6 +129,24 @@ class Pruned(BaseCheckpointSaver):
         """  # noqa: D205
         while under_way := [t for t, of in self._prunes.items() if thread_id in (None, of)]:
             await asyncio.wait(under_way)  # a waiter cancelled leaves the prunes running
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The writes a checkpoint's delta channels are rebuilt from (``aget_tuple`` read the
+        checkpoint first). A prune elsewhere (another process, ``keel db prune``) may remove an
+        older checkpoint between the two reads, and its parents with it: a walk that found no
+        whole copy is trusted only while the checkpoint is still there.
+        """  # noqa: D205
+        configurable = config.get("configurable", {})
+        named = configurable.get("checkpoint_id")
+        if self._prunes and named:
+            await self.pruned(str(configurable["thread_id"]))
+        history = await super().aget_delta_channel_history(config=config, channels=channels)
+        unseeded = any("seed" not in found for found in history.values())
+        if named and unseeded and await super().aget_tuple(config) is None:
+            raise CheckpointNotKept(str(named))
+        return history
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names; one named by its id (an older one: a fork's start, a

@@ -8,17 +8,17 @@ changes that storage fails ``tests/unit/test_saver_internals.py``: fix the class
 (``keel.checkpoints.retention``, which never touches a saver's attributes itself).
 
 A channel LangGraph stores as deltas (``messages``: ``keel.nodes.state.reducers.conversation``)
-is rebuilt from the newest checkpoint holding it whole and the writes since; a checkpoint's
-metadata counts its supersteps since then (``counters_since_delta_snapshot``). So a prune keeps,
-beside the newest ``keep``, every checkpoint from the step of the oldest copy a kept one needs
-(``replay_floor``).
+is rebuilt from the newest checkpoint up its parent chain that holds it whole, and the writes
+since; a checkpoint's metadata counts the supersteps since that copy
+(``counters_since_delta_snapshot``). So a prune keeps, beside the newest ``keep``, the parents
+each kept checkpoint is rebuilt from (``rebuilt_from``), on its own branch.
 """
 
 from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -54,12 +54,34 @@ _LATEST = (
 """LangGraph's ``checkpoints`` table, read through keel's ``Database`` (one index lookup)."""
 
 
-def replay_floor(metadata: dict[str, Any]) -> int:
-    """The step of the oldest checkpoint a read of the checkpoint with ``metadata`` replays from:
-    its own step, less its supersteps since its delta channels were last stored whole.
+def supersteps(metadata: dict[str, Any]) -> int:
+    """The parents a read of the checkpoint with ``metadata`` walks back to its delta channels'
+    whole copies (0: it holds them, or none is stored as deltas).
     """  # noqa: D205
     counters = metadata.get("counters_since_delta_snapshot") or {}
-    return int(metadata.get("step", 0)) - max((int(c[1]) for c in counters.values()), default=0)
+    return max((int(c[1]) for c in counters.values()), default=0)
+
+
+def rebuilt_from(
+    checkpoints: Sequence[tuple[str, str | None, dict[str, Any]]], cutoff: str
+) -> set[str]:
+    """Of ``checkpoints`` (id, parent id, metadata), those older than ``cutoff`` that one from
+    ``cutoff`` on is rebuilt from: its parents, as many as its supersteps since the copy.
+    """  # noqa: D205
+    parents = {c: p for c, p, _ in checkpoints}
+    needed: set[str] = set()
+    for checkpoint_id, _, metadata in checkpoints:
+        if checkpoint_id < cutoff:
+            continue
+        at = checkpoint_id
+        for _ in range(supersteps(metadata)):
+            parent = parents.get(at)
+            if parent is None:
+                break
+            at = parent
+            if at < cutoff:
+                needed.add(at)
+    return needed
 
 
 class InCheckpointsTable:
@@ -101,12 +123,14 @@ class MemoryInternals:
             ordered = sorted(c for c in checkpoints if upto is None or c <= upto)
             if len(ordered) <= keep:
                 continue
-            steps = {c: saver.serde.loads_typed(checkpoints[c][1]) for c in checkpoints}
-            floor = min(replay_floor(steps[c]) for c in checkpoints if c >= ordered[-keep])
-            needed = min(c for c in checkpoints if int(steps[c].get("step", 0)) >= floor)
+            described = [
+                (c, parent, saver.serde.loads_typed(metadata))
+                for c, (_, metadata, parent) in checkpoints.items()
+            ]
+            needed = rebuilt_from(described, ordered[-keep])
             for checkpoint_id in ordered[:-keep]:
-                if checkpoint_id >= needed:
-                    break
+                if checkpoint_id in needed:
+                    continue
                 del checkpoints[checkpoint_id]
                 known.pop(checkpoint_id, None)
                 saver.writes.pop((thread_id, ns, checkpoint_id), None)
@@ -134,22 +158,16 @@ _SQLITE_CUTOFF = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''{upto} "
     "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"
 )
-_SQLITE_METADATA = (
-    "SELECT checkpoint_id, CAST(metadata AS TEXT) FROM checkpoints "
+_SQLITE_CHAIN = (
+    "SELECT checkpoint_id, parent_checkpoint_id, CAST(metadata AS TEXT) FROM checkpoints "
     "WHERE thread_id = ? AND checkpoint_ns = ''"
 )
-_SQLITE_PRUNE = "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < ?"
+_SQLITE_PRUNE = (
+    "DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < ? "
+    "AND checkpoint_id NOT IN (SELECT value FROM json_each(?))"
+)
 _UPTO = " AND checkpoint_id <= {mark}"
 """The clause that counts only the checkpoints up to a given one (``upto``)."""
-
-
-def needed(cutoff: str, checkpoints: list[tuple[str, dict[str, Any]]]) -> str:
-    """The oldest checkpoint to keep, of ``checkpoints`` (id, metadata), when every one from
-    ``cutoff`` on is kept: ``cutoff``, or an older one a kept one is rebuilt from.
-    """  # noqa: D205
-    floor = min((replay_floor(m) for c, m in checkpoints if c >= cutoff), default=0)
-    older = (c for c, m in checkpoints if c < cutoff and int(m.get("step", 0)) >= floor)
-    return min(older, default=cutoff)
 
 
 class SqliteInternals(InCheckpointsTable):
@@ -178,10 +196,11 @@ class SqliteInternals(InCheckpointsTable):
                 ).fetchone()
                 if found is None:
                     return
-                rows = conn.execute(_SQLITE_METADATA, (thread_id,)).fetchall()
-                cutoff = needed(found[0], [(r[0], json.loads(r[1] or "{}")) for r in rows])
+                rows = conn.execute(_SQLITE_CHAIN, (thread_id,)).fetchall()
+                chain = [(r[0], r[1], json.loads(r[2] or "{}")) for r in rows]
+                kept = json.dumps(sorted(rebuilt_from(chain, found[0])))
                 for table in ("writes", "checkpoints"):
-                    conn.execute(_SQLITE_PRUNE.format(table=table), (thread_id, cutoff))
+                    conn.execute(_SQLITE_PRUNE.format(table=table), (thread_id, found[0], kept))
 
         await self.saver.call(prune)
 
@@ -199,18 +218,15 @@ _POSTGRES_CUTOFF = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''{upto} "
     "ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s"
 )
-_POSTGRES_NEEDED = (
-    "SELECT coalesce(min(checkpoint_id), %s) AS cutoff FROM checkpoints "
-    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id < %s "
-    "AND (metadata ->> 'step')::int >= (SELECT min((metadata ->> 'step')::int - coalesce(("
-    "SELECT max((v ->> 1)::int) FROM jsonb_each(metadata -> 'counters_since_delta_snapshot') "
-    "AS e(k, v)), 0)) FROM checkpoints "
-    "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id >= %s)"
+_POSTGRES_CHAIN = (
+    "SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
+    "WHERE thread_id = %s AND checkpoint_ns = ''"
 )
-"""``needed`` in one statement: the oldest checkpoint a kept one is rebuilt from."""
 _POSTGRES_PRUNE = (
-    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id < %s",
-    "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id < %s",
+    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id < %s "
+    "AND NOT checkpoint_id = ANY(%s)",
+    "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id < %s "
+    "AND NOT checkpoint_id = ANY(%s)",
 )
 _POSTGRES_BLOBS = (
     "DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND b.checkpoint_ns = '' "
@@ -245,10 +261,14 @@ class PostgresInternals(InCheckpointsTable):
             if row is None:
                 return
             cutoff = row["checkpoint_id"]
-            await cur.execute(_POSTGRES_NEEDED, (cutoff, thread_id, cutoff, thread_id, cutoff))
-            cutoff = (await cur.fetchone())["cutoff"]
+            await cur.execute(_POSTGRES_CHAIN, (thread_id,))
+            chain = [
+                (r["checkpoint_id"], r["parent_checkpoint_id"], r["metadata"])
+                for r in await cur.fetchall()
+            ]
+            kept = sorted(rebuilt_from(chain, cutoff))
             for sql in _POSTGRES_PRUNE:
-                await cur.execute(sql, (thread_id, cutoff))
+                await cur.execute(sql, (thread_id, cutoff, kept))
             await cur.execute(_POSTGRES_BLOBS, (thread_id, thread_id))
 
     async def thread_ids(self) -> list[str]:

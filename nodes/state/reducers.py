@@ -89,7 +89,11 @@ def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
     ``right`` may be an ``unstreamed`` update: keel's nodes add the turn's messages that way, so
     the ``messages`` stream carries the assistant's tokens alone.
     """  # noqa: D205
-    merged = _merged(left, right)
+    return _newest(_merged(left, right))
+
+
+def _newest(merged: list[AnyMessage]) -> list[AnyMessage]:
+    """``merged`` cut to its newest MESSAGES_MAX, from a user message on."""
     if len(merged) <= MESSAGES_MAX:
         return merged
     cut = len(merged) - MESSAGES_MAX
@@ -125,28 +129,33 @@ def _revived(message: Any) -> AnyMessage:
 
 
 def _conversation(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
-    """``writes`` (message lists, or ``unstreamed`` updates) added to ``messages`` in one pass, as
-    ``add_messages`` adds them (a known id replaced, a ``RemoveMessage`` removing, the
-    ``REMOVE_ALL_MESSAGES`` one clearing), then cut to the newest MESSAGES_MAX as
-    ``bounded_messages`` cuts. Adding two batches one after the other is adding them as one (what
-    ``DeltaChannel`` asks), except for a write naming a message the cut already dropped, which
-    keel never writes.
+    """``writes`` (message lists, or ``unstreamed`` updates) added to ``messages`` one after
+    another, each as ``bounded_messages`` adds it: a known id replaced, a ``RemoveMessage``
+    removing, the ``REMOVE_ALL_MESSAGES`` one clearing, then the cut to the newest MESSAGES_MAX.
+    A fold, so adding two batches one after the other is adding them as one (``DeltaChannel``
+    replays a checkpoint's writes in one batch, where the run added them step by step).
     """  # noqa: D205
     if messages and not isinstance(messages[0], BaseMessage):  # a copy a server kept as JSON
         messages = [_revived(m) for m in messages]
-    added: list[BaseMessage] = []
     for write in writes:
         batch = write[UNSTREAMED] if isinstance(write, dict) else write
-        added.extend(_revived(m) for m in (batch if isinstance(batch, list) else [batch]))
-    for i in range(len(added) - 1, -1, -1):
-        if isinstance(added[i], RemoveMessage) and added[i].id == REMOVE_ALL_MESSAGES:
-            messages, added = [], added[i + 1 :]
-            break
-    merged: list[BaseMessage | None] = list(messages)
+        messages = _newest(_added(messages, batch if isinstance(batch, list) else [batch]))
+    return messages
+
+
+def _added(messages: list[AnyMessage], batch: list[Any]) -> list[AnyMessage]:
+    """One write's messages added to ``messages`` (a new list; ``messages`` is left as it is)."""
+    merged: list[AnyMessage | None] = list(messages)
     at = {m.id: i for i, m in enumerate(messages) if m.id is not None}
-    for message in added:
-        if message.id is None:
-            message.id = str(uuid.uuid4())
+    before = messages[-1].id if messages else None
+    for item in batch:
+        message = _revived(item)
+        if isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES:
+            merged, at = [], {}
+            continue
+        if not message.id:  # a string or (role, text) given as input: the same id on every read
+            said = f"{before}|{message.type}|{message.text}".encode("utf-8", "replace").decode()
+            message.id = str(uuid.uuid5(uuid.NAMESPACE_OID, said))
         if isinstance(message, RemoveMessage):
             if message.id in at:
                 merged[at.pop(message.id)] = None
@@ -155,7 +164,8 @@ def _conversation(messages: list[AnyMessage], writes: Sequence[Any]) -> list[Any
         else:
             at[message.id] = len(merged)
             merged.append(message)
-    return bounded_messages(cast(list[AnyMessage], [m for m in merged if m is not None]), [])
+        before = message.id
+    return [m for m in merged if m is not None]
 
 
 def conversation() -> DeltaChannel[list[AnyMessage]]:

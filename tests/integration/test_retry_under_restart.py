@@ -32,6 +32,16 @@ async def send(http, path, body, headers, seen):
     raise AssertionError(f"{path} was never answered")
 
 
+async def under_way(seen: dict) -> None:
+    """Wait until the clients have had another message each acknowledged."""
+    mark = seen["acknowledged"] + CLIENTS
+    for _ in range(TRIES):
+        if seen["acknowledged"] >= mark:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the clients got no further: {seen}")
+
+
 async def client(url, n, done, seen):
     async with httpx.AsyncClient(base_url=url, timeout=60) as http:
         cid = (await send(http, "/v1/conversations", {}, {}, seen))["conversation_id"]
@@ -42,19 +52,20 @@ async def client(url, n, done, seen):
             answer = await send(http, path, {"content": text}, {"Idempotency-Key": key}, seen)
             assert answer["reply"] == f"Created task: item {n}-{k}", answer
             sent.append(text)
+            seen["acknowledged"] += 1
             k += 1
         return cid, sent
 
 
 async def test_messages_retried_with_their_key_through_two_restarts_run_once():
-    seen = {"transport": 0, 409: 0, 503: 0}
+    seen = {"transport": 0, 409: 0, 503: 0, "acknowledged": 0}
     with postgres_cluster() as pg, keel_server(new_postgres_database(pg.url)) as server:
         done = asyncio.Event()
         clients = [asyncio.create_task(client(server.url, n, done, seen)) for n in range(CLIENTS)]
-        await asyncio.sleep(0.5)  # the clients are under way
         for _ in range(2):
-            await asyncio.to_thread(pg.restart)
-            await asyncio.sleep(0.5)
+            await under_way(seen)  # turns are being taken as the database goes (a busy machine
+            await asyncio.to_thread(pg.restart)  # may take seconds over the first ones)
+        await under_way(seen)
         done.set()
         results = await asyncio.gather(*clients)
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:

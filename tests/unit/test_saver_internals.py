@@ -10,11 +10,13 @@ import operator
 import uuid
 from typing import Annotated, Any, TypedDict
 
+import pytest
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph import END, START, StateGraph
 
 from keel.checkpoints.backend import open_backend
+from keel.checkpoints.branches import CheckpointNotKept
 from keel.checkpoints.saver_internals import (
     MemoryInternals,
     PostgresInternals,
@@ -174,3 +176,36 @@ async def test_a_thread_stored_whole_reads_on_as_deltas_and_is_pruned_as_such(da
         await internals_of(saver).prune(thread, 2)
         said = (await graph.aget_state(_config(thread))).values["said"]
         assert said == [f"{who} {n}" for n in range(8) for who in ("user", "reply")]
+
+
+async def test_a_copy_of_an_older_checkpoint_keeps_what_it_is_rebuilt_from(database_url):
+    """A copy (``as_node="__copy__"``) has the parent of what it copied, not what it copied."""
+    thread = str(uuid.uuid4())
+    async with open_backend(database_url) as backend:
+        saver = backend.saver
+        builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
+        graph = builder.add_edge("say", END).compile(checkpointer=saver)
+        for n in range(5):
+            await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
+        older = [found async for found in saver.alist(_config(thread))][3]
+        assert older.metadata.get("counters_since_delta_snapshot")  # rebuilt from its parents
+        copied = (await graph.aget_state(older.config)).values
+        await graph.aupdate_state(older.config, None, as_node="__copy__")
+        await internals_of(saver).prune(thread, 1)
+        assert (await graph.aget_state(_config(thread))).values == copied
+
+
+async def test_a_checkpoint_pruned_while_it_is_read_is_not_read_as_empty(database_url):
+    """Its tuple was read, then a prune elsewhere removed it and its parents: no empty history."""
+    thread = str(uuid.uuid4())
+    async with open_backend(database_url) as backend:
+        saver = backend.saver
+        builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
+        graph = builder.add_edge("say", END).compile(checkpointer=saver)
+        for n in range(7):
+            await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
+        oldest = [found async for found in saver.alist(_config(thread))][-2]
+        await internals_of(saver).prune(thread, 2)
+        assert await saver.aget_tuple(oldest.config) is None
+        with pytest.raises(CheckpointNotKept):
+            await saver.aget_delta_channel_history(config=oldest.config, channels=["said"])

@@ -78,21 +78,25 @@ def test_window_is_bounded_and_starts_at_a_human_message(monkeypatch):
 def test_the_conversation_is_rebuilt_from_its_writes_as_it_was_built(monkeypatch):
     """``messages`` read back from a checkpoint (a whole copy, then the writes since, in one
     batch) is what it was as each step added to it, also from a copy a server kept as JSON."""  # noqa: D205
-    monkeypatch.setattr(state_mod, "MESSAGES_MAX", 8)
+    monkeypatch.setattr(state_mod, "MESSAGES_MAX", 9)
     rebuild = state_mod.conversation().reducer
     steps = [[HumanMessage(f"q{n}", id=f"q{n}"), AIMessage(f"a{n}", id=f"a{n}")] for n in range(5)]
     call = {"name": "list_todo_tasks", "args": {}, "id": "c1"}
     asked = [AIMessage("", tool_calls=[call], id="t"), ToolMessage("[]", id="r", tool_call_id="c1")]
     steps[2] = [*steps[2], *asked]
-    steps.append(state_mod.unstreamed([RemoveMessage(id="a4"), AIMessage("again", id="a5")]))
+    gone = RemoveMessage(id="a0")  # the cut dropped it already
+    steps.append(state_mod.unstreamed([gone, RemoveMessage(id="a4"), AIMessage("again", id="a5")]))
+    steps.append([("user", "plain text, no id")])
     built: list = []
     for step in steps:
         built = rebuild(built, [step])
-    assert [m.content for m in built] == ["q2", "a2", "", "[]", "q3", "a3", "q4", "again"]
+    shown = ["q2", "a2", "", "[]", "q3", "a3", "q4", "again", "plain text, no id"]
+    assert [m.content for m in built] == shown
+    for n in range(len(steps) + 1):  # a whole copy after any step, the writes since in a batch
+        assert rebuild(rebuild([], steps[:n]), steps[n:]) == built
     copy = rebuild([], steps[:2])
-    assert rebuild(copy, steps[2:]) == built
     copy = rebuild(copy, steps[2:3])
     as_json = [m.model_dump() for m in copy]  # how a LangGraph server keeps it
     assert rebuild(as_json, steps[3:]) == rebuild(copy, steps[3:]) == built
     writes_as_json = [[m.model_dump() for m in step] for step in steps[3:5]]
-    assert rebuild(as_json, [*writes_as_json, steps[5]]) == built
+    assert rebuild(as_json, [*writes_as_json, *steps[5:]]) == built
