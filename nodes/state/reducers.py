@@ -12,18 +12,10 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.messages import (
-    AIMessage,
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_messages,
-)
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, convert_to_messages
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+from pydantic import TypeAdapter, ValidationError
 
 if TYPE_CHECKING:
     from keel.nodes.state.schema import AuditEntry
@@ -83,15 +75,6 @@ MESSAGES_MAX = 200
 on. The message log keeps the whole conversation; the page and the API read it there."""
 
 
-def bounded_messages(left: list[AnyMessage], right: Any) -> list[AnyMessage]:
-    """Append messages (``add_messages`` semantics), keeping the newest MESSAGES_MAX, cut before a
-    user message (no tool result is kept without the assistant message that asked for it).
-    ``right`` may be an ``unstreamed`` update: keel's nodes add the turn's messages that way, so
-    the ``messages`` stream carries the assistant's tokens alone.
-    """  # noqa: D205
-    return _newest(_merged(left, right))
-
-
 def _newest(merged: list[AnyMessage]) -> list[AnyMessage]:
     """``merged`` cut to its newest MESSAGES_MAX, from a user message on."""
     if len(merged) <= MESSAGES_MAX:
@@ -108,30 +91,33 @@ three times): a checkpoint in between stores none of it, and a read replays the 
 since the newest copy."""
 
 
-KINDS: dict[str, type[BaseMessage]] = {
-    "human": HumanMessage,
-    "ai": AIMessage,
-    "tool": ToolMessage,
-    "system": SystemMessage,
-}
+_MESSAGE: TypeAdapter[AnyMessage] = TypeAdapter(AnyMessage)
+"""LangChain's union of the message types, told apart by ``type``."""
 
 
 def _revived(message: Any) -> AnyMessage:
     """A message as it was written, also when a server kept it as JSON (its fields, ``type``
-    among them); any other message-like value as LangChain reads it.
+    among them); any other message-like value (a removal, a string, a role and text) as
+    LangChain reads it.
     """  # noqa: D205
     if isinstance(message, BaseMessage):
         return cast(AnyMessage, message)
-    kind = KINDS.get(message.get("type", "")) if isinstance(message, dict) else None
-    if kind is not None:
-        return cast(AnyMessage, kind.model_validate(message))
+    if isinstance(message, dict) and "type" in message:
+        try:
+            return _MESSAGE.validate_python(message)
+        except ValidationError:
+            pass
     return cast(AnyMessage, convert_to_messages([message])[0])
 
 
 def _conversation(messages: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """``writes`` (message lists, or ``unstreamed`` updates) added to ``messages`` one after
-    another, each as ``bounded_messages`` adds it: a known id replaced, a ``RemoveMessage``
-    removing, the ``REMOVE_ALL_MESSAGES`` one clearing, then the cut to the newest MESSAGES_MAX.
+    another, each as ``add_messages`` adds it (a known id replaced, a ``RemoveMessage`` removing,
+    the ``REMOVE_ALL_MESSAGES`` one clearing; a removal of a message already cut is no error),
+    then cut to the newest MESSAGES_MAX from a user message on, so no tool result is kept without
+    the assistant message that asked for it. ``writes`` may be ``unstreamed`` updates: keel's
+    nodes add the turn's messages that way, so the ``messages`` stream carries the assistant's
+    tokens alone.
     A fold, so adding two batches one after the other is adding them as one (``DeltaChannel``
     replays a checkpoint's writes in one batch, where the run added them step by step).
     """  # noqa: D205

@@ -130,12 +130,16 @@ def _say(state: Said) -> dict[str, Any]:
     return {"said": f"reply {state['turn']}"}
 
 
+def _said_graph(saver: BaseCheckpointSaver) -> Any:
+    builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
+    return builder.add_edge("say", END).compile(checkpointer=saver)
+
+
 async def test_prune_keeps_what_a_kept_checkpoints_delta_channel_is_rebuilt_from(database_url):
     thread = str(uuid.uuid4())
     async with open_backend(database_url) as backend:
         saver = backend.saver
-        builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
-        graph = builder.add_edge("say", END).compile(checkpointer=saver)
+        graph = _said_graph(saver)
         for n in range(7):
             await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
         before = [found async for found in saver.alist(_config(thread))]
@@ -183,8 +187,7 @@ async def test_a_copy_of_an_older_checkpoint_keeps_what_it_is_rebuilt_from(datab
     thread = str(uuid.uuid4())
     async with open_backend(database_url) as backend:
         saver = backend.saver
-        builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
-        graph = builder.add_edge("say", END).compile(checkpointer=saver)
+        graph = _said_graph(saver)
         for n in range(5):
             await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
         older = [found async for found in saver.alist(_config(thread))][3]
@@ -200,8 +203,7 @@ async def test_a_checkpoint_pruned_while_it_is_read_is_not_read_as_empty(databas
     thread = str(uuid.uuid4())
     async with open_backend(database_url) as backend:
         saver = backend.saver
-        builder = StateGraph(Said).add_node("say", _say).add_edge(START, "say")
-        graph = builder.add_edge("say", END).compile(checkpointer=saver)
+        graph = _said_graph(saver)
         for n in range(7):
             await graph.ainvoke({"turn": n, "said": f"user {n}"}, _config(thread))
         oldest = [found async for found in saver.alist(_config(thread))][-2]

@@ -13,7 +13,7 @@ from keel.graphs.builder import _list_update
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import thread_config
 from keel.nodes.state import reducers
-from keel.nodes.state.reducers import UNSTREAMED, bounded_messages
+from keel.nodes.state.reducers import UNSTREAMED, conversation
 
 
 def _messages(n: int, start: int = 0) -> list:
@@ -24,7 +24,7 @@ def _messages(n: int, start: int = 0) -> list:
 
 
 def _applied(before: list, update: list) -> list:
-    return bounded_messages(before, update)
+    return conversation().reducer(before, [update])
 
 
 def test_added_messages_are_the_whole_update():
