@@ -82,8 +82,9 @@ async def _call(service: Service, ctx: Context, name: str, args: dict[str, Any])
     user = await user_for(service, request) if request else user_of(service, None)
     call = ToolCall(name=name, args=args, id=f"mcp_{uuid.uuid4().hex}", type="tool_call")
     resources = service.resources
+    store = resources.store.in_zone(service.settings.timezone)  # dates read in the server's zone
     try:
-        result = await run_tool_call(call, user, resources.store, tools=resources.tools)
+        result = await run_tool_call(call, user, store, tools=resources.tools)
     except Exception as exc:
         if trouble_of(exc):  # the database's own text stays here, like the API's 503
             log.warning("database_unavailable", error=type(exc).__name__, tool=name)

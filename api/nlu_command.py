@@ -200,6 +200,8 @@ def _figures(tally: Tally) -> str:
     text = _share(tally.understood, tally.total)
     if tally.titled:
         text += f"  titles clean {_share(tally.clean, tally.titled)}"
+    if tally.dated:
+        text += f"  dates {_share(tally.dates, tally.dated)}"
     if tally.talk:
         text += f"  untouched {_share(tally.untouched, tally.talk)}"
     return text

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from keel.checkpoints.conversation_store import search_words
+from keel.checkpoints.task_fields import FieldError, zone_named
 from keel.checkpoints.text_rules import storable
 from keel.graphs.result import TopicSegment
 from keel.nodes.event_types import StreamEvent
@@ -108,12 +109,31 @@ class NewMessage(BaseModel):
         examples=[None],
     )
 
+    timezone: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The user's time zone (IANA, such as `Europe/Berlin`): dates in the message "
+        '("friday at 5pm") are read in it, and due times shown in it. Null: the server\'s '
+        "`KEEL_TIMEZONE`.",
+        examples=["Europe/Berlin"],
+    )
+
     @field_validator("content")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content must not be empty")
         return storable(value)
+
+    @field_validator("timezone")
+    @classmethod
+    def _a_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return str(zone_named(value))
+        except FieldError as exc:
+            raise ValueError(exc.message) from None
 
 
 class LoggedMessageOut(BaseModel):
@@ -276,6 +296,15 @@ class TaskOut(BaseModel):
     completed: bool = Field(description="Whether it is done.", examples=[False])
     created_at: str | None = Field(
         description="When it was created (ISO-8601, UTC).", examples=["2026-11-22T10:00:00+00:00"]
+    )
+    due: str | None = Field(
+        default=None,
+        description="When it is due, in the user's time zone: a day (`2026-12-04`), or a day and "
+        "time (`2026-12-04T17:00+01:00`); null when it has no date.",
+        examples=["2026-12-04T17:00+01:00"],
+    )
+    overdue: bool = Field(
+        default=False, description="Still open past when it was due.", examples=[False]
     )
 
 

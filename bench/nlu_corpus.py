@@ -21,6 +21,7 @@ import argparse
 import json
 import zlib
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parents[1] / "tools" / "understanding" / "nlu" / "corpora"
 TALK = {
@@ -31,7 +32,11 @@ TALK = {
     "general_greet": "greeting",
 }
 LEFT_OUT = {"yes", "no", "maybe", "cancel", "repeat"}
-KEPT = ("intent", "title", "ref", "select")
+KEPT = ("intent", "title", "ref", "select", "due")
+DATED = {"date", "time", "timeofday"}
+"""SLURP's entity types of the words of when, marked ``due`` on every line that has them."""
+LEADING = {"on", "at", "by", "before", "for", "until", "till", "in", "from", "due", "this", "next"}
+"""A word before a date that belongs to it ("on friday", "by five pm")."""
 
 
 RELABELLED = {
@@ -78,6 +83,29 @@ def clinc(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[st
     return lines
 
 
+def _due(row: dict[str, Any]) -> str | None:
+    """The words of when in a SLURP line: its date, time and time-of-day entities that stand
+    together (two tokens apart at most; the longest run), with a preposition before them.
+    """  # noqa: D205
+    words = [t["surface"] for t in row["tokens"]]
+    spans = sorted(
+        (e["span"][0], e["span"][-1]) for e in row.get("entities", []) if e["type"] in DATED
+    )
+    if not spans:
+        return None
+    runs = [list(spans[0])]
+    for first, last in spans[1:]:
+        if first - runs[-1][1] <= 2:
+            runs[-1][1] = max(last, runs[-1][1])
+        else:
+            runs.append([first, last])
+    first, last = max(runs, key=lambda r: r[1] - r[0])
+    if first > 0 and words[first - 1].lower() in LEADING:
+        first -= 1
+    due = " ".join(words[first : last + 1])
+    return due if due in row["sentence"] else None
+
+
 def slurp(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[str]:
     lines = []
     for raw in path.read_text(encoding="utf-8").splitlines():
@@ -86,6 +114,8 @@ def slurp(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[st
         labelled = hand.get((source, row["sentence"]))
         label = str(labelled["intent"]) if labelled else TALK.get(row["intent"], "offtopic")
         heldout = zlib.crc32(row["sentence"].encode()) % 2 == 0
+        if labelled is None and (due := _due(row)):
+            labelled = {"due": due}  # talk: only its words of when are marked
         lines.append(_line(row["sentence"], label, source, labelled, heldout))
     return lines
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from keel.checkpoints.task_fields import FIELDS
+
 metadata = sa.MetaData()
 
 conversations = sa.Table(
@@ -30,10 +32,12 @@ tasks = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("number", sa.BigInteger, nullable=False),
+    *(column for field in FIELDS for column in field.columns()),
     sa.Index("ux_keel_tasks_user_number", "user_id", "number", unique=True),
     sqlite_autoincrement=True,
 )
-"""A task's id as its user sees it is ``number``: each user's tasks count from 1."""
+"""A task's id as its user sees it is ``number``: each user's tasks count from 1. The columns of
+its fields beyond the title are declared with them (``keel.checkpoints.task_fields``)."""
 
 task_counters = sa.Table(
     "keel_task_counters",

@@ -122,12 +122,15 @@ class Turns:
         key: str | None = None,
         command: TurnCommand | None = None,
         from_checkpoint: str | None = None,
+        timezone: str | None = None,
     ) -> asyncio.Task[TurnResult]:
         """Take the conversation, then run the turn in a task of its own (outliving the caller).
 
         ``from_checkpoint``: run it from that checkpoint (``CheckpointNotKept`` when the
-        conversation does not keep it), not the newest: see ``run_turn``.
+        conversation does not keep it), not the newest: see ``run_turn``. ``timezone``: the
+        user's, where the caller knows it (else the process's ``KEEL_TIMEZONE``).
         """
+        context = self.resources.context(user, **({"timezone": timezone} if timezone else {}))
         stack = AsyncExitStack()
         newest = await stack.enter_async_context(self.holding(conversation_id, user))
         if from_checkpoint is not None:
@@ -147,7 +150,7 @@ class Turns:
                         self.graph,
                         conversation_id,
                         content,
-                        self.resources.context(user),
+                        context,
                         sink,
                         start=await self._start_of(conversation_id, newest),
                         stop=stop,
@@ -173,6 +176,7 @@ class Turns:
         key: str | None = None,
         command: TurnCommand | None = None,
         from_checkpoint: str | None = None,
+        timezone: str | None = None,
     ) -> TurnResult:
         """Run one turn to its end and return its result (it goes on if the caller leaves)."""
         task = await self.start(
@@ -182,6 +186,7 @@ class Turns:
             key=key,
             command=command,
             from_checkpoint=from_checkpoint,
+            timezone=timezone,
         )
         return await asyncio.shield(task)
 

@@ -33,6 +33,7 @@ from keel.checkpoints.branches import BEGINNING
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.task_fields import FieldError, local_zone, zone_named
 from keel.checkpoints.topics import TopicStore
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
@@ -91,6 +92,11 @@ class Tunables(BaseModel):
         ge=1,
         description="A turn's time budget: past it the turn ends with what it has (not complete).",
     )
+    timezone: str = Field(
+        default_factory=local_zone,
+        description="The user's time zone (IANA, such as Europe/Berlin): dates such as \"friday "
+        "at 5pm\" are read and shown in it. By default the machine's own.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -108,6 +114,14 @@ class Tunables(BaseModel):
         except re.error as exc:
             raise ValueError(f"not a regular expression: {exc}") from None
         return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _a_zone(cls, value: str) -> str:
+        try:
+            return str(zone_named(value))
+        except FieldError as exc:
+            raise ValueError(exc.message) from None
 
     @field_validator("resume_template")
     @classmethod
@@ -280,3 +294,8 @@ class KeelContext(Tunables):
         if self._resources is None:
             raise MissingResources("the run context has no resources: call using(resources)")
         return self._resources
+
+    @property
+    def store(self) -> TaskStore:
+        """The task store, reading and showing dates in the user's time zone."""
+        return self.resources.store.in_zone(self.timezone)

@@ -87,7 +87,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         result = stand_ins[call.get("id")] or await run_tool_call(
             call,
             ctx.user_id,
-            ctx.resources.store,
+            ctx.store,
             tools=ctx.resources.tools,
             pause_at=ctx.resources.pause_at,
             key=key,

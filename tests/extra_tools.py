@@ -1,7 +1,7 @@
-"""A developer's tool, declared the way keel's own are: the todo tools and ``set_due_date``.
+"""A developer's tool, declared the way keel's own are: the todo tools and ``set_task_place``.
 
 Handed to keel as ``--tools tests.extra_tools:TOOLS`` (``KEEL_TOOLS``) or ``create_app(tools=...)``.
-It stores a new attribute on tasks, a due date: its migration adds the column (``add_due_column``),
+It stores a new attribute on tasks, a place: its migration adds the column (``add_place_column``),
 the store keeps and reads it (``TaskStore.set_attributes``), and the API's tasks carry it.
 """
 
@@ -20,34 +20,34 @@ from keel.tools.tasks.todo import TODO_TOOLS
 
 @keel_tool(
     mutates=True,
-    confirm=Confirm("reschedule", "rescheduled"),
-    phrasings=[r"^(?:set|change) the due date of {task} to (?P<due>.+)$"],
-    reply="Task {id} is now due {due}: {title}",
-    prompt="set_due_date takes the date in the user's own words.",
-    example='set a due date ("Set the due date of task 2 to Friday")',
+    confirm=Confirm("move", "moved"),
+    phrasings=[r"^(?:set|change) the place of {task} to (?P<place>.+)$"],
+    reply="Task {id} is now at {place}: {title}",
+    prompt="set_task_place takes the place in the user's own words.",
+    example='set a place ("Set the place of task 2 to the office")',
 )
-async def set_due_date(
+async def set_task_place(
     task_id: int,
-    due: str,
+    place: str,
     user_id: Annotated[str, InjectedToolArg],
     store: Annotated[TaskStore, InjectedToolArg],
 ) -> dict[str, Any]:
-    """Set when a task is due (the date as the user says it)."""
-    return await store.set_attributes(user_id, task_id, due=due)
+    """Set where a task is done (the place as the user says it)."""
+    return await store.set_attributes(user_id, task_id, place=place)
 
 
-async def add_due_column(database_url: str) -> None:
-    """The due date's migration: keel's tables made, then the column added beside them."""
+async def add_place_column(database_url: str) -> None:
+    """The place's migration: keel's tables made, then the column added beside them."""
     engine = migration_engine(parse_database_url(database_url))
     try:
         await upgrade(engine)
         with engine.begin() as connection:
-            connection.execute(sa.text("ALTER TABLE keel_tasks ADD COLUMN due VARCHAR(100)"))
+            connection.execute(sa.text("ALTER TABLE keel_tasks ADD COLUMN place VARCHAR(100)"))
     finally:
         engine.dispose()
 
 
-TOOLS = [*TODO_TOOLS, set_due_date]
+TOOLS = [*TODO_TOOLS, set_task_place]
 
 
 def tools_of() -> list:
@@ -56,5 +56,5 @@ def tools_of() -> list:
 
 
 CLASHING = [*TODO_TOOLS, ask_user]
-DOUBLED = [*TOOLS, set_due_date]
+DOUBLED = [*TOOLS, set_task_place]
 NONE: list = []

@@ -63,6 +63,11 @@ PLACES = {"task": "{task}", "title": "{title}", "list": r"(?:[\w'-]+(?: [\w'-]+)
 """What a placeholder of an example matches; ``{list}`` names a list ("grocery"), no argument."""
 
 
+LEARNED_ONLY = re.compile(r"\{(?:due|when|late)\}")
+"""The placeholders of words of when: an example with one is learned from, never matched as a
+phrasing (any last word would read as a date)."""
+
+
 def example_pattern(example: str) -> str:
     """An example utterance as a phrasing: its words literal (an apostrophe or a colon optional),
     a colon with any spaces around it, "my" and "the" either way, its placeholders as groups
@@ -223,12 +228,13 @@ class ToolSpec:
         return _worded(self.step, {**args, "task": task}) or asked
 
     def patterns(self) -> list[str]:
-        """The phrasings, then the examples, with their placeholders filled in.
-
-        A group name used twice in one phrasing (``status__open`` in two alternatives) is
-        numbered from its second use on (``status__open_2``), as regular expressions need.
-        """
-        every = [*self.phrasings, *(example_pattern(e) for e in self.examples)]
+        """The phrasings, then the examples (but those with words of when: ``LEARNED_ONLY``),
+        with their placeholders filled in. A group name used twice in one phrasing
+        (``status__open`` in two alternatives) is numbered from its second use on
+        (``status__open_2``), as regular expressions need.
+        """  # noqa: D205
+        literal = [e for e in self.examples if not LEARNED_ONLY.search(e)]
+        every = [*self.phrasings, *(example_pattern(e) for e in literal)]
         return [_numbered(p.replace("{task}", TASK).replace("{title}", TITLE)) for p in every]
 
     def report(self, result: dict[str, Any]) -> str | None:

@@ -178,12 +178,14 @@ async def post_message(
     first answer (``replayed: true``), even when the first attempt was cut off.
     """
     check_size(service.settings.max_message_chars, message.content)
-    turns, start = service.turns, message.checkpoint_id
+    turns, start, zone = service.turns, message.checkpoint_id, message.timezone
     if "text/event-stream" not in request.headers.get("accept", ""):
-        return await turns.take(cid, user, message.content, idempotency_key, from_checkpoint=start)
+        return await turns.take(
+            cid, user, message.content, idempotency_key, from_checkpoint=start, timezone=zone
+        )
     queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
     task = await turns.start(
-        cid, user, message.content, queue.put, idempotency_key, from_checkpoint=start
+        cid, user, message.content, queue.put, idempotency_key, from_checkpoint=start, timezone=zone
     )
     task.add_done_callback(lambda _: queue.put_nowait(None))
     return EventSourceResponse(_sse(task, queue))

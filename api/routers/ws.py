@@ -99,7 +99,9 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
         return
     start = message.get("checkpoint_id")
     try:
-        NewMessage(content=content, checkpoint_id=start)
+        zone = NewMessage(
+            content=content, checkpoint_id=start, timezone=message.get("timezone")
+        ).timezone
     except ValidationError as exc:
         await _send(ws, "error", {"code": "invalid_request", "message": _first_error(exc)})
         return
@@ -113,7 +115,9 @@ async def _handle(ws: WebSocket, service: Service, cid: str, user: str, raw: str
         await _send_if_open(ws, "event", event)
 
     try:  # the turn runs on if the client leaves
-        task = await service.turns.start(cid, user, content, sink, key, from_checkpoint=start)
+        task = await service.turns.start(
+            cid, user, content, sink, key, from_checkpoint=start, timezone=zone
+        )
     except CheckpointNotKept as exc:
         await _send(ws, "error", {"code": exc.code, "message": str(exc)})
         return

@@ -103,7 +103,10 @@ export const api = {
   cancel: (id) => call("POST", `${conv(id)}/cancel`),
   reopenTopic: (id, topicId) =>
     call("POST", `${conv(id)}/topics/${encodeURIComponent(topicId)}/reopen`),
-  tasks: () => call("GET", "/v1/tasks"),
+  tasks: () => {
+    const zone = browserZone();
+    return call("GET", zone ? `/v1/tasks?timezone=${encodeURIComponent(zone)}` : "/v1/tasks");
+  },
 };
 
 /**
@@ -123,6 +126,15 @@ export class StreamBroken extends Error {
  * keel, and with a StreamBroken once the stream had begun. `signal` stops reading (the turn
  * goes on). `from`: the checkpoint the message runs from (an edit, a branch continued).
  */
+/** The browser's time zone (IANA), in which keel reads and shows dates; null when it has none. */
+function browserZone() {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || null;
+  } catch {
+    return null;
+  }
+}
+
 export async function streamMessage(id, content, idempotencyKey, signal, onFrame, from = null) {
   const response = await authorizedFetch(`${conv(id)}/messages`, {
     method: "POST",
@@ -132,7 +144,7 @@ export async function streamMessage(id, content, idempotencyKey, signal, onFrame
       "Content-Type": "application/json",
       "Idempotency-Key": idempotencyKey,
     },
-    body: JSON.stringify(from ? { content, checkpoint_id: from } : { content }),
+    body: JSON.stringify({ content, timezone: browserZone(), ...(from ? { checkpoint_id: from } : {}) }),
   });
   if (!response.ok) throw await errorOf(response);
   try {

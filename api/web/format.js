@@ -17,6 +17,25 @@ export function shortTime(iso) {
   return (today ? timeOnly : dayAndTime).format(date);
 }
 
+const dueDay = new Intl.DateTimeFormat(undefined, {
+  weekday: "short",
+  month: "short",
+  day: "numeric",
+  timeZone: "UTC",
+});
+
+/**
+ * When a task is due, short: "Fri, Dec 4" for a day ("2026-12-04"), "Fri, Dec 4, 17:00" for a
+ * moment ("2026-12-04T17:00+01:00"), as keel gave it in the browser's zone; "" for none.
+ */
+export function dueText(due) {
+  if (!due) return "";
+  const [day, time] = due.split("T");
+  const date = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(date.getTime())) return "";
+  return dueDay.format(date) + (time ? `, ${time.slice(0, 5)}` : "");
+}
+
 /** "just now", "5 min ago", "3 h ago", or the short time for anything older than a day. */
 export function relativeTime(iso) {
   if (!iso) return "";
@@ -113,10 +132,12 @@ export function errorText(error) {
 }
 
 const ITEM = /^\s*[-*] (?:\[( |x|X)\] )?(.*)$/;
+const WHEN = /^(.*?) \(((?:due|overdue since) [^()]*)\)$/;
 
 /**
  * A reply's Markdown as blocks to draw: runs of list items ("- [ ] 1. eggs", "- eggs") as lists,
- * each item with its box (open, done, or none), and the lines between them as text. Only what
+ * each item with its box (open, done, or none) and when it is due ("due Fri 4 Dec 2026", `late`
+ * when it says "overdue since ..."), and the lines between them as text. Only what
  * keel's replies use; everything else stays the words it is.
  */
 export function replyBlocks(text) {
@@ -125,7 +146,13 @@ export function replyBlocks(text) {
     const item = ITEM.exec(line);
     const last = blocks[blocks.length - 1];
     if (item) {
-      const entry = { text: item[2], box: item[1] === undefined ? null : item[1] !== " " };
+      const when = WHEN.exec(item[2]);
+      const entry = {
+        text: when ? when[1] : item[2],
+        box: item[1] === undefined ? null : item[1] !== " ",
+        due: when ? when[2] : null,
+        late: when ? when[2].startsWith("overdue") : false,
+      };
       if (last && last.kind === "list") last.items.push(entry);
       else blocks.push({ kind: "list", items: [entry] });
     } else if (last && last.kind === "text") {

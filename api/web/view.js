@@ -2,6 +2,7 @@
 // Only DOM work lives here; app.js decides what to show and passes callbacks for clicks.
 
 import {
+  dueText,
   eventText,
   failed,
   relativeTime,
@@ -214,6 +215,12 @@ export function renderTasks(tasks) {
       el("span", { cls: "task-id", text: `${task.id}.` }),
       el("span", { cls: "task-title", text: task.title }),
       hiddenText(task.completed ? " (done)" : " (open)"),
+      task.due
+        ? el("span", {
+            cls: task.overdue ? "task-due overdue" : "task-due",
+            text: task.overdue ? `overdue: ${dueText(task.due)}` : dueText(task.due),
+          })
+        : null,
     ]));
   }
 }
@@ -276,7 +283,11 @@ function showReply(node, text) {
               const hidden = { "aria-hidden": "true" };
               const mark = box ? el("span", { cls: "box", text: box, attrs: hidden }) : null;
               const said = box ? hiddenText(item.box ? "done: " : "open: ") : null;
-              return el("li", { cls: state }, [mark, said, document.createTextNode(item.text)]);
+              const due = item.due
+                ? el("span", { cls: item.late ? "due overdue" : "due", text: ` ${item.due}` })
+                : null;
+              const words = document.createTextNode(item.text);
+              return el("li", { cls: state }, [mark, said, words, due]);
             }),
           ),
     ),

@@ -75,7 +75,7 @@ async def _probe(
     probe = ToolCall(
         name=GET, args={"task_id": call["args"].get("task_id")}, id=call_id, type="tool_call"
     )
-    checked = await run_tool_call(probe, ctx.user_id, ctx.resources.store, tools=[get_todo_task])
+    checked = await run_tool_call(probe, ctx.user_id, ctx.store, tools=[get_todo_task])
     if checked.status == "error":
         return tool_error(call, str(checked.content))
     data = payload(checked)

@@ -409,6 +409,26 @@ def on_screen(page: Page, words: str) -> int:
     return page.locator("#messages").inner_text().count(words)
 
 
+def test_a_due_date_is_read_in_the_browsers_time_zone_and_shown_beside_the_task(
+    browser: Browser, server: Server
+):
+    page = browser.new_page(viewport=DESKTOP, timezone_id="Asia/Tokyo")
+    page.goto(f"{server.url}/")
+    blank(page)
+    made = say(page, "remind me to call the dentist tomorrow at 9am")
+    expect(made).to_contain_text("Created task: call the dentist (due ")
+    expect(made).to_contain_text(" 09:00)")  # nine in Tokyo, whatever the server's zone
+    expect(task(page, "call the dentist").locator(".task-due")).to_have_text(
+        re.compile(r"^\w+, \w+ \d+, 09:00$")
+    )
+    listed = say(page, "What's due tomorrow?")
+    item = listed.locator(".reply-list li.open")
+    expect(item).to_contain_text("1. call the dentist")
+    expect(item.locator(".due")).to_have_text(re.compile(r"due \w+ \d+ \w+ \d{4} 09:00$"))
+    tasks = page.request.get(f"{server.url}/v1/tasks?timezone=Asia/Tokyo").json()
+    assert tasks[0]["title"] == "call the dentist" and tasks[0]["due"].endswith("T09:00+09:00")
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_a_task_that_is_not_there_is_told_once_by_its_tool_line(
     browser: Browser, server: Server, viewport

@@ -115,9 +115,9 @@ async def test_the_tool_runs_once_after_the_yes(memory_keel, monkeypatch):
     calls = []
     original = TaskStore.create
 
-    async def counting_create(self, user_id, title):
+    async def counting_create(self, user_id, title, **fields):
         calls.append(title)
-        return await original(self, user_id, title)
+        return await original(self, user_id, title, **fields)
 
     monkeypatch.setattr(TaskStore, "create", counting_create)
     cid = str(uuid.uuid4())

@@ -37,7 +37,7 @@ def read(text):
         ("put eggs on my shopping list", "eggs"),
         ("add eggs to my grocery list", "eggs"),
         ("i need a reminder to wash dishes", "wash dishes"),
-        ("remind me to call bill tomorrow at 5", "call bill tomorrow at 5"),
+        ("remind me to call bill tomorrow at 5", "call bill"),
         ("please add milk to the grocery list", "milk"),
         ("i'm out of kleenex so will you put that on my shopping list", "kleenex"),
         ("we're out of milk, put it on the list", "milk"),
@@ -47,6 +47,45 @@ def test_titles_are_the_thing_to_do(text, title):
     intents, _ = read(text)
     assert intents and intents[0][0] == "create_todo_task", (text, intents)
     assert intents[0][2]["title"] == title
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "due"),
+    [
+        ("remind me to call the dentist on friday", "call the dentist", "on friday"),
+        ("add pay rent tomorrow at 5pm", "pay rent", "tomorrow at 5pm"),
+        ("remind me tomorrow to call mom", "call mom", "tomorrow"),
+        ("remind me in 10 minutes to check the laundry", "check the laundry", "in 10 minutes"),
+        ("i need to renew my passport before december 12", "renew my passport", "december 12"),
+        ("add finish the report by thursday", "finish the report", "by thursday"),
+    ],
+)
+def test_the_words_of_when_leave_the_title_for_the_due_date(text, title, due):
+    intents, _ = read(text)
+    assert intents == [("create_todo_task", None, {"title": title, "due": due})], text
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("what's due today", ("list_todo_tasks", None, {"due": "today"})),
+        ("anything due tomorrow", ("list_todo_tasks", None, {"due": "tomorrow"})),
+        ("what's due this week", ("list_todo_tasks", None, {"due": "this week"})),
+        ("what's overdue", ("list_todo_tasks", None, {"due": "overdue"})),
+        ("move task 3 to friday", ("schedule_todo_task", "3", {"due": "friday"})),
+        (
+            "push the dentist to next monday",
+            ("schedule_todo_task", "dentist", {"due": "next monday"}),
+        ),
+        (
+            "add pick up the kids at 3",
+            ("create_todo_task", None, {"title": "pick up the kids at 3"}),
+        ),
+    ],
+)
+def test_dates_are_asked_about_and_moved_in_words(text, call):
+    intents, _ = read(text)
+    assert intents == [call], text
 
 
 def test_a_task_named_inside_carrier_words_is_the_task():

@@ -19,7 +19,7 @@ async def test_fifty_turns_across_three_topics_are_logged_complete_and_in_order(
         elif turn == 34:
             text = "lets discuss chores and add sweep floor"
         else:
-            text = f"Add task number {turn}"
+            text = f"Add errand {turn}"
         expected_users.append(text)
         await run_turn(keel.graph, cid, text, context)
 

@@ -68,10 +68,13 @@ def test_a_context_keeps_plain_data_only():
         "resume_template",
         "max_tokens",
         "turn_seconds",
+        "timezone",
     }
     assert KeelContext.model_validate({"user_id": "bob", "model": object()}).user_id == "bob"
     with pytest.raises(ValueError):
         KeelContext(user_id="")
+    with pytest.raises(ValueError, match="not a time zone"):
+        KeelContext(timezone="Mars/Olympus")
 
 
 def test_only_serving_refuses_a_public_host_without_keys(monkeypatch):

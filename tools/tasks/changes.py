@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from keel.checkpoints.task_fields import Due
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
+from keel.tools.tasks.pages import task_extras
 
 
 @keel_tool(
@@ -91,16 +93,29 @@ from keel.tools.tasks.arguments import Store, TaskId, UserId
         "one more: {title}",
         "plus {title}",
         "add on {title}",
+        "remind me to {title} {due}",
+        "remind me {due} to {title}",
+        "add {title} {due}",
+        "{title} {due}",
+        "i need to {title} {due}",
+        "put {title} on my list for {when}",
+        "add {title} due {when}",
+        "set a reminder to {title} {due}",
+        "don't let me forget to {title} {due}",
+        "{due} remind me to {title}",
+        "new task: {title}, due {when}",
     ],
     intent="create",
-    reply="Created task: {title}",
-    said="Created task {id}: {title}",
+    reply=lambda task: f"Created task: {task['title']}{task_extras(task)}",
+    said=lambda task: f"Created task {task['id']}: {task['title']}{task_extras(task)}",
     example='add a task ("Add buy milk")',
     step="Add {title}",
 )
-async def create_todo_task(title: str, user_id: UserId, store: Store) -> dict[str, Any]:
-    """Create a new task with the given title."""
-    return await store.create(user_id, title)
+async def create_todo_task(
+    title: str, user_id: UserId, store: Store, due: Due = None
+) -> dict[str, Any]:
+    """Create a new task with the given title (and when it is due, if the user said)."""
+    return await store.create(user_id, title, due=due)
 
 
 @keel_tool(
@@ -138,6 +153,35 @@ async def update_todo_task(
 ) -> dict[str, Any]:
     """Rename a task."""
     return await store.rename(user_id, task_id, title)
+
+
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("reschedule", "rescheduled", to="due"),
+    intent="schedule",
+    examples=[
+        "move {task} to {when}",
+        "push {task} to {when}",
+        "reschedule {task} to {when}",
+        "reschedule {task} for {when}",
+        "change the date of {task} to {when}",
+        "make {task} due {when}",
+        "set {task} for {when}",
+        "{task} is due {when}",
+        "postpone {task} until {when}",
+        "put off {task} until {when}",
+        "move the deadline of {task} to {when}",
+    ],
+    reply=lambda task: f"Rescheduled task {task['id']}: {task['title']}{task_extras(task)}",
+    said=lambda task: f"Rescheduled task {task['id']}: {task['title']}{task_extras(task)}",
+    example='move one to another day ("Move task 2 to friday")',
+    step="Move {task} to {due}",
+)
+async def schedule_todo_task(
+    task_id: TaskId, due: Due, user_id: UserId, store: Store
+) -> dict[str, Any]:
+    """Set or change when a task is due (an empty ``due`` takes its date away)."""
+    return await store.schedule(user_id, task_id, due)
 
 
 @keel_tool(

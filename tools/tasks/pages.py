@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
+from keel.checkpoints.task_fields import FIELDS, OVERDUE_WORDS
 from keel.tools.tasks.store import MAX_TASK_ID
 
 LIST_LIMIT_DEFAULT = 50
@@ -68,8 +69,17 @@ def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any)
 
 
 def task_line(task: dict[str, Any]) -> str:
-    """One task as a line of a task list: "- [ ] 2. call mom", "- [x] 4. pay rent"."""
-    return f"- [{'x' if task['completed'] else ' '}] {task['id']}. {task['title']}"
+    """One task as a line of a task list: "- [ ] 2. call mom", "- [x] 4. pay rent", with its
+    fields beyond the title: "- [ ] 5. call the dentist (due Fri 4 Dec 2026)".
+    """  # noqa: D205
+    line = f"- [{'x' if task['completed'] else ' '}] {task['id']}. {task['title']}"
+    return line + task_extras(task)
+
+
+def task_extras(task: dict[str, Any]) -> str:
+    """A task's fields beyond its title as words after it (" (due Fri 4 Dec 2026)"), or ""."""
+    extras = [words for field in FIELDS if (words := field.shown(task))]
+    return f" ({'; '.join(extras)})" if extras else ""
 
 
 def describe_page(page: dict[str, Any]) -> str:
@@ -82,11 +92,19 @@ def describe_page(page: dict[str, Any]) -> str:
     tasks = page.get("tasks") or []
     total = page.get("total", len(tasks))
     which = {"open": "open ", "done": "completed "}.get(page.get("status") or "", "")
+    due = " ".join(str(page.get("due") or "").split())
+    late = due.casefold() in OVERDUE_WORDS
+    if late:
+        which, due = "overdue ", ""
     if page.get("asked") == "count":
         return _count(total, tasks, which)
     if not tasks:
         if total:
             return f"No more tasks: you have {total:,} in all."
+        if late:
+            return "Nothing is overdue."
+        if due:
+            return f"Nothing is due {due}."
         return f"You have no {which}tasks." if which else "Your list is empty."
     lines = [task_line(t) for t in tasks]
     first = page.get("offset", 0) + 1
@@ -95,7 +113,8 @@ def describe_page(page: dict[str, Any]) -> str:
         lines.append(f'\n({shown}; say "{MORE_TASKS}" for the next ones)')
     elif first > 1:
         lines.append(f"\n({shown}; that was the last of them)")
-    return f"Your {which}tasks:\n" + "\n".join(lines)
+    heading = f"Your {which}tasks" + (f" due {due}" if due else "")
+    return f"{heading}:\n" + "\n".join(lines)
 
 
 def _count(total: int, tasks: list[dict[str, Any]], which: str) -> str:

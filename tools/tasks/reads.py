@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from keel.checkpoints.task_fields import DueFilter
 from keel.tools.spec import keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.matching import rank
@@ -23,12 +24,14 @@ from keel.tools.tasks.pages import (
     TitleFilter,
     describe_found,
     describe_page,
+    task_extras,
     task_page,
 )
 
 
 def _one_task(task: dict[str, Any]) -> str:
-    return f"Task {task['id']}: {task['title']} ({'completed' if task['completed'] else 'open'})"
+    state = "completed" if task["completed"] else "open"
+    return f"Task {task['id']}: {task['title']} ({state}){task_extras(task)}"
 
 
 @keel_tool(
@@ -183,6 +186,18 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
         "the next page",
         "next page please",
         "more please",
+        "what's due {when}",
+        "what is due {when}",
+        "what do i have due {when}",
+        "what do i need to do {when}",
+        "anything due {when}",
+        "show me what's due {when}",
+        "which tasks are due {when}",
+        "what's {late}",
+        "which tasks are {late}",
+        "anything {late}",
+        "show me my {late} tasks",
+        "what am i {late} on",
     ],
     intent="list",
     reply=describe_page,
@@ -198,15 +213,18 @@ async def list_todo_tasks(
     limit: PageSize = LIST_LIMIT_DEFAULT,
     title_contains: TitleFilter = None,
     status: StatusFilter = None,
+    due: DueFilter = None,
 ) -> dict[str, Any]:
-    """A page of the user's tasks (of those whose title contains ``title_contains``, if given)."""
+    """A page of the user's tasks (of those whose title contains ``title_contains``, if given;
+    of the open ones due then, by when they are due, with ``due``).
+    """  # noqa: D205
     if title_contains is not None and title_contains.strip():
         tasks, total = await store.find(user_id, title_contains, offset, limit)
         return task_page(tasks, total, offset, title_contains=title_contains)
     done = None if status is None else status == "done"
-    total = await store.count(user_id, done)
-    also = {"status": status} if status else {}
-    return task_page(await store.list(user_id, offset, limit, done), total, offset, **also)
+    total = await store.count(user_id, done, due)
+    also = {k: v for k, v in (("status", status), ("due", due)) if v}
+    return task_page(await store.list(user_id, offset, limit, done, due), total, offset, **also)
 
 
 @keel_tool(

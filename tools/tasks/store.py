@@ -12,9 +12,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, Session, read_time
+from keel.checkpoints.task_fields import COLUMNS, FIELDS, FieldError, When, due_days, zone_named
 from keel.checkpoints.text_rules import UnstorableText, one_line
 
 TITLE_MAX_CHARS = 500
@@ -87,15 +89,17 @@ stores on tasks (its migration adds the column): read as stored, and set with ``
 ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
-def _row(row: Row) -> dict[str, Any]:
+def _row(row: Row, when: When) -> dict[str, Any]:
     task = {
         "id": row["number"],
         "title": row["title"],
         "completed": bool(row["completed"]),
         "created_at": read_time(row["created_at"]).isoformat() if row["created_at"] else None,
     }
+    for field in FIELDS:
+        task.update(field.given(row, when))
     for name, value in row.items():
-        if name not in KEPT_COLUMNS:
+        if name not in KEPT_COLUMNS and name not in COLUMNS:
             task[name] = value.isoformat() if isinstance(value, date | datetime) else value
     return task
 
@@ -105,6 +109,10 @@ def _status(done: bool | None) -> str:
     return "" if done is None else " AND completed = :done"
 
 
+OVERDUE = " AND completed = :false AND (due_at < :now OR (due_at IS NULL AND due_date < :today))"
+DUE_BETWEEN = " AND completed = :false AND due_date >= :due_from AND due_date < :due_to"
+
+
 RETURNING = "RETURNING *"
 NEXT_NUMBER = (
     "INSERT INTO keel_task_counters (user_id, last_number) VALUES (:user, 1) "
@@ -112,14 +120,18 @@ NEXT_NUMBER = (
     "RETURNING last_number"
 )
 """The user's next task number; the counter row's lock makes concurrent creates take turns."""
+FIELD_COLUMNS = sorted(COLUMNS)
+_INTO = ", ".join(["user_id", "number", "title", "completed", "created_at", "updated_at"])
+_FIELDS_INTO = "".join(f", {c}" for c in FIELD_COLUMNS)
+_FIELDS_VALUES = "".join(f", :{c}" for c in FIELD_COLUMNS)
 CREATE = (
-    "INSERT INTO keel_tasks (user_id, number, title, completed, created_at, updated_at) "
-    f"VALUES (:user, :number, :title, :false, :now, :now) {RETURNING}"
+    f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
+    f"VALUES (:user, :number, :title, :false, :now, :now{_FIELDS_VALUES}) {RETURNING}"
 )
 CREATE_NUMBERED = (
     f"WITH next AS ({NEXT_NUMBER}) "
-    "INSERT INTO keel_tasks (user_id, number, title, completed, created_at, updated_at) "
-    f"SELECT :user, last_number, :title, :false, :now, :now FROM next {RETURNING}"
+    f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
+    f"SELECT :user, last_number, :title, :false, :now, :now{_FIELDS_VALUES} FROM next {RETURNING}"
 )
 """Both in one statement (PostgreSQL, whose CTEs may write)."""
 
@@ -127,26 +139,76 @@ CREATE_NUMBERED = (
 class TaskStore:
     """CRUD on ``keel_tasks``, scoped to one user per call."""
 
-    def __init__(self, db: Database, clock: Clock = utcnow, tx: Session | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock = utcnow,
+        tx: Session | None = None,
+        zone: ZoneInfo | None = None,
+    ) -> None:
         """Work on the app tables of ``db`` (inside the transaction ``tx`` when given).
 
-        Rows are stamped with ``clock``.
+        Rows are stamped with ``clock``; dates are read and given back in the time ``zone``.
         """
         self.db = db
         self.clock = clock
         self.session: Session = tx or db
+        self.zone = zone or ZoneInfo("UTC")
 
     def within(self, tx: Session) -> TaskStore:
         """The same store, working inside the caller's transaction ``tx``."""
-        return TaskStore(self.db, self.clock, tx)
+        return TaskStore(self.db, self.clock, tx, self.zone)
 
-    async def create(self, user_id: str, title: str) -> dict[str, Any]:
+    def in_zone(self, name: str | None) -> TaskStore:
+        """The same store, reading and giving back dates in the time zone ``name``."""
+        try:
+            zone = zone_named(name)
+        except FieldError as exc:
+            raise TaskError(exc.code, exc.message) from None
+        return self if zone == self.zone else TaskStore(self.db, self.clock, self.session, zone)
+
+    def when(self) -> When:
+        """The user's time zone and the present moment, as dates are read."""
+        return When(self.zone, self.clock())
+
+    def _row(self, row: Row) -> dict[str, Any]:
+        return _row(row, self.when())
+
+    def _fields(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The column values of each field given in words (None: left unset)."""
+        unknown = set(given) - {f.name for f in FIELDS}
+        if unknown:
+            raise TaskError("invalid_field", f"A task has no field {sorted(unknown)[0]!r}.")
+        values: dict[str, Any] = {c: None for c in FIELD_COLUMNS}
+        when = self.when()
+        for field in FIELDS:
+            words = given.get(field.name)
+            if words is None:
+                continue
+            try:
+                values.update(field.read(str(words), when))
+            except FieldError as exc:
+                raise TaskError(exc.code, exc.message) from None
+        return {name: self._param(value) for name, value in values.items()}
+
+    def _param(self, value: Any) -> Any:
+        return self.db.time(value) if isinstance(value, datetime) else value
+
+    async def create(self, user_id: str, title: str, **fields: Any) -> dict[str, Any]:
         """Create a task (numbered after the user's last one) and return it.
 
-        On PostgreSQL the number is taken and the task written in one statement.
+        ``fields`` are the task's fields beyond its title in words (``due="friday"``), read
+        in the store's time zone. On PostgreSQL the number is taken and the task written in one
+        statement.
         """
         title = _clean_title(title)
-        params = {"user": user_id, "title": title, "false": False, "now": self._now()}
+        params = {
+            "user": user_id,
+            "title": title,
+            "false": False,
+            "now": self._now(),
+            **self._fields(fields),
+        }
         async with self._tx() as tx:
             if self.db.dialect == "postgresql":
                 row = await tx.fetchone(CREATE_NUMBERED, params)
@@ -155,7 +217,7 @@ class TaskStore:
                 assert counter is not None
                 row = await tx.fetchone(CREATE, {**params, "number": counter["last_number"]})
         assert row is not None
-        return _row(row)
+        return self._row(row)
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[Session]:
@@ -175,34 +237,68 @@ class TaskStore:
         )
         if row is None:
             raise TaskError("not_found", f"Task {task_id} not found.")
-        return _row(row)
+        return self._row(row)
+
+    def _due(self, due: str | None) -> tuple[str, dict[str, Any]]:
+        """The SQL condition and parameters that keep only the open tasks ``due`` names: words
+        of a day, a week or a month, or "overdue" (``keel.checkpoints.task_fields.due_days``).
+        """  # noqa: D205
+        if due is None or not str(due).strip():
+            return "", {}
+        when = self.when()
+        try:
+            days = due_days(due, when)
+        except FieldError as exc:
+            raise TaskError(exc.code, exc.message) from None
+        if days is None:
+            today = when.today.isoformat()
+            return OVERDUE, {"now": self.db.time(when.now), "today": today, "false": False}
+        first, after = days
+        return DUE_BETWEEN, {
+            "due_from": first.isoformat(),
+            "due_to": after.isoformat(),
+            "false": False,
+        }
 
     async def list(
-        self, user_id: str, offset: int = 0, limit: int | None = None, done: bool | None = None
+        self,
+        user_id: str,
+        offset: int = 0,
+        limit: int | None = None,
+        done: bool | None = None,
+        due: str | None = None,
     ) -> Tasks:
         """Return the user's tasks by number (oldest first): ``limit`` of them from ``offset``.
 
         No ``limit`` reads every task from ``offset`` on; an offset past the last task reads none.
-        ``done`` True or False reads only the completed or the open ones.
+        ``done`` True or False reads only the completed or the open ones; ``due`` (today,
+        tomorrow, friday, this week, overdue: words) only the open ones due then, by when they are
+        due.
         """
         offset, limit = _check_page(offset, limit)
+        dated, params = self._due(due)
+        order = "due_date, due_at, number" if dated else "number"
         rows = await self.session.fetch(
-            f"SELECT * FROM keel_tasks WHERE user_id = :user{_status(done)} ORDER BY number "
-            "LIMIT :limit OFFSET :offset",
+            f"SELECT * FROM keel_tasks WHERE user_id = :user{_status(done)}{dated} "
+            f"ORDER BY {order} LIMIT :limit OFFSET :offset",
             {
                 "user": user_id,
                 "limit": MAX_TASK_ID if limit is None else limit,
                 "offset": offset,
                 "done": done,
+                **params,
             },
         )
-        return [_row(r) for r in rows]
+        return [self._row(r) for r in rows]
 
-    async def count(self, user_id: str, done: bool | None = None) -> int:
-        """How many tasks the user has (completed ones only, or open ones only, by ``done``)."""
+    async def count(self, user_id: str, done: bool | None = None, due: str | None = None) -> int:
+        """How many tasks the user has (completed ones only, or open ones only, by ``done``; due
+        then, by ``due``).
+        """  # noqa: D205
+        dated, params = self._due(due)
         row = await self.session.fetchone(
-            f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{_status(done)}",
-            {"user": user_id, "done": done},
+            f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{_status(done)}{dated}",
+            {"user": user_id, "done": done, **params},
         )
         return int(row["n"]) if row else 0
 
@@ -216,7 +312,7 @@ class TaskStore:
                 {"user": user_id, "after": after, "batch": FIND_BATCH},
             )
             if rows:
-                yield [_row(r) for r in rows]
+                yield [self._row(r) for r in rows]
             if len(rows) < FIND_BATCH:
                 return
             after = rows[-1]["number"]
@@ -249,7 +345,7 @@ class TaskStore:
         )
         if row is None:
             raise TaskError("not_found", f"Task {task_id} not found.")
-        return _row(row)
+        return self._row(row)
 
     def _now(self) -> Any:
         return self.db.time(self.clock())
@@ -258,6 +354,12 @@ class TaskStore:
         """Give a task a new title and return it."""
         sql = "UPDATE keel_tasks SET title = :title, updated_at = :now"
         return await self._change(sql, user_id, task_id, title=_clean_title(title), now=self._now())
+
+    async def schedule(self, user_id: str, task_id: int, due: str | None) -> dict[str, Any]:
+        """Give a task a new due date (words read in the store's zone; empty: none); the task."""
+        values = self._fields({"due": due or ""})
+        sql = "UPDATE keel_tasks SET due_date = :due_date, due_at = :due_at, updated_at = :now"
+        return await self._change(sql, user_id, task_id, **values, now=self._now())
 
     async def complete(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Mark a task completed and return it."""
@@ -274,7 +376,7 @@ class TaskStore:
         have fails as the database says (the tool's migration is missing).
         """
         for name in attributes:
-            if name in KEPT_COLUMNS or not ATTRIBUTE_NAME.fullmatch(name):
+            if name in KEPT_COLUMNS or name in COLUMNS or not ATTRIBUTE_NAME.fullmatch(name):
                 raise TaskError("invalid_attribute", f"A task has no attribute {name!r} to set.")
         if not attributes:
             raise TaskError("invalid_attribute", "No attribute to set.")

@@ -15,6 +15,7 @@ from keel.tools.tasks.changes import (
     complete_todo_task,
     create_todo_task,
     delete_todo_task,
+    schedule_todo_task,
     update_todo_task,
 )
 from keel.tools.tasks.reads import find_todo_tasks, get_todo_task, list_todo_tasks
@@ -25,6 +26,7 @@ TODO_TOOLS: list[BaseTool] = [
     list_todo_tasks,
     find_todo_tasks,
     update_todo_task,
+    schedule_todo_task,
     complete_todo_task,
     delete_todo_task,
 ]

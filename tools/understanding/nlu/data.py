@@ -4,7 +4,8 @@ Two sources, both read here and nowhere else:
 
 - Labelled utterances in ``corpora/*.jsonl``, one JSON object a line: ``text``, ``intent`` (a tool's
   ``ToolSpec.intent`` such as ``create``, or a kind of talk such as ``offtopic``), and the
-  exact words of its arguments where it has them (``title``, ``ref``). Each file is a data set:
+  exact words of its arguments where it has them (``title``, ``ref``, ``due``: the words of a
+  date or time, marked in talk as well as in requests). Each file is a data set:
   public corpora's training and validation splits (credited in ``corpora/README.md``) and keel's
   own sets; a line whose ``split`` is ``heldout`` is kept back from training for measuring.
 - Each tool's declared ``examples`` ("put {title} on my {list} list"), expanded with fillers
@@ -27,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from keel.checkpoints.task_fields import FIELDS
 from keel.tools.spec import KEEL, ToolSpec, spec_of
 from keel.tools.understanding.nlu.features import tokens
 
@@ -35,13 +37,22 @@ TALK = ("greeting", "thanks", "goodbye", "wellbeing", "help", "lists", "offtopic
 """The labels of messages that ask no tool: kinds of talk, lists of lists, anything else."""
 OUTSIDE = "O"
 """The tag of a word that is no argument."""
-MODEL_VERSION = 3
+MODEL_VERSION = 4
 """Raised whenever the features, the samples or the training change what a model predicts (a test
 rebuilds the shipped model and compares its predictions)."""
 VARIANTS = 8
 """How many filled-in utterances each declared example becomes."""
+
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-ARGUMENT_TAGS = {"task": "ref", "descriptions": "ref", "list": OUTSIDE}
+SLOTS = {field.name: field.tag for field in FIELDS}
+"""Each task field's argument, and the tag of its words (``due``: the words of when)."""
+ARGUMENT_TAGS = {
+    "task": "ref",
+    "descriptions": "ref",
+    "list": OUTSIDE,
+    "when": "due",
+    "late": "due",
+}
 """A placeholder's tag when it is not the argument's own name."""
 
 
@@ -53,6 +64,8 @@ class Declared:
     spec: ToolSpec
     required: tuple[str, ...]
     """The arguments the model must fill (``title``, ``task_id``, ...)."""
+    fields: tuple[str, ...] = ()
+    """The task fields the tool takes in words (``due``): arguments the tagger may fill."""
 
     @property
     def metadata(self) -> dict[str, ToolSpec]:
@@ -71,7 +84,7 @@ def declared(tools: Sequence[Any]) -> tuple[Declared, ...]:
     if kept is not None:
         return kept[1]
     made = tuple(
-        t if isinstance(t, Declared) else Declared(t.name, spec, _required(t))
+        t if isinstance(t, Declared) else Declared(t.name, spec, _required(t), _fields(t))
         for t in tools
         if hasattr(t, "name") and ((spec := spec_of(t)).phrasings or spec.examples or spec.intent)
     )
@@ -95,6 +108,25 @@ def _required_by(schema: type) -> tuple[str, ...]:
     """The required fields of a tool's call schema (made once: a JSON schema costs a while)."""
     made = getattr(schema, "model_json_schema", None)
     return tuple(made().get("required") or ()) if made else ()
+
+
+def _fields(tool_: Any) -> tuple[str, ...]:
+    schema = getattr(tool_, "tool_call_schema", None)
+    return _fields_by(schema) if isinstance(schema, type) else ()
+
+
+@cache
+def _fields_by(schema: type) -> tuple[str, ...]:
+    """The task fields (``SLOTS``) a call schema takes as any words (not a choice of some)."""
+    made = getattr(schema, "model_json_schema", None)
+    properties = (made().get("properties") or {}) if made else {}
+    taken = []
+    for name in SLOTS:
+        field_ = properties.get(name)
+        kinds = (field_.get("anyOf") or [field_]) if isinstance(field_, dict) else []
+        if any(k.get("type") == "string" and "enum" not in k for k in kinds):
+            taken.append(name)
+    return tuple(taken)
 
 
 @dataclass(frozen=True)
@@ -159,6 +191,9 @@ def labelled(tools: Sequence[Any], files: Sequence[Path] | None = None) -> Itera
             intent = row["intent"]
             label = intent if intent in TALK else by_intent.get(intent, "offtopic")
             args = {k: row[k] for k in ("ref", "title") if row.get(k) and label not in TALK}
+            for tag in SLOTS.values():  # marked in talk too ("what's the weather tomorrow")
+                if row.get(tag):
+                    args[tag] = row[tag]
             yield Sample(
                 text=row["text"],
                 label=label,

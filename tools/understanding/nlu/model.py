@@ -116,6 +116,15 @@ class Reader:
         sure = float(self._tagger.probability(found))
         return list(found) + ["O"] * (len(words) - len(head)), sure
 
+    def certainty(self, text: str, label: str, tag: str) -> float:
+        """How sure the tagger is of the words it marks ``tag`` in ``text`` read as ``label``:
+        the least probability of that tag among them (0 when it marks none).
+        """  # noqa: D205
+        words = tokens(text)[:TAGGED_MAX_TOKENS]
+        tags, _ = self.tags(words, label)
+        marked = [i for i, t in enumerate(tags) if t == tag]
+        return min((self._tagger.marginal(tag, i) for i in marked), default=0.0)
+
     def arguments(self, text: str, label: str) -> tuple[dict[str, str], float]:
         """The words of ``text`` the tagger marks as each argument of a request for ``label``,
         and how sure it is of them.

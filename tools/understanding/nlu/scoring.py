@@ -7,7 +7,8 @@ request is for the labelled tool, or, when it names nothing to act on ("set a re
 when keel asks for it (any other question back does not count); a message that asks nothing is
 understood when no request is read and its kind of talk is the labelled one (``unknown``, "did you
 mean", passes for ``offtopic``). Also counted: created titles that are clean (the labelled words,
-nothing around them: no "to my list"), and non-requests that leave the tasks untouched: no request
+nothing around them: no "to my list", no date), dates read (a request's labelled words of when,
+exactly), and non-requests that leave the tasks untouched: no request
 that changes tasks (a remark in the past tense, "I went to the bank", is read as a report of a task
 done, which changes a task only if the user has one it names). ``keel nlu eval`` prints the table.
 """
@@ -34,11 +35,24 @@ class Tally:
     titled: int = 0
     untouched: int = 0
     talk: int = 0
+    dated: int = 0
+    """Requests understood whose labelled words include a date (``due``)."""
+    dates: int = 0
+    """Of those, how many were read with exactly those words of when."""
     failures: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> Tally:
         """Add ``other``'s counts (and failures) to these; this tally back."""
-        for name in ("understood", "total", "clean", "titled", "untouched", "talk"):
+        for name in (
+            "understood",
+            "total",
+            "clean",
+            "titled",
+            "untouched",
+            "talk",
+            "dated",
+            "dates",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures += other.failures
         return self
@@ -68,7 +82,8 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
         kinds = {sample.label, "unknown"} if sample.label == "offtopic" else {sample.label}
         tally.understood = int(first is None and read.kind in kinds)
     else:
-        asked_for_words = not dict(sample.args) and read.kind == "missing"
+        needed = {k for k in dict(sample.args) if k != "due"}  # a date alone makes no request
+        asked_for_words = not needed and read.kind == "missing"
         tally.understood = int(
             (first is not None and first.tool == sample.label)
             or (asked_for_words and read.detail == sample.label)
@@ -77,7 +92,11 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
     if tally.understood and first is not None and wanted and "title" in first.args:
         tally.titled = 1
         tally.clean = int(_plain(str(first.args["title"])) == _plain(wanted))
-    if not tally.understood or (tally.titled and not tally.clean):
+    due = dict(sample.args).get("due")
+    if tally.understood and first is not None and due and sample.label not in TALK:
+        tally.dated = 1
+        tally.dates = int(_plain(str(first.args.get("due") or "")) == _plain(due))
+    if not tally.understood or (tally.titled and not tally.clean) or (tally.dated > tally.dates):
         got = [(i.tool, i.ref, i.args) for i in read.intents] or (read.kind, read.detail)
         tally.failures.append(f"{sample.text!r}: {sample.label} {dict(sample.args)} -> {got}")
     return tally

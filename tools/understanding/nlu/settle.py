@@ -40,6 +40,7 @@ from typing import Any
 
 from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.nlu import Declared, Reader, Reading, reader_for
+from keel.tools.understanding.nlu.data import SLOTS
 from keel.tools.understanding.phrasings import PRONOUNS, Intent, clean_ref
 
 SURE = 0.75
@@ -56,6 +57,8 @@ DOUBT = 0.5
 would make or complete at once into a question ('Did you mean to add a task ("text joe")?')."""
 TAGS_SURE = 0.7
 """The least probability of the tagger's whole reading for its words to replace the table's."""
+FIELD_SURE = 0.7
+"""The least probability of each word the tagger marks as a field's (a date) for them to count."""
 KEPT_KINDS = frozenset({"help", "too_many", "too_long"})
 """What the table tells for certain: a bare "?" asks for help, and too much to read."""
 OVERRIDING_TALK = frozenset({"offtopic", "lists"})
@@ -125,7 +128,8 @@ def _with_table(
         only_reads = made is not None and not spec_of(tool_named(tools, made.tool)).mutates
         if made is not None and (only_reads or table.reported) and _may_act(made, text, tools):
             return (made,), None, None
-    return tuple(_cleaned(i, reader) for i in intents), None, None
+    fields = {t.name: t.fields for t in tools}
+    return tuple(_cleaned(i, reader, fields.get(i.tool, ())) for i in intents), None, None
 
 
 def _names_nothing(title: Any) -> bool:
@@ -207,17 +211,31 @@ def _intent(text: str, reading: Reading, tools: Sequence[Declared]) -> Intent | 
                 return None
         else:
             args[name] = words
+    for name in tool_.fields:
+        if words := reading.args.get(SLOTS[name]):
+            args[name] = words
     return Intent(tool=reading.label, text=text, ref=ref, args=args)
 
 
-def _cleaned(intent: Intent, reader: Reader) -> Intent:
+def _cleaned(intent: Intent, reader: Reader, fields: tuple[str, ...] = ()) -> Intent:
     """``intent`` with the tagger's words for its title and task, where it is sure of them and
     they only take words off the table's: a title from either end ("a reminder to wash dishes"),
-    a task from its end ("cereal from my shopping list").
+    a task from its end ("cereal from my shopping list"); and the words of the task ``fields``
+    the tool takes, where it is sure of each of them, out of the title ("call the dentist on
+    friday": due "on friday").
     """  # noqa: D205
     if intent.tool not in reader.labels:
         return intent
     words, probability = reader.arguments(intent.text, intent.tool)
+    for name in fields:
+        said = words.get(SLOTS[name])
+        if not said or name in intent.args:
+            continue
+        title = intent.args.get("title")
+        left = _without(title, said) if isinstance(title, str) else None
+        inside = left == title and said.casefold() in str(title).casefold()  # "a at 5 b": no
+        if not inside and reader.certainty(intent.text, intent.tool, SLOTS[name]) >= FIELD_SURE:
+            intent = intent.with_args(**{name: said}, **({"title": left} if left else {}))
     if probability < TAGS_SURE:
         return intent
     title = intent.args.get("title")
@@ -229,6 +247,30 @@ def _cleaned(intent: Intent, reader: Reader) -> Intent:
         if fits and _shorter(new_ref, intent.ref) and not intent.refers_back:
             intent = replace(intent, ref=new_ref)
     return intent
+
+
+DANGLING = frozenset({"on", "at", "by", "before", "for", "until", "till", "in", "due", "from"})
+"""A word left at a title's end once its words of when are taken off ("renew my passport
+before")."""
+
+
+def _without(title: str, due: str) -> str:
+    """``title`` without the words of when at its end or start (the title as it was when they
+    stand inside it, or make all of it).
+    """  # noqa: D205
+    at = title.casefold().rfind(due.casefold())
+    if at < 0:
+        return title
+    if at + len(due) == len(title):
+        words = title[:at].rstrip(" ,").split(" ")
+        if words and words[-1].casefold() in DANGLING:
+            words.pop()
+        left = " ".join(words).rstrip(" ,")
+    elif at == 0:
+        left = title[len(due) :].lstrip(" ,")
+    else:
+        return title
+    return left or title
 
 
 def _shorter(new: str, old: str) -> bool:

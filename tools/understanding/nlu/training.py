@@ -20,7 +20,14 @@ import numpy as np
 import pycrfsuite
 import structlog
 
-from keel.tools.understanding.nlu.data import TALK, Sample, fingerprint, labels_of, training
+from keel.tools.understanding.nlu.data import (
+    OUTSIDE,
+    TALK,
+    Sample,
+    fingerprint,
+    labels_of,
+    training,
+)
 from keel.tools.understanding.nlu.features import BUCKETS, sentence_features, token_features, tokens
 from keel.tools.understanding.nlu.model import MANIFEST, TAGGER, VOCABULARY, WEIGHTS
 
@@ -90,10 +97,12 @@ def _label_weights(targets: np.ndarray) -> dict[int, float]:
 
 
 def _tagger(samples: Sequence[Sample], path: Path) -> None:
-    """The tagger, from the requests alone: it is asked only about a message read as one."""
+    """The tagger, from the requests, and from talk with a date marked (the words of dates are
+    the same whatever is asked): it is asked only about a message read as a request.
+    """  # noqa: D205
     trainer = pycrfsuite.Trainer(verbose=False)
     for sample in samples:
-        if sample.label in TALK:
+        if sample.label in TALK and all(t == OUTSIDE for t in sample.tags):
             continue
         words = tokens(sample.text)
         if words and len(words) == len(sample.tags):

@@ -1,0 +1,250 @@
+"""A task's fields beyond its title, each declared once: what is stored, asked, shown and read.
+
+A ``TaskField`` says everything keel needs to know about one field: its columns in ``keel_tasks``
+(``keel.checkpoints.tables`` adds them; a migration adds them to a database), the tool argument
+that sets it (its type is the tools' and MCP's schema), how the words a person gave become the
+stored values, how a task's stored values are given back (a tool's result, the API's ``TaskOut``),
+how a task line shows it, and the tag the offline understanding learns for its words. ``FIELDS``
+is the one list: the store, the task lines and the understanding
+(``keel.tools.understanding.nlu.data.SLOTS``) read it.
+
+``due``: when a task is due, read from the person's words ("friday", "tomorrow at 5pm", "in 45
+minutes", "2026-12-04") by dateparser in the person's time zone. A day without a time of day is a
+day (``due_date``); a time of day makes it a moment as well (``due_at``, UTC). Given back as ISO
+8601 in the person's zone: "2026-12-04", or "2026-12-04T17:00+01:00". Words that name no time,
+or a time already past, are refused with a question, never stored as a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import sqlalchemy as sa
+from pydantic import Field
+
+from keel.checkpoints.database import read_time
+
+DUE_WORDS_MAX_CHARS = 100
+"""The longest wording of a due date read (a longer one is no date)."""
+GRACE = timedelta(minutes=1)
+"""How far in the past a moment may be and still be set (the person spoke a minute ago)."""
+
+
+class FieldError(ValueError):
+    """Words a field cannot store: ``message`` is a question to put to the person as it is."""
+
+    def __init__(self, code: str, message: str) -> None:
+        """Keep the code for callers and the question for people."""
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class When:
+    """Where and when words are read: the person's time zone and the present moment."""
+
+    zone: ZoneInfo
+    now: datetime
+
+    @property
+    def today(self) -> date:
+        """The person's calendar day now."""
+        return self.now.astimezone(self.zone).date()
+
+
+def local_zone() -> str:
+    """The machine's own time zone (``TZ``, ``/etc/localtime``), or UTC when it names none."""
+    from tzlocal import get_localzone_name
+
+    try:
+        return get_localzone_name() or "UTC"
+    except (LookupError, ValueError, OSError):  # a zone tzlocal cannot name
+        return "UTC"
+
+
+def zone_named(name: str | None) -> ZoneInfo:
+    """The IANA time zone ``name`` ("Europe/Berlin"); UTC for none. Raises ``FieldError``."""
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        raise FieldError("invalid_timezone", f"{name!r} is not a time zone I know.") from None
+
+
+@dataclass(frozen=True)
+class TaskField:
+    """One field of a task, declared once."""
+
+    name: str
+    """The tool argument and the key in a task as keel gives it back."""
+    columns: Callable[[], tuple[sa.Column[Any], ...]]
+    """Its columns in ``keel_tasks`` (made anew for each table that holds them)."""
+    argument: Any
+    """The tool argument's type (``Annotated``, with its description): the tools' schemas."""
+    read: Callable[[str, When], dict[str, Any]]
+    """A person's words as the values of its columns; raises ``FieldError`` with a question."""
+    given: Callable[[Mapping[str, Any], When], dict[str, Any]]
+    """A stored row's columns as what a task gives back (``due``, and whether it is overdue)."""
+    shown: Callable[[Mapping[str, Any]], str]
+    """A task's field as words in a task line ("due Fri 4 Dec 2026 17:00"; empty: none)."""
+    tag: str
+    """The tag the offline understanding learns for the field's words in a request."""
+
+
+# --- due --------------------------------------------------------------------------------------
+
+
+def _parser(settings: dict[str, Any]) -> Any:
+    """Dateparser's parser for English with ``settings`` (its language data loads on first use,
+    in a fifth of a second; a parser costs little after that).
+    """  # noqa: D205
+    from dateparser.date import DateDataParser
+
+    return DateDataParser(languages=["en"], settings={**settings, "RETURN_TIME_AS_PERIOD": True})
+
+
+TIMED = frozenset({"time", "part_of_day"})
+"""dateparser's periods of words that name a time of day ("at 5pm", "in 2 hours", "tonight")."""
+
+
+LEADING = re.compile(r"^(?:(?:it'?s |is )?due (?:on |by |at )?|before |until |till |for )", re.I)
+"""Words that only say a date is a deadline ("due friday", "before noon"): not read as a date."""
+
+
+def _parsed(words: str, when: When) -> tuple[str, datetime, str]:
+    """``words`` (trimmed) read as a moment in the person's zone, and dateparser's period of it
+    ("time", "day", "week", "month"). Raises ``FieldError`` with a question when they name none.
+    """  # noqa: D205
+    text = " ".join(str(words).split())
+    if len(text) > DUE_WORDS_MAX_CHARS:
+        raise FieldError("unclear_date", "That is too long for a date: which day do you mean?")
+    local_now = when.now.astimezone(when.zone)
+    settings = {
+        "PREFER_DATES_FROM": "future",
+        "RELATIVE_BASE": local_now.replace(tzinfo=None),
+        "TIMEZONE": str(when.zone),
+        "TO_TIMEZONE": str(when.zone),
+        "RETURN_AS_TIMEZONE_AWARE": True,
+    }
+    found = _parser(settings).get_date_data(LEADING.sub("", text))
+    if found.date_obj is None:
+        raise FieldError(
+            "unclear_date",
+            f"Which day do you mean by “{text}”? Say a day, with a time if you like "
+            "(“friday”, “tomorrow at 5pm”, “in 2 hours”).",
+        )
+    return text, found.date_obj.astimezone(when.zone), found.period
+
+
+def read_due(words: str, when: When) -> dict[str, Any]:
+    """``words`` as ``due_date`` (the day, in the person's zone) and ``due_at`` (the moment, UTC,
+    when the words name a time of day; else None). Empty words: no date.
+    """  # noqa: D205
+    if not str(words).strip():
+        return {"due_date": None, "due_at": None}
+    text, moment, period = _parsed(words, when)
+    timed = period in TIMED
+    day = moment.date()
+    local_now = when.now.astimezone(when.zone)
+    if (timed and moment < local_now - GRACE) or (not timed and day < when.today):
+        said = day_words(day) + (f" {moment:%H:%M}" if timed else "")
+        raise FieldError(
+            "date_in_past", f"“{text}” is {said}, which has passed. When should it be due?"
+        )
+    return {"due_date": day.isoformat(), "due_at": moment.astimezone(UTC) if timed else None}
+
+
+OVERDUE_WORDS = frozenset({"overdue", "late", "past due", "behind", "missed"})
+"""What a person calls the tasks past their time, as a ``due`` filter of the list."""
+
+
+def due_days(words: str, when: When) -> tuple[date, date] | None:
+    """The days a ``due`` filter of the list names, from the first to the one after the last:
+    a day ("today", "friday"), a week ("this week", "next week"), a month ("december"); None
+    for the tasks past their time ("overdue"). Raises ``FieldError`` with a question.
+    """  # noqa: D205
+    text = " ".join(str(words).split()).casefold()
+    if text in OVERDUE_WORDS:
+        return None
+    _, moment, period = _parsed("this week" if text == "week" else text, when)
+    first = moment.date()
+    if period == "week":
+        return first, first + timedelta(days=7)
+    if period == "month":
+        start = first.replace(day=1)
+        return start, (start + timedelta(days=32)).replace(day=1)
+    if period == "year":
+        return first.replace(month=1, day=1), first.replace(year=first.year + 1, month=1, day=1)
+    return first, first + timedelta(days=1)
+
+
+def _given_due(row: Mapping[str, Any], when: When) -> dict[str, Any]:
+    still_open = not row.get("completed")
+    if row.get("due_at"):
+        moment = read_time(row["due_at"]).astimezone(when.zone)
+        late = still_open and moment < when.now
+        return {"due": moment.isoformat(timespec="minutes"), "overdue": late}
+    day = row.get("due_date")
+    if day is None:
+        return {"due": None, "overdue": False}
+    day = day if isinstance(day, date) else date.fromisoformat(str(day)[:10])
+    return {"due": day.isoformat(), "overdue": still_open and day < when.today}
+
+
+def day_words(day: date) -> str:
+    """A day as a task line says it: "Fri 4 Dec 2026"."""
+    return f"{day:%a} {day.day} {day:%b %Y}"
+
+
+def _shown_due(task: Mapping[str, Any]) -> str:
+    value = task.get("due")
+    if not value:
+        return ""
+    if "T" in value:
+        moment = datetime.fromisoformat(value)
+        words = f"{day_words(moment.date())} {moment:%H:%M}"
+    else:
+        words = day_words(date.fromisoformat(value))
+    return f"overdue since {words}" if task.get("overdue") else f"due {words}"
+
+
+DUE = TaskField(
+    name="due",
+    columns=lambda: (
+        sa.Column("due_date", sa.Date, nullable=True),
+        sa.Column("due_at", sa.DateTime(timezone=True), nullable=True),
+    ),
+    argument=Annotated[
+        str | None,
+        Field(
+            description='When the task is due, in the user\'s own words ("friday", '
+            '"tomorrow at 5pm", "in 45 minutes"), read in their time zone. Leave the date '
+            "words out of the title.",
+        ),
+    ],
+    read=read_due,
+    given=_given_due,
+    shown=_shown_due,
+    tag="due",
+)
+
+FIELDS: tuple[TaskField, ...] = (DUE,)
+"""The one list of a task's fields beyond its title."""
+COLUMNS = frozenset(c.name for f in FIELDS for c in f.columns())
+"""The columns the fields keep."""
+
+Due = DUE.argument
+"""The ``due`` argument of the tools that set it."""
+DueFilter = Annotated[
+    str | None,
+    Field(
+        max_length=DUE_WORDS_MAX_CHARS,
+        description='Only the open tasks due then: a day ("today", "tomorrow", "friday"), a '
+        'week ("this week"), a month, or "overdue" for those past their time.',
+    ),
+]

@@ -1,0 +1,172 @@
+"""When a task is due: read from words in the user's time zone, stored, listed and moved."""
+
+import json
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from keel.checkpoints.task_fields import When, due_days, read_due, zone_named
+from keel.tools.calls import run_tool_call
+from keel.tools.spec import spec_of
+from keel.tools.tasks.pages import describe_page
+from keel.tools.tasks.store import TaskError, TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
+from tests.conftest import FakeClock
+from tests.helpers import open_database
+
+SUNDAY_10_BERLIN = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+"""Sunday 29 November 2026, 10:00 in Berlin (UTC+1)."""
+
+
+@pytest.fixture
+def sunday() -> FakeClock:
+    return FakeClock(SUNDAY_10_BERLIN)
+
+
+@pytest.fixture
+async def store(database_url, sunday):
+    async with open_database(database_url) as db:
+        yield TaskStore(db, sunday).in_zone("Europe/Berlin")
+
+
+async def invoke(store, user, name, **args):
+    call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
+    msg = await run_tool_call(call, user, store, tools=TODO_TOOLS)
+    return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
+
+
+@pytest.mark.parametrize(
+    ("words", "due"),
+    [
+        ("friday", "2026-12-04"),
+        ("on friday", "2026-12-04"),
+        ("by friday", "2026-12-04"),
+        ("due friday", "2026-12-04"),
+        ("tomorrow at 5pm", "2026-11-30T17:00+01:00"),
+        ("in 45 minutes", "2026-11-29T10:45+01:00"),
+        ("tonight", "2026-11-29T20:00+01:00"),
+        ("dec 3", "2026-12-03"),
+        ("2026-12-04T17:00", "2026-12-04T17:00+01:00"),
+    ],
+)
+async def test_a_due_date_is_read_from_words_in_the_users_zone(store, words, due):
+    status, task = await invoke(
+        store, "ann", "create_todo_task", title="call the dentist", due=words
+    )
+    assert status == "success", task
+    assert task["title"] == "call the dentist"
+    assert task["due"] == due and task["overdue"] is False
+
+
+async def test_the_same_words_are_another_moment_in_another_zone(store):
+    _, berlin = await invoke(store, "ann", "create_todo_task", title="a", due="tomorrow at 9am")
+    _, tokyo = await invoke(
+        store.in_zone("Asia/Tokyo"), "ann", "create_todo_task", title="b", due="tomorrow at 9am"
+    )
+    assert berlin["due"] == "2026-11-30T09:00+01:00"
+    assert tokyo["due"] == "2026-11-30T09:00+09:00"
+    again = await store.in_zone("Asia/Tokyo").get("ann", berlin["id"])
+    assert again["due"] == "2026-11-30T17:00+09:00"  # the same moment, shown where the user is
+
+
+@pytest.mark.parametrize(
+    ("words", "question"),
+    [
+        ("blue moon", "Which day do you mean by “blue moon”?"),
+        ("yesterday", "“yesterday” is Sat 28 Nov 2026, which has passed. When should it be due?"),
+        ("an hour ago", "which has passed"),
+    ],
+)
+async def test_words_that_name_no_time_to_come_are_asked_about_and_nothing_is_stored(
+    store, words, question
+):
+    status, content = await invoke(store, "ann", "create_todo_task", title="x", due=words)
+    assert status == "error" and question in content
+    assert await store.count("ann") == 0
+
+
+async def test_a_task_line_shows_when_it_is_due_and_when_it_is_late(store, sunday):
+    await invoke(store, "ann", "create_todo_task", title="call the dentist", due="friday")
+    await invoke(store, "ann", "create_todo_task", title="pay rent", due="tomorrow at 5pm")
+    await invoke(store, "ann", "create_todo_task", title="buy milk")
+    msg = await run_tool_call(
+        {"name": "list_todo_tasks", "args": {}, "id": "call_1", "type": "tool_call"},
+        "ann",
+        store,
+        tools=TODO_TOOLS,
+    )
+    page = json.loads(msg.content)
+    lines = [t["title"] for t in page["tasks"]]
+    assert lines == ["call the dentist", "pay rent", "buy milk"]
+    shown = describe_page(page)
+    assert "- [ ] 1. call the dentist (due Fri 4 Dec 2026)" in shown
+    assert "- [ ] 2. pay rent (due Mon 30 Nov 2026 17:00)" in shown
+    assert "- [ ] 3. buy milk\n" in shown + "\n"
+    sunday.advance(days=2)
+    late = describe_page((await invoke(store, "ann", "list_todo_tasks"))[1])
+    assert "- [ ] 2. pay rent (overdue since Mon 30 Nov 2026 17:00)" in late
+
+
+async def test_the_list_reads_what_is_due_when(store, sunday):
+    for title, due in [
+        ("today", "today at 6pm"),
+        ("tomorrow", "tomorrow"),
+        ("friday", "friday"),
+        ("next month", "dec 15"),
+        ("undated", None),
+    ]:
+        await invoke(store, "ann", "create_todo_task", title=title, due=due)
+
+    async def titles(due):
+        status, page = await invoke(store, "ann", "list_todo_tasks", due=due)
+        assert status == "success", page
+        return [t["title"] for t in page["tasks"]], page["total"]
+
+    assert await titles("today") == (["today"], 1)
+    assert await titles("tomorrow") == (["tomorrow"], 1)
+    assert await titles("this week") == (["today", "tomorrow", "friday"], 3)
+    assert await titles("friday") == (["friday"], 1)
+    assert await titles("december") == (["friday", "next month"], 2)
+    assert await titles("overdue") == ([], 0)
+    sunday.advance(days=1)  # Monday 10:00: "today at 6pm" was yesterday
+    assert await titles("overdue") == (["today"], 1)
+    await invoke(store, "ann", "complete_todo_task", task_id=1)
+    assert await titles("late") == ([], 0)  # a done task is never late
+    status, content = await invoke(store, "ann", "list_todo_tasks", due="blue moon")
+    assert status == "error" and "Which day do you mean" in content
+
+
+async def test_moving_a_task_to_another_day_and_taking_its_date_away(store):
+    _, task = await invoke(store, "ann", "create_todo_task", title="dentist", due="friday")
+    status, moved = await invoke(
+        store, "ann", "schedule_todo_task", task_id=task["id"], due="monday 9am"
+    )
+    assert status == "success" and moved["due"] == "2026-11-30T09:00+01:00"
+    _, cleared = await invoke(store, "ann", "schedule_todo_task", task_id=task["id"], due="")
+    assert cleared["due"] is None
+    status, content = await invoke(
+        store, "bob", "schedule_todo_task", task_id=task["id"], due="friday"
+    )
+    assert status == "error" and content == f"Error: Task {task['id']} not found."
+
+
+def test_a_changed_date_asks_first_as_a_rename_does():
+    schedule = next(t for t in TODO_TOOLS if t.name == "schedule_todo_task")
+    confirm = spec_of(schedule).confirm
+    assert confirm is not None
+    change = confirm.change({"task_id": 2, "due": "friday"}, {"title": "dentist"})
+    assert change["text"] == "Reschedule task 2: dentist -> friday"
+
+
+def test_the_days_a_filter_names():
+    when = When(zone_named("Europe/Berlin"), SUNDAY_10_BERLIN)
+    assert [d.isoformat() for d in due_days("this week", when)] == ["2026-11-29", "2026-12-06"]
+    assert [d.isoformat() for d in due_days("tomorrow", when)] == ["2026-11-30", "2026-12-01"]
+    assert due_days("overdue", when) is None
+    assert read_due("", when) == {"due_date": None, "due_at": None}
+
+
+async def test_an_unknown_time_zone_is_refused(store):
+    with pytest.raises(TaskError, match="not a time zone"):
+        store.in_zone("Mars/Olympus")
