@@ -17,6 +17,7 @@ or a time already past, are refused with a question, never stored as a guess.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,22 +59,68 @@ class When:
         return self.now.astimezone(self.zone).date()
 
 
+@functools.cache
 def local_zone() -> str:
-    """The machine's own time zone (``TZ``, ``/etc/localtime``), or UTC when it names none."""
+    """The machine's own time zone (``TZ``, ``/etc/localtime``), or UTC when it names none.
+
+    Read once, when this module is imported: reading it means reading files, which an event loop
+    must not wait for (a LangGraph server refuses it).
+    """
     from tzlocal import get_localzone_name
 
     try:
-        return get_localzone_name() or "UTC"
-    except (LookupError, ValueError, OSError):  # a zone tzlocal cannot name
+        name = get_localzone_name() or "UTC"
+        ZoneInfo(name)
+    except (LookupError, ValueError, OSError):  # a zone tzlocal cannot name, or no file of it
         return "UTC"
+    return name
+
+
+_ZONES: dict[str, ZoneInfo] = {}
+"""The time zones read so far, by name: a zone is read from its file once."""
 
 
 def zone_named(name: str | None) -> ZoneInfo:
-    """The IANA time zone ``name`` ("Europe/Berlin"); UTC for none. Raises ``FieldError``."""
+    """The IANA time zone ``name`` ("Europe/Berlin"); UTC for none. Raises ``FieldError``.
+
+    The first time a name is asked for, its file is read: ``zone_ready`` says whether it was,
+    so that async code can read it in a thread first (``asyncio.to_thread(zone_named, name)``).
+    """
+    key = name or "UTC"
+    zone = _ZONES.get(key)
+    if zone is not None:
+        return zone
     try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo(key)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise FieldError("invalid_timezone", f"{name!r} is not a time zone I know.") from None
+    if len(_ZONES) < ZONES_KEPT:
+        _ZONES[key] = zone
+    return zone
+
+
+ZONES_KEPT = 1000
+"""Time zones kept once read (there are about 600)."""
+
+
+ZONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2}")
+"""What an IANA time zone's name looks like ("UTC", "Europe/Berlin", "America/Argentina/Salta")."""
+
+
+def zone_name(name: str) -> str:
+    """``name`` when it can name a time zone (read when a zone was read already; else its form
+    only: the file is read later, off the event loop). Raises ``FieldError``.
+    """  # noqa: D205
+    if zone_ready(name):
+        return str(zone_named(name))
+    if len(name) > 64 or not ZONE_NAME.fullmatch(name):
+        raise FieldError("invalid_timezone", f"{name!r} is not a time zone I know.")
+    return name
+
+
+def zone_ready(name: str | None) -> bool:
+    """The zone ``name`` was read already: ``zone_named`` reads no file for it."""
+    return (name or "UTC") in _ZONES
 
 
 @dataclass(frozen=True)
@@ -248,3 +295,7 @@ DueFilter = Annotated[
         'week ("this week"), a month, or "overdue" for those past their time.',
     ),
 ]
+
+
+zone_named("UTC")
+zone_named(local_zone())  # read here, on import, never first in an event loop

@@ -33,6 +33,7 @@ from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.task_fields import zone_named, zone_ready
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
 from keel.nodes.context.embeddings import load_embedder
@@ -145,6 +146,8 @@ async def prepared(context: KeelContext | dict[str, Any] | None) -> KeelContext:
         context = KeelContext.model_validate(context or {})
     if not context.prepared:
         context = context.using(await shared_resources())
+    if not zone_ready(context.timezone):  # a zone's file is read once, never in the event loop
+        await asyncio.to_thread(zone_named, context.timezone)
     identity = authenticated_user()
     if identity and identity != context.user_id:
         context = context.model_copy(update={"user_id": identity})

@@ -33,7 +33,7 @@ from keel.checkpoints.branches import BEGINNING
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.task_fields import FieldError, local_zone, zone_named
+from keel.checkpoints.task_fields import FieldError, local_zone, zone_name
 from keel.checkpoints.topics import TopicStore
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
@@ -119,7 +119,7 @@ class Tunables(BaseModel):
     @classmethod
     def _a_zone(cls, value: str) -> str:
         try:
-            return str(zone_named(value))
+            return zone_name(value)  # its file is read off the event loop (graphs.resources)
         except FieldError as exc:
             raise ValueError(exc.message) from None
 

@@ -347,3 +347,35 @@ def test_everyday_words_over_http(server_url):
     assert again["awaiting_confirmation"]["prompt"].startswith("Please answer yes or no.")
     done = say(server_url, cid, "yes please").json()
     assert done["reply"] == f"Deleted task {feed}: zebra feeding"
+
+
+async def test_dates_are_read_in_the_time_zone_a_message_brings(server_url):
+    cid = new_conversation(server_url)
+    post = f"{server_url.url}/v1/conversations/{cid}/messages"
+    text = "remind me to call the dentist tomorrow at 9am"
+    bad = httpx.post(post, json={"content": text, "timezone": "Mars/Olympus"}, headers=ANN)
+    assert bad.status_code == 422 and "not a time zone" in bad.text
+    assert httpx.get(f"{server_url.url}/v1/tasks", headers=ANN).json() == []  # nothing done
+    made = httpx.post(post, json={"content": text, "timezone": "Asia/Tokyo"}, headers=ANN).json()
+    assert made["reply"].startswith("Created task: call the dentist (due ")
+    due = made["tool_calls"][0]["result"]["due"]
+    assert due.endswith("T09:00+09:00")
+    tasks = f"{server_url.url}/v1/tasks"
+    in_tokyo = httpx.get(tasks, params={"timezone": "Asia/Tokyo"}, headers=ANN).json()
+    assert [(t["title"], t["due"], t["overdue"]) for t in in_tokyo] == [
+        ("call the dentist", due, False)
+    ]
+    in_london = httpx.get(f"{tasks}/1", params={"timezone": "Europe/London"}, headers=ANN).json()
+    assert in_london["due"].endswith("T00:00+00:00")  # the same moment where the reader is
+    refused = httpx.get(tasks, params={"timezone": "nowhere"}, headers=ANN)
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_request"
+    ws_url = server_url.url.replace("http", "ws") + f"/v1/conversations/{cid}/ws"
+    async with websockets.connect(ws_url, additional_headers=ANN) as ws:
+        await ws.recv()  # connected
+        await ws.send(json.dumps({"content": "what's due tomorrow", "timezone": "Asia/Tokyo"}))
+        while (frame := json.loads(await ws.recv()))["type"] != "chat":
+            pass
+        assert "1. call the dentist (due " in frame["data"]["reply"]
+        await ws.send(json.dumps({"content": "hi", "timezone": "Mars/Olympus"}))
+        error = json.loads(await ws.recv())
+        assert error["type"] == "error" and "not a time zone" in error["data"]["message"]

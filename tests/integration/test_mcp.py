@@ -73,7 +73,7 @@ def payload(result):
     return json.loads(result.content[0].text)
 
 
-async def test_the_seven_tools_are_listed(server):
+async def test_the_eight_tools_are_listed(server):
     names = await call(server, ANN, "__list__")
     assert sorted(names) == sorted(
         [
@@ -82,6 +82,7 @@ async def test_the_seven_tools_are_listed(server):
             "list_todo_tasks",
             "find_todo_tasks",
             "update_todo_task",
+            "schedule_todo_task",
             "complete_todo_task",
             "delete_todo_task",
         ]

@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from keel.checkpoints.task_fields import When, due_days, read_due, zone_named
+from keel.checkpoints.task_fields import (
+    FieldError,
+    When,
+    due_days,
+    read_due,
+    zone_named,
+    zone_ready,
+)
+from keel.graphs.resources import prepared
 from keel.tools.calls import run_tool_call
 from keel.tools.spec import spec_of
 from keel.tools.tasks.pages import describe_page
@@ -170,3 +178,10 @@ def test_the_days_a_filter_names():
 async def test_an_unknown_time_zone_is_refused(store):
     with pytest.raises(TaskError, match="not a time zone"):
         store.in_zone("Mars/Olympus")
+
+
+async def test_a_zone_a_run_context_names_is_read_off_the_event_loop_or_refused(memory_keel):
+    ready = await prepared(memory_keel.context(timezone="Pacific/Chatham"))
+    assert zone_ready("Pacific/Chatham") and ready.store.zone == zone_named("Pacific/Chatham")
+    with pytest.raises(FieldError, match="not a time zone I know"):
+        await prepared(memory_keel.context(timezone="Mars/Olympus"))

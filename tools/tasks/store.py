@@ -7,6 +7,7 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -174,8 +175,12 @@ class TaskStore:
     def _row(self, row: Row) -> dict[str, Any]:
         return _row(row, self.when())
 
-    def _fields(self, given: dict[str, Any]) -> dict[str, Any]:
-        """The column values of each field given in words (None: left unset)."""
+    async def _fields(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The column values of each field given in words (None: left unset).
+
+        Words are read in a worker thread: reading a date is CPU work, and the first one loads
+        dateparser's language data from its files.
+        """
         unknown = set(given) - {f.name for f in FIELDS}
         if unknown:
             raise TaskError("invalid_field", f"A task has no field {sorted(unknown)[0]!r}.")
@@ -186,7 +191,7 @@ class TaskStore:
             if words is None:
                 continue
             try:
-                values.update(field.read(str(words), when))
+                values.update(await asyncio.to_thread(field.read, str(words), when))
             except FieldError as exc:
                 raise TaskError(exc.code, exc.message) from None
         return {name: self._param(value) for name, value in values.items()}
@@ -207,7 +212,7 @@ class TaskStore:
             "title": title,
             "false": False,
             "now": self._now(),
-            **self._fields(fields),
+            **await self._fields(fields),
         }
         async with self._tx() as tx:
             if self.db.dialect == "postgresql":
@@ -239,7 +244,7 @@ class TaskStore:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return self._row(row)
 
-    def _due(self, due: str | None) -> tuple[str, dict[str, Any]]:
+    async def _due(self, due: str | None) -> tuple[str, dict[str, Any]]:
         """The SQL condition and parameters that keep only the open tasks ``due`` names: words
         of a day, a week or a month, or "overdue" (``keel.checkpoints.task_fields.due_days``).
         """  # noqa: D205
@@ -247,7 +252,7 @@ class TaskStore:
             return "", {}
         when = self.when()
         try:
-            days = due_days(due, when)
+            days = await asyncio.to_thread(due_days, due, when)
         except FieldError as exc:
             raise TaskError(exc.code, exc.message) from None
         if days is None:
@@ -276,7 +281,7 @@ class TaskStore:
         due.
         """
         offset, limit = _check_page(offset, limit)
-        dated, params = self._due(due)
+        dated, params = await self._due(due)
         order = "due_date, due_at, number" if dated else "number"
         rows = await self.session.fetch(
             f"SELECT * FROM keel_tasks WHERE user_id = :user{_status(done)}{dated} "
@@ -295,7 +300,7 @@ class TaskStore:
         """How many tasks the user has (completed ones only, or open ones only, by ``done``; due
         then, by ``due``).
         """  # noqa: D205
-        dated, params = self._due(due)
+        dated, params = await self._due(due)
         row = await self.session.fetchone(
             f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{_status(done)}{dated}",
             {"user": user_id, "done": done, **params},
@@ -357,7 +362,7 @@ class TaskStore:
 
     async def schedule(self, user_id: str, task_id: int, due: str | None) -> dict[str, Any]:
         """Give a task a new due date (words read in the store's zone; empty: none); the task."""
-        values = self._fields({"due": due or ""})
+        values = await self._fields({"due": due or ""})
         sql = "UPDATE keel_tasks SET due_date = :due_date, due_at = :due_at, updated_at = :now"
         return await self._change(sql, user_id, task_id, **values, now=self._now())
 
