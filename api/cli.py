@@ -51,16 +51,22 @@ def use_tools(tools: str | None) -> None:
     import os
     import sys
 
+    from keel.checkpoints.task_fields import FieldError, zone_named
     from keel.graphs.assembly import ToolsNotLoaded, load_tools
     from keel.graphs.settings import DEFAULT_TOOLS, Settings
 
     if tools is not None:
         os.environ["KEEL_TOOLS"] = tools
     try:
-        named = Settings().tools
+        settings = Settings()
+        named = settings.tools
         if named != DEFAULT_TOOLS and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())  # spawned workers get it with the rest of the path
         load_tools(named)
+        zone_named(settings.timezone)
+    except FieldError as exc:
+        Console(stderr=True).print(f"[red]refusing to start:[/red] KEEL_TIMEZONE: {exc.message}")
+        raise typer.Exit(2) from None
     except (ToolsNotLoaded, ValueError) as exc:
         Console(stderr=True).print(f"[red]refusing to start:[/red] {exc}")
         raise typer.Exit(2) from None

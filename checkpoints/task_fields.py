@@ -163,29 +163,48 @@ LEADING = re.compile(r"^(?:(?:it'?s |is )?due (?:on |by |at )?|before |until |ti
 """Words that only say a date is a deadline ("due friday", "before noon"): not read as a date."""
 
 
-def _parsed(words: str, when: When) -> tuple[str, datetime, str]:
+def _soonest(words: str, when: When) -> tuple[str, datetime, str]:
+    """``words`` read as the soonest time they can mean that is not over: this one ("friday" on
+    a Friday is today, "december" in December this one) when it is not, else the coming one.
+    """  # noqa: D205
+    text, moment, period = _parsed(words, when, "current_period")
+    over = moment.date() < when.today if period not in TIMED else moment < when.now - GRACE
+    if period in ("week", "month", "year"):
+        over = False  # "this week", "december": the one under way
+    return _parsed(words, when) if over else (text, moment, period)
+
+
+def _parsed(words: str, when: When, prefer: str = "future") -> tuple[str, datetime, str]:
     """``words`` (trimmed) read as a moment in the person's zone, and dateparser's period of it
-    ("time", "day", "week", "month"). Raises ``FieldError`` with a question when they name none.
+    ("time", "day", "week", "month"). Raises ``FieldError`` with a question when they name none
+    or one too far off.
+
+    dateparser reads the words as a wall-clock time, counted from the person's wall clock now;
+    the zone is put on after, by ``zoneinfo``, so that a day across a change of summer time keeps
+    its hour (words with a zone of their own, "5pm UTC", keep theirs). ``prefer``: dateparser's
+    ``PREFER_DATES_FROM`` ("future": the coming friday; "current_period": this december).
     """  # noqa: D205
     text = " ".join(str(words).split())
     if len(text) > DUE_WORDS_MAX_CHARS:
         raise FieldError("unclear_date", "That is too long for a date: which day do you mean?")
     local_now = when.now.astimezone(when.zone)
-    settings = {
-        "PREFER_DATES_FROM": "future",
-        "RELATIVE_BASE": local_now.replace(tzinfo=None),
-        "TIMEZONE": str(when.zone),
-        "TO_TIMEZONE": str(when.zone),
-        "RETURN_AS_TIMEZONE_AWARE": True,
-    }
+    settings = {"PREFER_DATES_FROM": prefer, "RELATIVE_BASE": local_now.replace(tzinfo=None)}
     found = _parser(settings).get_date_data(LEADING.sub("", text))
-    if found.date_obj is None:
+    moment = found.date_obj
+    if moment is None:
         raise FieldError(
             "unclear_date",
             f"Which day do you mean by “{text}”? Say a day, with a time if you like "
             "(“friday”, “tomorrow at 5pm”, “in 2 hours”).",
         )
-    return text, found.date_obj.astimezone(when.zone), found.period
+    if abs(moment.year - local_now.year) > YEARS_AHEAD:
+        raise FieldError("unclear_date", f"“{text}” is too far off: which day do you mean?")
+    moment = moment.replace(tzinfo=when.zone) if moment.tzinfo is None else moment
+    return text, moment.astimezone(when.zone), found.period
+
+
+YEARS_AHEAD = 100
+"""The furthest a date may be from now, in years (a year 9999 cannot be shown in every zone)."""
 
 
 def read_due(words: str, when: When) -> dict[str, Any]:
@@ -194,7 +213,7 @@ def read_due(words: str, when: When) -> dict[str, Any]:
     """  # noqa: D205
     if not str(words).strip():
         return {"due_date": None, "due_at": None}
-    text, moment, period = _parsed(words, when)
+    text, moment, period = _soonest(words, when)
     timed = period in TIMED
     day = moment.date()
     local_now = when.now.astimezone(when.zone)
@@ -218,7 +237,7 @@ def due_days(words: str, when: When) -> tuple[date, date] | None:
     text = " ".join(str(words).split()).casefold()
     if text in OVERDUE_WORDS:
         return None
-    _, moment, period = _parsed("this week" if text == "week" else text, when)
+    _, moment, period = _soonest("this week" if text == "week" else text, when)
     first = moment.date()
     if period == "week":
         return first, first + timedelta(days=7)
@@ -233,7 +252,11 @@ def due_days(words: str, when: When) -> tuple[date, date] | None:
 def _given_due(row: Mapping[str, Any], when: When) -> dict[str, Any]:
     still_open = not row.get("completed")
     if row.get("due_at"):
-        moment = read_time(row["due_at"]).astimezone(when.zone)
+        moment = read_time(row["due_at"])
+        try:
+            moment = moment.astimezone(when.zone)
+        except OverflowError:  # a moment at the edge of time, stored before it was bounded
+            pass
         late = still_open and moment < when.now
         return {"due": moment.isoformat(timespec="minutes"), "overdue": late}
     day = row.get("due_date")

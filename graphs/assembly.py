@@ -31,6 +31,7 @@ from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.task_fields import FieldError, zone_named
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, served
 from keel.graphs.resources import open_resources
@@ -133,6 +134,10 @@ async def open_keel(
     the tools and models loaded in one.
     """
     settings = settings or Settings()
+    try:  # KEEL_TIMEZONE's file, read once off the event loop: an unknown zone stops the start
+        await asyncio.to_thread(zone_named, settings.timezone)
+    except FieldError as exc:
+        raise ValueError(f"KEEL_TIMEZONE: {exc.message}") from None
     if tools is None:
         tools = await _off(offload, load_tools, settings.tools)
     async with open_backend(

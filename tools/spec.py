@@ -98,6 +98,8 @@ class Confirm:
     """What the target is, as the question names it."""
     to: str | None = None
     """The argument holding what the target becomes (a rename's new title), if any."""
+    empty: str | None = None
+    """What an empty ``to`` means, as the change says it ("no date"); None: it is never empty."""
 
     def change(self, args: dict[str, Any], task: dict[str, Any] | None) -> dict[str, Any]:
         """What a yes to the call changes, in full: "Rename task 1: buy milk -> buy oat milk".
@@ -109,6 +111,8 @@ class Confirm:
         title = task.get("title") if task else None
         title = title if isinstance(title, str) else None
         new = str(args[self.to]) if self.to and args.get(self.to) is not None else None
+        if self.empty is not None and not (new or "").strip():
+            new = self.empty
         text = f"{self.verb.capitalize()} {self.noun} {target}"
         if new is not None:
             text += f": {title} -> {new}" if title else f" to {new}"

@@ -239,3 +239,19 @@ def test_load_tools_takes_a_list_a_tool_or_a_function_and_refuses_the_rest():
     ]:
         with pytest.raises(ToolsNotLoaded, match=re.escape(said)):
             load_tools(wrong)
+
+
+def test_a_time_zone_keel_does_not_know_stops_the_start(tmp_path):
+    refused = subprocess.run(
+        [KEEL_SCRIPT, "chat"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=keel_env(f"sqlite:///{tmp_path / 'keel.db'}", KEEL_TIMEZONE="Mars/Base"),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert refused.returncode == 2
+    said = " ".join(refused.stderr.split())
+    assert "refusing to start: KEEL_TIMEZONE: 'Mars/Base' is not a time zone I know." in said
+    assert not (tmp_path / "keel.db").exists()  # nothing was opened

@@ -185,3 +185,33 @@ async def test_a_zone_a_run_context_names_is_read_off_the_event_loop_or_refused(
     assert zone_ready("Pacific/Chatham") and ready.store.zone == zone_named("Pacific/Chatham")
     with pytest.raises(FieldError, match="not a time zone I know"):
         await prepared(memory_keel.context(timezone="Mars/Olympus"))
+
+
+def test_a_time_of_day_keeps_its_hour_across_a_change_of_summer_time():
+    berlin = zone_named("Europe/Berlin")
+    before_spring = When(berlin, datetime(2026, 3, 28, 12, 0, tzinfo=UTC))  # CET, +1
+    assert read_due("tomorrow at 5pm", before_spring)["due_at"] == datetime(
+        2026, 3, 29, 15, 0, tzinfo=UTC
+    )  # 17:00 CEST, +2
+    night_of_autumn = When(berlin, datetime(2026, 10, 24, 23, 30, tzinfo=UTC))  # 01:30 CEST
+    assert read_due("at 2:30am", night_of_autumn)["due_date"] == "2026-10-25"  # no crash
+    with pytest.raises(FieldError, match="too far off"):
+        read_due("31 december 9999 23:59", When(berlin, SUNDAY_10_BERLIN))
+
+
+async def test_a_moment_is_counted_on_the_day_it_falls_on_where_the_reader_is(store):
+    await invoke(store, "ann", "create_todo_task", title="late call", due="tomorrow at 00:30")
+    utc = store.in_zone("UTC")  # 23:30 today in UTC
+    assert (await invoke(utc, "ann", "list_todo_tasks", due="today"))[1]["total"] == 1
+    assert (await invoke(store, "ann", "list_todo_tasks", due="today"))[1]["total"] == 0
+    await invoke(store, "ann", "complete_todo_task", task_id=1)
+    done = await invoke(store, "ann", "list_todo_tasks", due="tomorrow", status="done")
+    assert [t["title"] for t in done[1]["tasks"]] == ["late call"]  # done ones, when asked for
+
+
+def test_taking_a_date_away_says_so_in_the_question():
+    confirm = spec_of(next(t for t in TODO_TOOLS if t.name == "schedule_todo_task")).confirm
+    assert confirm is not None
+    assert confirm.change({"task_id": 2, "due": ""}, {"title": "dentist"})["text"] == (
+        "Reschedule task 2: dentist -> no date"
+    )

@@ -157,7 +157,7 @@ async def update_todo_task(
 
 @keel_tool(
     mutates=True,
-    confirm=Confirm("reschedule", "rescheduled", to="due"),
+    confirm=Confirm("reschedule", "rescheduled", to="due", empty="no date"),
     intent="schedule",
     examples=[
         "move {task} to {when}",

@@ -11,7 +11,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import date, datetime
+from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -111,7 +111,17 @@ def _status(done: bool | None) -> str:
 
 
 OVERDUE = " AND completed = :false AND (due_at < :now OR (due_at IS NULL AND due_date < :today))"
-DUE_BETWEEN = " AND completed = :false AND due_date >= :due_from AND due_date < :due_to"
+"""Open tasks past their moment, or past their day when they have no time of day."""
+DUE_BETWEEN = (
+    " AND ((due_at IS NULL AND due_date >= :due_from AND due_date < :due_to)"
+    " OR (due_at >= :at_from AND due_at < :at_to))"
+)
+"""Tasks due on the days asked for: a day by its date, a moment by the user's days (in their zone
+now, which need not be the zone it was set in)."""
+OPEN_ONLY = " AND completed = :false"
+BY_WHEN = "due_date, CASE WHEN due_at IS NULL THEN 0 ELSE 1 END, due_at, number"
+"""Soonest first, a day before the moments on it, the same on SQLite and PostgreSQL (whose NULLs
+sort the other way)."""
 
 
 RETURNING = "RETURNING *"
@@ -244,9 +254,10 @@ class TaskStore:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return self._row(row)
 
-    async def _due(self, due: str | None) -> tuple[str, dict[str, Any]]:
-        """The SQL condition and parameters that keep only the open tasks ``due`` names: words
-        of a day, a week or a month, or "overdue" (``keel.checkpoints.task_fields.due_days``).
+    async def _due(self, due: str | None, done: bool | None) -> tuple[str, dict[str, Any]]:
+        """The SQL condition and parameters that keep only the tasks ``due`` names: words of a
+        day, a week or a month (``keel.checkpoints.task_fields.due_days``; the open ones, unless
+        ``done`` says which), or "overdue" (open ones past their time).
         """  # noqa: D205
         if due is None or not str(due).strip():
             return "", {}
@@ -259,9 +270,12 @@ class TaskStore:
             today = when.today.isoformat()
             return OVERDUE, {"now": self.db.time(when.now), "today": today, "false": False}
         first, after = days
-        return DUE_BETWEEN, {
+        start, end = (datetime.combine(d, time(), self.zone) for d in (first, after))
+        return DUE_BETWEEN + (OPEN_ONLY if done is None else ""), {
             "due_from": first.isoformat(),
             "due_to": after.isoformat(),
+            "at_from": self.db.time(start),
+            "at_to": self.db.time(end),
             "false": False,
         }
 
@@ -281,8 +295,8 @@ class TaskStore:
         due.
         """
         offset, limit = _check_page(offset, limit)
-        dated, params = await self._due(due)
-        order = "due_date, due_at, number" if dated else "number"
+        dated, params = await self._due(due, done)
+        order = BY_WHEN if dated else "number"
         rows = await self.session.fetch(
             f"SELECT * FROM keel_tasks WHERE user_id = :user{_status(done)}{dated} "
             f"ORDER BY {order} LIMIT :limit OFFSET :offset",
@@ -300,7 +314,7 @@ class TaskStore:
         """How many tasks the user has (completed ones only, or open ones only, by ``done``; due
         then, by ``due``).
         """  # noqa: D205
-        dated, params = await self._due(due)
+        dated, params = await self._due(due, done)
         row = await self.session.fetchone(
             f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{_status(done)}{dated}",
             {"user": user_id, "done": done, **params},

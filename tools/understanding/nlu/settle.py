@@ -227,16 +227,19 @@ def _cleaned(intent: Intent, reader: Reader, fields: tuple[str, ...] = ()) -> In
     if intent.tool not in reader.labels:
         return intent
     words, probability = reader.arguments(intent.text, intent.tool)
+    left_in = False  # words of a field the tagger marked but that were not taken: kept as said
     for name in fields:
         said = words.get(SLOTS[name])
         if not said or name in intent.args:
             continue
         title = intent.args.get("title")
         left = _without(title, said) if isinstance(title, str) else None
-        inside = left == title and said.casefold() in str(title).casefold()  # "a at 5 b": no
+        inside = left == title and _find(str(title), said) is not None  # "a at 5 b": no
         if not inside and reader.certainty(intent.text, intent.tool, SLOTS[name]) >= FIELD_SURE:
             intent = intent.with_args(**{name: said}, **({"title": left} if left else {}))
-    if probability < TAGS_SURE:
+        else:
+            left_in = True
+    if probability < TAGS_SURE or left_in:  # the tagger's title would drop the words left in
         return intent
     title = intent.args.get("title")
     if isinstance(title, str) and (new := words.get("title")) and _shorter(new, title):
@@ -258,19 +261,30 @@ def _without(title: str, due: str) -> str:
     """``title`` without the words of when at its end or start (the title as it was when they
     stand inside it, or make all of it).
     """  # noqa: D205
-    at = title.casefold().rfind(due.casefold())
-    if at < 0:
+    found = _find(title, due)
+    if found is None:
         return title
-    if at + len(due) == len(title):
+    at, end = found
+    if end == len(title):
         words = title[:at].rstrip(" ,").split(" ")
         if words and words[-1].casefold() in DANGLING:
             words.pop()
         left = " ".join(words).rstrip(" ,")
     elif at == 0:
-        left = title[len(due) :].lstrip(" ,")
+        left = title[end:].lstrip(" ,")
     else:
         return title
     return left or title
+
+
+def _find(text: str, words: str) -> tuple[int, int] | None:
+    """Where ``words`` stand last in ``text``, in any case (positions in ``text`` itself: a case
+    fold may change a text's length, "ß" to "ss"); None when they do not.
+    """  # noqa: D205
+    found = None
+    for match in re.finditer(re.escape(words), text, re.IGNORECASE):
+        found = (match.start(), match.end())
+    return found
 
 
 def _shorter(new: str, old: str) -> bool:
