@@ -202,6 +202,10 @@ def _figures(tally: Tally) -> str:
         text += f"  titles clean {_share(tally.clean, tally.titled)}"
     if tally.dated:
         text += f"  dates {_share(tally.dates, tally.dated)}"
+    if tally.listed:
+        text += f"  lists {_share(tally.lists, tally.listed)}"
+    if tally.placed:
+        text += f"  places {_share(tally.places, tally.placed)}"
     if tally.talk:
         text += f"  untouched {_share(tally.untouched, tally.talk)}"
     return text

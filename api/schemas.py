@@ -306,6 +306,19 @@ class TaskOut(BaseModel):
     overdue: bool = Field(
         default=False, description="Still open past when it was due.", examples=[False]
     )
+    list: str = Field(
+        default="todo",
+        description='The list it is on ("todo": the one a task is on when none is named).',
+        examples=["shopping"],
+    )
+
+
+class ListOut(BaseModel):
+    """One of the caller's lists."""
+
+    list: str = Field(description="Its name.", examples=["shopping"])
+    tasks: int = Field(description="How many tasks are on it.", examples=[3])
+    open: int = Field(description="How many of them are still open.", examples=[2])
 
 
 class ReopenAnswer(BaseModel):

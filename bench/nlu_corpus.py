@@ -5,8 +5,8 @@ Reads CLINC150's ``data_full.json`` (github.com/clinc/oos-eval, CC BY 3.0) and S
 splits only (a test split is never opened), and writes ``clinc150.jsonl`` and ``slurp.jsonl``
 in ``tools/understanding/nlu/corpora/``. Utterances of the corpora's todo, shopping-list,
 reminder and list intents are labelled by hand for keel (``--labels``: one JSON line each with
-``text``, ``source``, ``intent`` and the exact words of ``title`` / ``ref``; by default those the
-files already carry); every other intent is talk keel does not
+``text``, ``source``, ``intent`` and the exact words of ``title`` / ``ref`` / ``due`` / ``list`` /
+``place``; by default those the files already carry); every other intent is talk keel does not
 act on (``offtopic``), except greetings, goodbyes, thanks and "what can I ask you" (their own
 kinds), and yes / no / cancel / repeat, left out (keel reads those by rule). CLINC150's validation
 split and half of SLURP's (by a hash of the text) are marked ``heldout``: kept back from training,
@@ -32,11 +32,14 @@ TALK = {
     "general_greet": "greeting",
 }
 LEFT_OUT = {"yes", "no", "maybe", "cancel", "repeat"}
-KEPT = ("intent", "title", "ref", "select", "due")
+KEPT = ("intent", "title", "ref", "select", "due", "list", "place")
 DATED = {"date", "time", "timeofday"}
 """SLURP's entity types of the words of when, marked ``due`` on every line that has them."""
 LEADING = {"on", "at", "by", "before", "for", "until", "till", "in", "from", "due", "this", "next"}
 """A word before a date that belongs to it ("on friday", "by five pm")."""
+UNNAMED = {"things to do"}
+"""SLURP's list names that only say it is the list of tasks ("remove the list of things to do");
+a playlist is no list either."""
 
 
 RELABELLED = {
@@ -54,8 +57,15 @@ def _hand(labels: Path | None) -> dict[tuple[str, str], dict[str, object]]:
     return {
         (r["source"], r["text"]): r
         for r in rows
-        if labels or r["source"].rsplit(":", 1)[-1] in RELABELLED
+        if labels or r["source"].rsplit(":", 1)[-1] in RELABELLED or _named(r)
     }
+
+
+def _named(row: dict[str, Any]) -> bool:
+    """Whether ``row`` is CLINC150 talk whose list's name was marked by hand ("order everything
+    on my shopping list"): CLINC150 has no annotations to find it again.
+    """  # noqa: D205
+    return str(row["source"]).startswith("clinc150:") and bool(row.get("list"))
 
 
 def _line(
@@ -106,6 +116,25 @@ def _due(row: dict[str, Any]) -> str | None:
     return due if due in row["sentence"] else None
 
 
+def _list(row: dict[str, Any]) -> str | None:
+    """The name of a list in a SLURP line: its ``list_name`` entity's words as said, without a
+    leading "my" or "the" or a trailing "list" ("my vacation list": "vacation").
+    """  # noqa: D205
+    words = [t["surface"] for t in row["tokens"]]
+    for entity in row.get("entities", []):
+        if entity["type"] != "list_name":
+            continue
+        name = [words[i] for i in entity["span"]]
+        while name and name[0].lower() in {"my", "the"}:
+            name = name[1:]
+        while name and name[-1].lower() in {"list", "lists"}:
+            name = name[:-1]
+        text = " ".join(name)
+        if text and text not in UNNAMED and "playlist" not in text and text in row["sentence"]:
+            return text
+    return None
+
+
 def slurp(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[str]:
     lines = []
     for raw in path.read_text(encoding="utf-8").splitlines():
@@ -114,8 +143,11 @@ def slurp(path: Path, hand: dict[tuple[str, str], dict[str, object]]) -> list[st
         labelled = hand.get((source, row["sentence"]))
         label = str(labelled["intent"]) if labelled else TALK.get(row["intent"], "offtopic")
         heldout = zlib.crc32(row["sentence"].encode()) % 2 == 0
-        if labelled is None and (due := _due(row)):
-            labelled = {"due": due}  # talk: only its words of when are marked
+        name = _list(row)
+        if labelled is None:  # talk: only its words of when and its list's name are marked
+            labelled = {k: v for k, v in (("due", _due(row)), ("list", name)) if v} or None
+        elif name and not labelled.get("list"):
+            labelled = {**labelled, "list": name}  # a hand label's own list name wins
         lines.append(_line(row["sentence"], label, source, labelled, heldout))
     return lines
 

@@ -34,6 +34,7 @@ tasks = sa.Table(
     sa.Column("number", sa.BigInteger, nullable=False),
     *(column for field in FIELDS for column in field.columns()),
     sa.Index("ux_keel_tasks_user_number", "user_id", "number", unique=True),
+    sa.Index("ix_keel_tasks_user_list", "user_id", "list_name", "position"),
     sqlite_autoincrement=True,
 )
 """A task's id as its user sees it is ``number``: each user's tasks count from 1. The columns of

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -44,3 +47,13 @@ def is_complete(state: KeelState) -> bool:
 def is_processing(state: KeelState) -> bool:
     """The state machine is in ASSISTANT or TOOL_EXECUTION."""
     return state.get("agent_state") in (AgentState.ASSISTANT, AgentState.TOOL_EXECUTION)
+
+
+async def invoke(store: Any, user: str, name: str, **args: Any) -> tuple[str, Any]:
+    """A todo tool called as the agent calls it: its status, and its result (or error text)."""
+    from keel.tools.calls import run_tool_call
+    from keel.tools.tasks.todo import TODO_TOOLS
+
+    call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
+    msg = await run_tool_call(call, user, store, tools=TODO_TOOLS)
+    return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)

@@ -59,13 +59,14 @@ def group_name(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
-PLACES = {"task": "{task}", "title": "{title}", "list": r"(?:[\w'-]+(?: [\w'-]+)?)"}
-"""What a placeholder of an example matches; ``{list}`` names a list ("grocery"), no argument."""
+PLACES = {"task": "{task}", "title": "{title}", "list": r"(?P<list>[\w'-]+(?: [\w'-]+)?)"}
+"""What a placeholder of an example matches; ``{list}`` names a list ("grocery"): one or two words
+(a tool that takes no list is given none: ``keel.tools.understanding.nlu.settle``)."""
 
 
-LEARNED_ONLY = re.compile(r"\{(?:due|when|late)\}")
-"""The placeholders of words of when: an example with one is learned from, never matched as a
-phrasing (any last word would read as a date)."""
+LEARNED_ONLY = re.compile(r"\{(?:due|when|late|place|urgent)\}")
+"""The placeholders of words of when and of a place in a list: an example with one is learned
+from, never matched as a phrasing (any last word would read as a date or a place)."""
 
 
 def example_pattern(example: str) -> str:
@@ -100,6 +101,12 @@ class Confirm:
     """The argument holding what the target becomes (a rename's new title), if any."""
     empty: str | None = None
     """What an empty ``to`` means, as the change says it ("no date"); None: it is never empty."""
+    named: Callable[[Any], str] | None = None
+    """How a question names its target ("the shopping list"); None: the noun and the target."""
+
+    def named_target(self, target: Any) -> str:
+        """The target as a question names it: "task 3", "the shopping list"."""
+        return self.named(target) if self.named else f"{self.noun} {target}"
 
     def change(self, args: dict[str, Any], task: dict[str, Any] | None) -> dict[str, Any]:
         """What a yes to the call changes, in full: "Rename task 1: buy milk -> buy oat milk".
@@ -113,7 +120,7 @@ class Confirm:
         new = str(args[self.to]) if self.to and args.get(self.to) is not None else None
         if self.empty is not None and not (new or "").strip():
             new = self.empty
-        text = f"{self.verb.capitalize()} {self.noun} {target}"
+        text = f"{self.verb.capitalize()} {self.named_target(target)}"
         if new is not None:
             text += f": {title} -> {new}" if title else f" to {new}"
         elif title:
@@ -130,12 +137,12 @@ class Confirm:
 
     def question(self, args: dict[str, Any]) -> str:
         """The question put to the user."""
-        what = f"{self.noun} {args.get(self.target)}"
+        what = self.named_target(args.get(self.target))
         return f"Are you sure you want to {self.verb} {what}? (yes/no)"
 
     def cancelled(self, args: dict[str, Any]) -> str:
         """What the tool reports when the user said no."""
-        return f"Cancelled: {self.noun} {args.get(self.target)} was not {self.done}."
+        return f"Cancelled: {self.named_target(args.get(self.target))} was not {self.done}."
 
     def all_cancelled(self, targets: Sequence[Any]) -> str:
         """What the offline model says when the user said no to several calls of the tool."""
@@ -146,7 +153,7 @@ class Confirm:
     def what(self, targets: Sequence[Any]) -> str:
         """The verb and what it acts on: "delete task 3", "delete 3 tasks (1, 2, 4)"."""
         if len(targets) == 1:
-            return f"{self.verb} {self.noun} {targets[0]}"
+            return f"{self.verb} {self.named_target(targets[0])}"
         listed = f" ({', '.join(str(t) for t in targets)})" if len(targets) <= NAMED_MAX else ""
         return f"{self.verb} {len(targets)} {self.noun}s{listed}"
 

@@ -103,10 +103,17 @@ export const api = {
   cancel: (id) => call("POST", `${conv(id)}/cancel`),
   reopenTopic: (id, topicId) =>
     call("POST", `${conv(id)}/topics/${encodeURIComponent(topicId)}/reopen`),
-  tasks: () => {
+  // The caller's tasks, due times in the browser's zone; `list`: only those on that list.
+  tasks: (list = "") => {
+    const query = new URLSearchParams();
     const zone = browserZone();
-    return call("GET", zone ? `/v1/tasks?timezone=${encodeURIComponent(zone)}` : "/v1/tasks");
+    if (zone) query.set("timezone", zone);
+    if (list) query.set("list", list);
+    const text = query.toString();
+    return call("GET", text ? `/v1/tasks?${text}` : "/v1/tasks");
   },
+  // The caller's lists, each with how many tasks it holds and how many are open.
+  lists: () => call("GET", "/v1/lists"),
 };
 
 /**

@@ -189,9 +189,14 @@ async function refreshConversations() {
   }
 }
 
+let shownList = ""; // the list the task panel shows ("": all of them)
+
 async function refreshTasks() {
   try {
-    view.renderTasks(await api.tasks());
+    const lists = await api.lists();
+    if (shownList && !lists.some((l) => l.list === shownList)) shownList = "";
+    view.renderLists(lists, shownList);
+    view.renderTasks(await api.tasks(shownList), { listed: Boolean(shownList) });
   } catch {
     view.renderTasks(null);
   }
@@ -626,6 +631,10 @@ function wireControls() {
   $("show-all").addEventListener("click", showWholeConversation);
   $("toggle-sidebar").addEventListener("click", () => togglePanel("sidebar"));
   $("toggle-details").addEventListener("click", () => togglePanel("details"));
+  $("task-list").addEventListener("change", (event) => {
+    shownList = event.target.value;
+    refreshTasks();
+  });
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") closePanels({ refocus: true });
   });

@@ -195,7 +195,23 @@ export function renderPlan(mission, todolist) {
 }
 
 /** The user's tasks, drawn as marks that do nothing (✓ done, ○ open); null if unreadable. */
-export function renderTasks(tasks) {
+/** The list switcher above the tasks: all lists, or one (shown only when there are several). */
+export function renderLists(lists, chosen) {
+  const select = $("task-list");
+  select.replaceChildren(el("option", { text: "All lists", attrs: { value: "" } }));
+  for (const found of lists) {
+    const option = el("option", {
+      text: `${found.list} (${found.open})`,
+      attrs: { value: found.list },
+    });
+    option.selected = found.list === chosen;
+    select.append(option);
+  }
+  select.hidden = lists.length < 2 && !chosen;
+}
+
+/** The tasks panel; `listed`: one list is shown, so a task's list goes unsaid. */
+export function renderTasks(tasks, { listed = false } = {}) {
   const list = $("tasks");
   list.replaceChildren();
   if (!tasks) {
@@ -215,6 +231,9 @@ export function renderTasks(tasks) {
       el("span", { cls: "task-id", text: `${task.id}.` }),
       el("span", { cls: "task-title", text: task.title }),
       hiddenText(task.completed ? " (done)" : " (open)"),
+      !listed && task.list && task.list !== "todo"
+        ? el("span", { cls: "task-list-name", text: task.list })
+        : null,
       task.due
         ? el("span", {
             cls: task.overdue ? "task-due overdue" : "task-due",

@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
+from keel.checkpoints.task_fields import FieldError, list_name
 from keel.nodes.models.choices import WHICH, guessed, picked, referred
 from keel.nodes.models.lookups import (
     chosen,
@@ -61,6 +63,9 @@ def help_text(tools: Sequence[BaseTool]) -> str:
 
 def _call(intent: Intent, task_id: int | None, offset: int = 0) -> ToolCall:
     args = dict(intent.args)
+    if isinstance(args.get("list"), str):  # the list by its name, as a model would call it
+        with suppress(FieldError):
+            args["list"] = list_name(args["list"])
     if task_id is not None:
         args["task_id"] = task_id
     if offset:

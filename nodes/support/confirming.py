@@ -41,6 +41,7 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from keel.checkpoints.task_fields import TODO_LIST
 from keel.nodes.models.markers import SYNTHETIC
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.confirmation import ConfirmationChange, approval_request
@@ -52,6 +53,7 @@ from keel.tools.calls import payload, run_tool_call, tool_error
 from keel.tools.ledger import recall
 from keel.tools.spec import NAMED_MAX, Confirm, confirmations, question
 from keel.tools.tasks.reads import get_todo_task
+from keel.tools.tasks.store import TaskError
 from keel.tools.tasks.todo import GET
 from keel.tools.understanding.reading import confirms
 
@@ -69,9 +71,11 @@ async def _probe(
     """The task a call that needs a yes acts on, as it is now, or the error that stands in for
     the call when the task is not there (nothing to ask about); None when it acts on no task.
     """  # noqa: D205
+    ctx, call_id = runtime.context, call.get("id") or ""
+    if confirm.target == "list":
+        return await _list_probe(call, confirm, ctx)
     if confirm.target != "task_id":
         return None
-    ctx, call_id = runtime.context, call.get("id") or ""
     probe = ToolCall(
         name=GET, args={"task_id": call["args"].get("task_id")}, id=call_id, type="tool_call"
     )
@@ -80,6 +84,22 @@ async def _probe(
         return tool_error(call, str(checked.content))
     data = payload(checked)
     return data if isinstance(data, dict) else None
+
+
+async def _list_probe(
+    call: ToolCall, confirm: Confirm, ctx: KeelContext
+) -> ToolMessage | dict[str, Any]:
+    """How many tasks the list a call acts on holds ("3 tasks"), or the error that stands in for
+    the call when there is nothing to ask about (no task on it, or no list by that name).
+    """  # noqa: D205
+    words = call["args"].get("list")
+    try:
+        held = await ctx.store.count(ctx.user_id, list_=str(words or "") or TODO_LIST)
+    except TaskError as exc:
+        return tool_error(call, exc.message)
+    if not held:
+        return tool_error(call, f"There is nothing on {confirm.named_target(words)} to clear.")
+    return {"title": f"{held:,} task" + ("" if held == 1 else "s")}
 
 
 async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:

@@ -381,3 +381,19 @@ async def test_dates_are_read_in_the_time_zone_a_message_brings(server_url):
         await ws.send(json.dumps({"content": "hi", "timezone": "Mars/Olympus"}))
         error = json.loads(await ws.recv())
         assert error["type"] == "error" and "not a time zone" in error["data"]["message"]
+
+
+def test_a_named_list_is_read_over_http_and_only_by_its_user(server_url):
+    cid = new_conversation(server_url)
+    post = f"{server_url.url}/v1/conversations/{cid}/messages"
+    made = httpx.post(post, json={"content": "add batteries to the hardware list"}, headers=ANN)
+    assert made.json()["reply"] == "Created task: batteries (hardware list)"
+    lists = httpx.get(f"{server_url.url}/v1/lists", headers=ANN).json()
+    assert {"list": "hardware", "tasks": 1, "open": 1} in lists and lists[0]["list"] == "todo"
+    on_it = httpx.get(f"{server_url.url}/v1/tasks", params={"list": "Hardware"}, headers=ANN)
+    assert [t["title"] for t in on_it.json()] == ["batteries"]
+    assert on_it.headers["X-Total-Count"] == "1" and on_it.json()[0]["list"] == "hardware"
+    theirs = httpx.get(f"{server_url.url}/v1/lists", headers=BOB).json()
+    assert all(found["list"] != "hardware" for found in theirs)
+    bad = httpx.get(f"{server_url.url}/v1/tasks", params={"list": "?!"}, headers=ANN)
+    assert bad.status_code == 422 and "not a list name" in bad.text

@@ -1,7 +1,6 @@
 """When a task is due: read from words in the user's time zone, stored, listed and moved."""
 
 import json
-import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -21,7 +20,7 @@ from keel.tools.tasks.pages import describe_page
 from keel.tools.tasks.store import TaskError, TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.conftest import FakeClock
-from tests.helpers import open_database
+from tests.helpers import invoke, open_database
 
 SUNDAY_10_BERLIN = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 """Sunday 29 November 2026, 10:00 in Berlin (UTC+1)."""
@@ -36,12 +35,6 @@ def sunday() -> FakeClock:
 async def store(database_url, sunday):
     async with open_database(database_url) as db:
         yield TaskStore(db, sunday).in_zone("Europe/Berlin")
-
-
-async def invoke(store, user, name, **args):
-    call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
-    msg = await run_tool_call(call, user, store, tools=TODO_TOOLS)
-    return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,11 @@ def test_titles_are_the_thing_to_do(text, title):
         ("add pay rent tomorrow at 5pm", "pay rent", "tomorrow at 5pm"),
         ("remind me tomorrow to call mom", "call mom", "tomorrow"),
         ("remind me in 10 minutes to check the laundry", "check the laundry", "in 10 minutes"),
-        ("i need to renew my passport before december 12", "renew my passport", "december 12"),
+        (
+            "i need to renew my passport before december 12",
+            "renew my passport",
+            "before december 12",
+        ),
         ("add finish the report by thursday", "finish the report", "by thursday"),
     ],
 )
@@ -145,7 +149,7 @@ async def test_the_issue_examples_in_a_turn(memory_keel):
         await memory_keel.store.create("local", title)
     cid, ctx = str(uuid.uuid4()), memory_keel.context()
     made = await run_turn(memory_keel.graph, cid, "put bread on my shopping list", ctx)
-    assert made.reply == "Created task: bread"
+    assert made.reply == "Created task: bread (shopping list)"
     asked = await run_turn(memory_keel.graph, cid, "remove cereal from my shopping list", ctx)
     assert asked.awaiting_confirmation and asked.awaiting_confirmation["task_ids"] == [2]
     await run_turn(memory_keel.graph, cid, "yes", ctx)

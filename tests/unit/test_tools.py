@@ -1,12 +1,11 @@
 import json
-import uuid
 
 import pytest
 
 from keel.tools.calls import run_tool_call
 from keel.tools.tasks.store import TITLE_MAX_CHARS, TaskError, TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
-from tests.helpers import open_database
+from tests.helpers import invoke, open_database
 
 EMPTY_PAGE = {"total": 0, "offset": 0, "next_offset": None, "tasks": []}
 """What listing gives a user with no task: an empty first page."""
@@ -16,12 +15,6 @@ EMPTY_PAGE = {"total": 0, "offset": 0, "next_offset": None, "tasks": []}
 async def store(database_url):
     async with open_database(database_url) as db:
         yield TaskStore(db)
-
-
-async def invoke(store, user, name, **args):
-    call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
-    msg = await run_tool_call(call, user, store, tools=TODO_TOOLS)
-    return msg.status, (json.loads(msg.content) if msg.status != "error" else msg.content)
 
 
 def test_injected_arguments_are_hidden_from_the_model():

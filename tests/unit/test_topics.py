@@ -241,7 +241,7 @@ async def test_a_summary_says_what_was_asked_and_done_without_pleasantries(memor
     groceries = (await topic_rows(memory_keel, cid))[0]
     assert groceries["summary"] == (
         "Asked: add buy milk to my groceries; add buy eggs. "
-        "Done: Created task: buy milk; Created task: buy eggs"
+        "Done: Created task: buy milk (groceries list); Created task: buy eggs"
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keel.checkpoints.task_fields import Due
+from keel.checkpoints.task_fields import Due, FieldError, ListName, Place, list_name
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.pages import task_extras
@@ -104,6 +104,17 @@ from keel.tools.tasks.pages import task_extras
         "don't let me forget to {title} {due}",
         "{due} remind me to {title}",
         "new task: {title}, due {when}",
+        "add {title} to my {list} list",
+        "add {title} to the {list} list",
+        "put {title} on my {list} list",
+        "put {title} on the {list} list",
+        "we need {title}, put it on the {list} list",
+        "add {title} to my {list} list {due}",
+        "put {title} {place}",
+        "add {title} {place}",
+        "add {title}, it's {urgent}",
+        "put {title} {place} of my {list} list",
+        "add {title} to my {list} list {place}",
     ],
     intent="create",
     reply=lambda task: f"Created task: {task['title']}{task_extras(task)}",
@@ -112,10 +123,17 @@ from keel.tools.tasks.pages import task_extras
     step="Add {title}",
 )
 async def create_todo_task(
-    title: str, user_id: UserId, store: Store, due: Due = None
+    title: str,
+    user_id: UserId,
+    store: Store,
+    due: Due = None,
+    list: ListName = None,  # noqa: A002 - the argument as people and models name it
+    place: Place = None,
 ) -> dict[str, Any]:
-    """Create a new task with the given title (and when it is due, if the user said)."""
-    return await store.create(user_id, title, due=due)
+    """Create a new task with the given title (on a named list, at a place in it, and when it is
+    due, if the user said).
+    """  # noqa: D205
+    return await store.create(user_id, title, due=due, list=list, place=place)
 
 
 @keel_tool(
@@ -182,6 +200,82 @@ async def schedule_todo_task(
 ) -> dict[str, Any]:
     """Set or change when a task is due (an empty ``due`` takes its date away)."""
     return await store.schedule(user_id, task_id, due)
+
+
+def _the_list(name: Any) -> str:
+    """A list as a question names it: "the shopping list" ("the todo list" for none)."""
+    try:
+        return f"the {list_name(str(name or ''))} list"
+    except FieldError:
+        return f"the list “{str(name)[:60]}”"
+
+
+@keel_tool(
+    mutates=True,
+    intent="move",
+    examples=[
+        "move {task} to the {list} list",
+        "move {task} to my {list} list",
+        "put {task} on the {list} list instead",
+        "{task} belongs on the {list} list",
+        "move {task} {place}",
+        "put {task} {place}",
+        "bump {task} {place}",
+        "make {task} {place}",
+        "move {task} {place} of the list",
+        "{task} is {urgent}",
+    ],
+    reply=lambda task: f"Moved task {task['id']}: {task['title']}{task_extras(task)}",
+    said=lambda task: f"Moved task {task['id']}: {task['title']}{task_extras(task)}",
+    example='move one ("Move task 2 to the top", "Move eggs to the shopping list")',
+    step="Move {task}",
+)
+async def move_todo_task(
+    task_id: TaskId,
+    user_id: UserId,
+    store: Store,
+    list: ListName = None,  # noqa: A002 - the argument as people and models name it
+    place: Place = None,
+) -> dict[str, Any]:
+    """Move a task to another list, or to a place in its list (the top for something urgent)."""
+    return await store.move(user_id, task_id, list, place)
+
+
+@keel_tool(
+    mutates=True,
+    confirm=Confirm("clear", "cleared", target="list", noun="list", named=_the_list),
+    intent="clear",
+    examples=[
+        "clear my {list} list",
+        "clear the {list} list",
+        "empty my {list} list",
+        "delete my {list} list",
+        "delete the {list} list",
+        "throw away the {list} list",
+        "get rid of my {list} list",
+        "wipe my {list} list",
+        "clear my list",
+        "clear the list",
+        "empty my list",
+        "delete everything on my {list} list",
+        "start my {list} list over",
+    ],
+    reply=lambda done: f"Cleared the {done['list']} list: {_tasks(done['deleted'])} deleted.",
+    said=lambda done: f"Cleared the {done['list']} list ({_tasks(done['deleted'])})",
+    example='clear a whole list ("Clear my shopping list")',
+    step="Clear the {list} list",
+)
+async def clear_todo_list(
+    user_id: UserId,
+    store: Store,
+    list: ListName = None,  # noqa: A002 - the argument as people and models name it
+) -> dict[str, Any]:
+    """Delete every task on a list (none named: the todo list)."""
+    return await store.clear(user_id, list)
+
+
+def _tasks(n: int) -> str:
+    return f"{n:,} task" + ("" if n == 1 else "s")
 
 
 @keel_tool(

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from keel.checkpoints.task_fields import FIELDS, OVERDUE_WORDS
+from keel.checkpoints.task_fields import FIELDS, LIST, OVERDUE_WORDS, TODO_LIST
 from keel.tools.tasks.store import MAX_TASK_ID
 
 LIST_LIMIT_DEFAULT = 50
@@ -68,18 +68,34 @@ def task_page(tasks: list[dict[str, Any]], total: int, offset: int, **also: Any)
     }
 
 
-def task_line(task: dict[str, Any]) -> str:
+def task_line(task: dict[str, Any], listed: bool = False) -> str:
     """One task as a line of a task list: "- [ ] 2. call mom", "- [x] 4. pay rent", with its
-    fields beyond the title: "- [ ] 5. call the dentist (due Fri 4 Dec 2026)".
+    fields beyond the title: "- [ ] 5. call the dentist (due Fri 4 Dec 2026)"; ``listed``: under
+    its list's heading, which names the list.
     """  # noqa: D205
     line = f"- [{'x' if task['completed'] else ' '}] {task['id']}. {task['title']}"
-    return line + task_extras(task)
+    return line + task_extras(task, listed)
 
 
-def task_extras(task: dict[str, Any]) -> str:
-    """A task's fields beyond its title as words after it (" (due Fri 4 Dec 2026)"), or ""."""
-    extras = [words for field in FIELDS if (words := field.shown(task))]
+def task_extras(task: dict[str, Any], listed: bool = False) -> str:
+    """A task's fields beyond its title as words after it (" (shopping list; due Fri 4 Dec
+    2026)"), or ""; ``listed``: without its list.
+    """  # noqa: D205
+    shown = [f for f in FIELDS if not (listed and f is LIST)]
+    extras = [words for field in shown if (words := field.shown(task))]
     return f" ({'; '.join(extras)})" if extras else ""
+
+
+def _grouped(tasks: list[dict[str, Any]]) -> list[str]:
+    """Task lines under a heading for each list but the todo list, when there are several."""
+    names = list(dict.fromkeys(t.get("list") or TODO_LIST for t in tasks))
+    if names == [TODO_LIST]:
+        return [task_line(t, listed=True) for t in tasks]
+    lines: list[str] = []
+    for name in names:
+        lines += ["", f"{name.capitalize()} list:"] if lines else [f"{name.capitalize()} list:"]
+        lines += [task_line(t, listed=True) for t in tasks if (t.get("list") or TODO_LIST) == name]
+    return lines
 
 
 def describe_page(page: dict[str, Any]) -> str:
@@ -98,22 +114,27 @@ def describe_page(page: dict[str, Any]) -> str:
         which, due = "overdue ", ""
     if page.get("asked") == "count":
         return _count(total, tasks, which)
+    on = page.get("list")
     if not tasks:
         if total:
             return f"No more tasks: you have {total:,} in all."
+        where = f" on your {on} list" if on else ""
         if late:
-            return "Nothing is overdue."
+            return f"Nothing{where} is overdue."
         if due:
-            return f"Nothing is due {due}."
-        return f"You have no {which}tasks." if which else "Your list is empty."
-    lines = [task_line(t) for t in tasks]
+            return f"Nothing{where} is due {due}."
+        if which:
+            return f"You have no {which}tasks{where}."
+        return f"Your {on} list is empty." if on else "Your list is empty."
+    lines = [task_line(t, listed=True) for t in tasks] if on else _grouped(tasks)
     first = page.get("offset", 0) + 1
     shown = f"showing {first:,}-{first + len(tasks) - 1:,} of {total:,}"
     if page.get("next_offset") is not None:
         lines.append(f'\n({shown}; say "{MORE_TASKS}" for the next ones)')
     elif first > 1:
         lines.append(f"\n({shown}; that was the last of them)")
-    heading = f"Your {which}tasks" + (f" due {due}" if due else "")
+    heading = f"Your {which}tasks" + (f" on the {on} list" if on else "")
+    heading += f" due {due}" if due else ""
     return f"{heading}:\n" + "\n".join(lines)
 
 
@@ -161,11 +182,24 @@ Descriptions = Annotated[
 def describe_found(result: dict[str, Any]) -> str:
     """What the offline model says about a search: the matching tasks, or that there are none."""
     parts = []
+    on = result.get("list")
     for found in result.get("found") or []:
         tasks = found.get("tasks") or []
         what = found.get("description", "")
         if not tasks:
-            parts.append(f"Nothing on your list matches '{what}'.")
+            parts.append(f"Nothing on your {f'{on} ' if on else ''}list matches '{what}'.")
             continue
-        parts.append(f"Tasks about '{what}':\n" + "\n".join(task_line(t) for t in tasks))
+        where = f" on the {on} list" if on else ""
+        lines = [task_line(t, listed=bool(on)) for t in tasks]
+        parts.append(f"Tasks about '{what}'{where}:\n" + "\n".join(lines))
     return "\n".join(parts)
+
+
+def describe_lists(result: dict[str, Any]) -> str:
+    """The user's lists as the offline model names them, with how many tasks are open on each."""
+    lines = []
+    for found in result.get("lists") or []:
+        open_, held = found.get("open", 0), found.get("tasks", 0)
+        counted = f"{open_:,} open" + (f" of {held:,}" if held != open_ else "")
+        lines.append(f"- {found['list']} ({counted})")
+    return "Your lists:\n" + "\n".join(lines)

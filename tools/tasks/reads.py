@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keel.checkpoints.task_fields import DueFilter
+from keel.checkpoints.task_fields import DueFilter, ListName
 from keel.tools.spec import keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.matching import rank
@@ -23,6 +23,7 @@ from keel.tools.tasks.pages import (
     StatusFilter,
     TitleFilter,
     describe_found,
+    describe_lists,
     describe_page,
     task_extras,
     task_page,
@@ -198,6 +199,15 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
         "anything {late}",
         "show me my {late} tasks",
         "what am i {late} on",
+        "what's on my {list} list",
+        "what's on the {list} list",
+        "show me the {list} list",
+        "show my {list} list",
+        "read me my {list} list",
+        "what do i need from the {list} list",
+        "open the {list} list",
+        "what's left on my {list} list",
+        "what's due {when} on my {list} list",
     ],
     intent="list",
     reply=describe_page,
@@ -214,17 +224,21 @@ async def list_todo_tasks(
     title_contains: TitleFilter = None,
     status: StatusFilter = None,
     due: DueFilter = None,
+    list: ListName = None,  # noqa: A002 - the argument as people and models name it
 ) -> dict[str, Any]:
-    """A page of the user's tasks (of those whose title contains ``title_contains``, if given;
-    of the open ones due then, by when they are due, with ``due``).
+    """A page of the user's tasks in their lists' order (of those whose title contains
+    ``title_contains``, if given; on one list, with ``list``; of the open ones due then, by when
+    they are due, with ``due``).
     """  # noqa: D205
+    on = {"list": store.list_named(list)} if list and list.strip() else {}
     if title_contains is not None and title_contains.strip():
-        tasks, total = await store.find(user_id, title_contains, offset, limit)
-        return task_page(tasks, total, offset, title_contains=title_contains)
+        tasks, total = await store.find(user_id, title_contains, offset, limit, list)
+        return task_page(tasks, total, offset, title_contains=title_contains, **on)
     done = None if status is None else status == "done"
-    total = await store.count(user_id, done, due)
+    total = await store.count(user_id, done, due, list)
     also = {k: v for k, v in (("status", status), ("due", due)) if v}
-    return task_page(await store.list(user_id, offset, limit, done, due), total, offset, **also)
+    tasks = await store.list(user_id, offset, limit, done, due, list)
+    return task_page(tasks, total, offset, **also, **on)
 
 
 @keel_tool(
@@ -247,6 +261,9 @@ async def list_todo_tasks(
     examples=[
         "is {descriptions} on my list",
         "is {descriptions} on my {list} list",
+        "do i have {descriptions} on the {list} list",
+        "is there {descriptions} on my {list} list",
+        "did i put {descriptions} on the {list} list",
         "do i have anything about {descriptions}",
         "did i add {descriptions}",
         "find {descriptions}",
@@ -261,27 +278,59 @@ async def list_todo_tasks(
     step="Look for {descriptions}",
 )
 async def find_todo_tasks(
-    descriptions: Descriptions, user_id: UserId, store: Store
+    descriptions: Descriptions,
+    user_id: UserId,
+    store: Store,
+    list: ListName = None,  # noqa: A002 - the argument as people and models name it
 ) -> dict[str, Any]:
     """Find the user's tasks by what they are ("the milk one", "calling mom").
 
-    For each description, the tasks whose titles match it best (the same words, their
-    inflections, their spelling), best first, each with a score: 2 for the title itself, 1 for
-    every word found. When none matches, ``closest`` is the nearest title there is.
+    Only those on one list when ``list`` names it. For each description, the tasks whose titles
+    match it best (the same words, their inflections, their spelling), best first, each with a
+    score: 2 for the title itself, 1 for every word found. When none matches, ``closest`` is the
+    nearest title there is.
     """
     wanted = [str(d)[:DESCRIPTION_MAX_CHARS] for d in descriptions]
     best: list[list[dict[str, Any]]] = [[] for _ in wanted]
     nearest: list[dict[str, Any] | None] = [None for _ in wanted]
-    async for batch in store.batches(user_id):  # the titles are read once for every description
+    async for batch in store.batches(user_id, list):  # titles read once for every description
         for i, description in enumerate(wanted):
             found, near = rank(description, best[i] + batch, FOUND_MAX)
             known = nearest[i]
             if near and (known is None or near["score"] > known["score"]):
                 nearest[i] = near
             best[i] = found
+    on = {"list": store.list_named(list)} if list and list.strip() else {}
     return {
+        **on,
         "found": [
             {"description": d, "tasks": b, "closest": None if b else nearest[i]}
             for i, (d, b) in enumerate(zip(wanted, best, strict=True))
-        ]
+        ],
     }
+
+
+@keel_tool(
+    intent="show_lists",
+    examples=[
+        "which lists do i have",
+        "what lists do i have",
+        "what lists have i got",
+        "show me my lists",
+        "show all my lists",
+        "list my lists",
+        "what lists are there",
+        "how many lists do i have",
+        "do i have a {list} list",
+        "my lists",
+    ],
+    reply=describe_lists,
+    said=lambda found: f"Listed {len(found['lists'])} lists",
+    example='see your lists ("Which lists do I have?")',
+    step="List the lists",
+)
+async def list_todo_lists(user_id: UserId, store: Store) -> dict[str, Any]:
+    """The user's lists (the todo list, and each list they have put a task on), with how many
+    tasks each holds and how many are open.
+    """  # noqa: D205
+    return {"lists": await store.lists(user_id)}

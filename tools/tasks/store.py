@@ -11,14 +11,24 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import date, datetime, time
+from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, Session, read_time
-from keel.checkpoints.task_fields import COLUMNS, FIELDS, FieldError, When, due_days, zone_named
+from keel.checkpoints.task_fields import (
+    BOTTOM,
+    COLUMNS,
+    FIELDS,
+    TODO_LIST,
+    FieldError,
+    When,
+    list_name,
+    zone_named,
+)
 from keel.checkpoints.text_rules import UnstorableText, one_line
+from keel.tools.tasks.queries import Filter, placed
 
 TITLE_MAX_CHARS = 500
 
@@ -105,25 +115,6 @@ def _row(row: Row, when: When) -> dict[str, Any]:
     return task
 
 
-def _status(done: bool | None) -> str:
-    """The SQL condition that keeps only completed (``done``) or open tasks, or none."""
-    return "" if done is None else " AND completed = :done"
-
-
-OVERDUE = " AND completed = :false AND (due_at < :now OR (due_at IS NULL AND due_date < :today))"
-"""Open tasks past their moment, or past their day when they have no time of day."""
-DUE_BETWEEN = (
-    " AND ((due_at IS NULL AND due_date >= :due_from AND due_date < :due_to)"
-    " OR (due_at >= :at_from AND due_at < :at_to))"
-)
-"""Tasks due on the days asked for: a day by its date, a moment by the user's days (in their zone
-now, which need not be the zone it was set in)."""
-OPEN_ONLY = " AND completed = :false"
-BY_WHEN = "due_date, CASE WHEN due_at IS NULL THEN 0 ELSE 1 END, due_at, number"
-"""Soonest first, a day before the moments on it, the same on SQLite and PostgreSQL (whose NULLs
-sort the other way)."""
-
-
 RETURNING = "RETURNING *"
 NEXT_NUMBER = (
     "INSERT INTO keel_task_counters (user_id, last_number) VALUES (:user, 1) "
@@ -134,7 +125,12 @@ NEXT_NUMBER = (
 FIELD_COLUMNS = sorted(COLUMNS)
 _INTO = ", ".join(["user_id", "number", "title", "completed", "created_at", "updated_at"])
 _FIELDS_INTO = "".join(f", {c}" for c in FIELD_COLUMNS)
-_FIELDS_VALUES = "".join(f", :{c}" for c in FIELD_COLUMNS)
+AT_BOTTOM = (
+    "COALESCE(CAST(:position AS BIGINT), (SELECT COALESCE(MAX(position), 0) + 1 FROM keel_tasks "
+    "WHERE user_id = :user AND list_name = :list_of))"
+)
+"""A new task's place: the one asked for, else after its list's last (in the same statement)."""
+_FIELDS_VALUES = "".join(f", {AT_BOTTOM}" if c == "position" else f", :{c}" for c in FIELD_COLUMNS)
 CREATE = (
     f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
     f"VALUES (:user, :number, :title, :false, :now, :now{_FIELDS_VALUES}) {RETURNING}"
@@ -144,6 +140,8 @@ CREATE_NUMBERED = (
     f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
     f"SELECT :user, last_number, :title, :false, :now, :now{_FIELDS_VALUES} FROM next {RETURNING}"
 )
+IN_LIST = "user_id = :user AND list_name = :list_name"
+"""The user's tasks on one list."""
 """Both in one statement (PostgreSQL, whose CTEs may write)."""
 
 
@@ -185,12 +183,13 @@ class TaskStore:
     def _row(self, row: Row) -> dict[str, Any]:
         return _row(row, self.when())
 
-    async def _fields(self, given: dict[str, Any]) -> dict[str, Any]:
-        """The column values of each field given in words (None: left unset).
+    async def _fields(self, given: dict[str, Any], every: bool = False) -> dict[str, Any]:
+        """The column values of each field given in words (None: left unset; with ``every``,
+        each field not given is read from no words: no date, the todo list, the bottom).
 
         Words are read in a worker thread: reading a date is CPU work, and the first one loads
         dateparser's language data from its files.
-        """
+        """  # noqa: D205
         unknown = set(given) - {f.name for f in FIELDS}
         if unknown:
             raise TaskError("invalid_field", f"A task has no field {sorted(unknown)[0]!r}.")
@@ -198,6 +197,8 @@ class TaskStore:
         when = self.when()
         for field in FIELDS:
             words = given.get(field.name)
+            if words is None and every:
+                words = ""
             if words is None:
                 continue
             try:
@@ -222,9 +223,15 @@ class TaskStore:
             "title": title,
             "false": False,
             "now": self._now(),
-            **await self._fields(fields),
+            **await self._fields(fields, every=True),
         }
         async with self._tx() as tx:
+            params["list_of"] = params["list_name"]  # its own name: PostgreSQL types each once
+            if params["position"] not in (None, BOTTOM):  # the top, the n-th: room made first
+                place = params["position"]
+                params["position"] = await placed(tx, user_id, params["list_name"], place)
+            else:
+                params["position"] = None
             if self.db.dialect == "postgresql":
                 row = await tx.fetchone(CREATE_NUMBERED, params)
             else:
@@ -254,30 +261,11 @@ class TaskStore:
             raise TaskError("not_found", f"Task {task_id} not found.")
         return self._row(row)
 
-    async def _due(self, due: str | None, done: bool | None) -> tuple[str, dict[str, Any]]:
-        """The SQL condition and parameters that keep only the tasks ``due`` names: words of a
-        day, a week or a month (``keel.checkpoints.task_fields.due_days``; the open ones, unless
-        ``done`` says which), or "overdue" (open ones past their time).
-        """  # noqa: D205
-        if due is None or not str(due).strip():
-            return "", {}
-        when = self.when()
+    async def _filter(self, which: Filter) -> tuple[str, dict[str, Any], str]:
         try:
-            days = await asyncio.to_thread(due_days, due, when)
+            return await which.sql(self.db, self.when())
         except FieldError as exc:
             raise TaskError(exc.code, exc.message) from None
-        if days is None:
-            today = when.today.isoformat()
-            return OVERDUE, {"now": self.db.time(when.now), "today": today, "false": False}
-        first, after = days
-        start, end = (datetime.combine(d, time(), self.zone) for d in (first, after))
-        return DUE_BETWEEN + (OPEN_ONLY if done is None else ""), {
-            "due_from": first.isoformat(),
-            "due_to": after.isoformat(),
-            "at_from": self.db.time(start),
-            "at_to": self.db.time(end),
-            "false": False,
-        }
 
     async def list(
         self,
@@ -286,49 +274,125 @@ class TaskStore:
         limit: int | None = None,
         done: bool | None = None,
         due: str | None = None,
+        list_: str | None = None,
     ) -> Tasks:
-        """Return the user's tasks by number (oldest first): ``limit`` of them from ``offset``.
+        """Return the user's tasks in their lists' order: ``limit`` of them from ``offset``.
 
         No ``limit`` reads every task from ``offset`` on; an offset past the last task reads none.
-        ``done`` True or False reads only the completed or the open ones; ``due`` (today,
-        tomorrow, friday, this week, overdue: words) only the open ones due then, by when they are
-        due.
+        ``done`` True or False reads only the completed or the open ones; ``list_`` (a list's
+        name, in words) only the tasks on it; ``due`` (today, tomorrow, friday, this week,
+        overdue: words) only the open ones due then, by when they are due.
         """
         offset, limit = _check_page(offset, limit)
-        dated, params = await self._due(due, done)
-        order = BY_WHEN if dated else "number"
+        where, params, order = await self._filter(Filter(done, self.list_named(list_), due))
         rows = await self.session.fetch(
-            f"SELECT * FROM keel_tasks WHERE user_id = :user{_status(done)}{dated} "
+            f"SELECT * FROM keel_tasks WHERE user_id = :user{where} "
             f"ORDER BY {order} LIMIT :limit OFFSET :offset",
             {
                 "user": user_id,
                 "limit": MAX_TASK_ID if limit is None else limit,
                 "offset": offset,
-                "done": done,
                 **params,
             },
         )
         return [self._row(r) for r in rows]
 
-    async def count(self, user_id: str, done: bool | None = None, due: str | None = None) -> int:
+    async def count(
+        self,
+        user_id: str,
+        done: bool | None = None,
+        due: str | None = None,
+        list_: str | None = None,
+    ) -> int:
         """How many tasks the user has (completed ones only, or open ones only, by ``done``; due
-        then, by ``due``).
+        then, by ``due``; on a list, by ``list_``).
         """  # noqa: D205
-        dated, params = await self._due(due, done)
+        where, params, _ = await self._filter(Filter(done, self.list_named(list_), due))
         row = await self.session.fetchone(
-            f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{_status(done)}{dated}",
-            {"user": user_id, "done": done, **params},
+            f"SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user{where}",
+            {"user": user_id, **params},
         )
         return int(row["n"]) if row else 0
 
-    async def batches(self, user_id: str) -> AsyncIterator[Tasks]:
-        """All the user's tasks by number, ``FIND_BATCH`` at a time: one pass over them."""
+    @staticmethod
+    def list_named(words: str | None) -> str | None:
+        """The stored name of the list ``words`` name (None: all lists). Raises ``TaskError``."""
+        if words is None or not str(words).strip():
+            return None
+        try:
+            return list_name(words)
+        except FieldError as exc:
+            raise TaskError(exc.code, exc.message) from None
+
+    async def lists(self, user_id: str) -> Tasks:
+        """The user's lists: the todo list first, then the others by name, each with how many
+        tasks it holds and how many of them are open.
+        """  # noqa: D205
+        rows = await self.session.fetch(
+            "SELECT list_name, count(*) AS tasks, "
+            "SUM(CASE WHEN completed THEN 0 ELSE 1 END) AS open FROM keel_tasks "
+            "WHERE user_id = :user GROUP BY list_name "
+            "ORDER BY CASE WHEN list_name = :todo THEN 0 ELSE 1 END, list_name",
+            {"user": user_id, "todo": TODO_LIST},
+        )
+        found = [
+            {"list": r["list_name"], "tasks": int(r["tasks"]), "open": int(r["open"] or 0)}
+            for r in rows
+        ]
+        if not found or found[0]["list"] != TODO_LIST:
+            found.insert(0, {"list": TODO_LIST, "tasks": 0, "open": 0})
+        return found
+
+    async def move(
+        self, user_id: str, task_id: int, list_: str | None = None, place: str | None = None
+    ) -> dict[str, Any]:
+        """Put a task on another list (``list_``, words), or at a place in its list (``place``:
+        the top, the bottom, the n-th; on another list, the bottom unless said); the task.
+        """  # noqa: D205
+        task_id = _check_id(task_id)
+        given = {k: v for k, v in (("list", list_), ("place", place)) if v is not None}
+        if not given:
+            raise TaskError("invalid_move", "Say where to move it: a list, or a place in its list.")
+        values = await self._fields(given)
+        async with self._tx() as tx:
+            row = await tx.fetchone(
+                "SELECT list_name FROM keel_tasks WHERE number = :id AND user_id = :user",
+                {"id": task_id, "user": user_id},
+            )
+            if row is None:
+                raise TaskError("not_found", f"Task {task_id} not found.")
+            target = values["list_name"] if list_ is not None else row["list_name"]
+            if target == row["list_name"] and values["position"] is None:
+                return await self.within(tx).get(user_id, task_id)  # on it already, as it stands
+            position = await placed(tx, user_id, target, values["position"], moving=task_id)
+            sql = "UPDATE keel_tasks SET list_name = :list_name, position = :position, "
+            sql += "updated_at = :now"
+            return await self.within(tx)._change(
+                sql, user_id, task_id, list_name=target, position=position, now=self._now()
+            )
+
+    async def clear(self, user_id: str, list_: str | None) -> dict[str, Any]:
+        """Delete every task on a list (``list_``, words; none: the todo list): the list's name
+        and how many tasks went.
+        """  # noqa: D205
+        name = self.list_named(list_) or TODO_LIST
+        deleted = await self.session.execute(
+            f"DELETE FROM keel_tasks WHERE {IN_LIST}", {"user": user_id, "list_name": name}
+        )
+        return {"list": name, "deleted": deleted}
+
+    async def batches(self, user_id: str, list_: str | None = None) -> AsyncIterator[Tasks]:
+        """All the user's tasks by number (on one list, by ``list_``), ``FIND_BATCH`` at a time:
+        one pass over them.
+        """  # noqa: D205
+        name = self.list_named(list_)
+        on_list = "" if name is None else " AND list_name = :list_name"
         after = 0
         while True:
             rows = await self.session.fetch(
-                "SELECT * FROM keel_tasks WHERE user_id = :user AND number > :after "
+                f"SELECT * FROM keel_tasks WHERE user_id = :user AND number > :after{on_list} "
                 "ORDER BY number LIMIT :batch",
-                {"user": user_id, "after": after, "batch": FIND_BATCH},
+                {"user": user_id, "after": after, "batch": FIND_BATCH, "list_name": name},
             )
             if rows:
                 yield [self._row(r) for r in rows]
@@ -337,10 +401,16 @@ class TaskStore:
             after = rows[-1]["number"]
 
     async def find(
-        self, user_id: str, text: str, offset: int = 0, limit: int | None = None
+        self,
+        user_id: str,
+        text: str,
+        offset: int = 0,
+        limit: int | None = None,
+        list_: str | None = None,
     ) -> tuple[Tasks, int]:
-        """The user's tasks whose title contains ``text`` in any case: a page, and how many match.
+        """The user's tasks whose title contains ``text`` in any case: a page, and how many.
 
+        ``list_``: only those on one list.
         Titles are compared casefolded in Python (the same on SQLite and PostgreSQL, whatever
         their collations), in one pass over ``batches``, with memory for one batch and the page.
         """
@@ -348,7 +418,7 @@ class TaskStore:
         wanted = " ".join(str(text).split()).casefold()
         page: list[dict[str, Any]] = []
         total = 0
-        async for batch in self.batches(user_id):
+        async for batch in self.batches(user_id, list_):
             for task in batch:
                 if wanted in task["title"].casefold():
                     if total >= offset and (limit is None or len(page) < limit):

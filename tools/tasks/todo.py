@@ -12,22 +12,32 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool
 
 from keel.tools.tasks.changes import (
+    clear_todo_list,
     complete_todo_task,
     create_todo_task,
     delete_todo_task,
+    move_todo_task,
     schedule_todo_task,
     update_todo_task,
 )
-from keel.tools.tasks.reads import find_todo_tasks, get_todo_task, list_todo_tasks
+from keel.tools.tasks.reads import (
+    find_todo_tasks,
+    get_todo_task,
+    list_todo_lists,
+    list_todo_tasks,
+)
 
 TODO_TOOLS: list[BaseTool] = [
     create_todo_task,
     get_todo_task,
     list_todo_tasks,
     find_todo_tasks,
+    list_todo_lists,
     update_todo_task,
     schedule_todo_task,
+    move_todo_task,
     complete_todo_task,
+    clear_todo_list,
     delete_todo_task,
 ]
 """The one list of the todo tools: the agent binds it, MCP serves it, the offline model and the

@@ -31,8 +31,9 @@ REPLIES = {
     "goodbye": "Bye! Your tasks are saved for next time.",
     "wellbeing": "All good here, thanks. What can I do for your list?",
     "lists": (
-        "I keep one list of your tasks; I can add to it, show it, and complete, rename or delete "
-        'what is on it. Say "help" to see how.'
+        'A list begins when you put a task on it ("add a tent to the camping list"). I can show '
+        "your lists and what is on one, move a task to another list or to the top, and clear a "
+        'whole list. Say "help" to see how.'
     ),
     "answer": (
         "There is nothing waiting for a yes or no right now. What would you like to do with "

@@ -49,9 +49,9 @@ SLOTS = {field.name: field.tag for field in FIELDS}
 ARGUMENT_TAGS = {
     "task": "ref",
     "descriptions": "ref",
-    "list": OUTSIDE,
     "when": "due",
     "late": "due",
+    "urgent": "place",
 }
 """A placeholder's tag when it is not the argument's own name."""
 

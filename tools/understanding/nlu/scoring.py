@@ -8,7 +8,8 @@ when keel asks for it (any other question back does not count); a message that a
 understood when no request is read and its kind of talk is the labelled one (``unknown``, "did you
 mean", passes for ``offtopic``). Also counted: created titles that are clean (the labelled words,
 nothing around them: no "to my list", no date), dates read (a request's labelled words of when,
-exactly), and non-requests that leave the tasks untouched: no request
+exactly), lists and places read (the list a request's words name, the place in it), and
+non-requests that leave the tasks untouched: no request
 that changes tasks (a remark in the past tense, "I went to the bank", is read as a report of a task
 done, which changes a task only if the user has one it names). ``keel nlu eval`` prints the table.
 """
@@ -16,12 +17,13 @@ done, which changes a task only if the user has one it names). ``keel nlu eval``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from keel.checkpoints.task_fields import FieldError, list_name, read_place
 from keel.tools.spec import spec_of, tool_named
-from keel.tools.understanding.nlu.data import TALK, Sample
+from keel.tools.understanding.nlu.data import SLOTS, TALK, Sample
 from keel.tools.understanding.reading import understand
 
 
@@ -39,6 +41,14 @@ class Tally:
     """Requests understood whose labelled words include a date (``due``)."""
     dates: int = 0
     """Of those, how many were read with exactly those words of when."""
+    listed: int = 0
+    """Requests understood whose labelled words name a list."""
+    lists: int = 0
+    """Of those, how many were read as that list."""
+    placed: int = 0
+    """Requests understood whose labelled words name a place in a list (the top, the second)."""
+    places: int = 0
+    """Of those, how many were read as that place."""
     failures: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> Tally:
@@ -52,6 +62,10 @@ class Tally:
             "talk",
             "dated",
             "dates",
+            "listed",
+            "lists",
+            "placed",
+            "places",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures += other.failures
@@ -82,7 +96,7 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
         kinds = {sample.label, "unknown"} if sample.label == "offtopic" else {sample.label}
         tally.understood = int(first is None and read.kind in kinds)
     else:
-        needed = {k for k in dict(sample.args) if k != "due"}  # a date alone makes no request
+        needed = {k for k in dict(sample.args) if k not in SLOTS}  # a date alone asks nothing
         asked_for_words = not needed and read.kind == "missing"
         tally.understood = int(
             (first is not None and first.tool == sample.label)
@@ -96,10 +110,40 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
     if tally.understood and first is not None and due and sample.label not in TALK:
         tally.dated = 1
         tally.dates = int(_plain(str(first.args.get("due") or "")) == _plain(due))
-    if not tally.understood or (tally.titled and not tally.clean) or (tally.dated > tally.dates):
+    if tally.understood and first is not None and sample.label not in TALK:
+        tally.listed, tally.lists = _same(first.args, sample, "list", _list_of)
+        tally.placed, tally.places = _same(first.args, sample, "place", _place_of)
+    missed = tally.dated > tally.dates or tally.listed > tally.lists or tally.placed > tally.places
+    if not tally.understood or (tally.titled and not tally.clean) or missed:
         got = [(i.tool, i.ref, i.args) for i in read.intents] or (read.kind, read.detail)
         tally.failures.append(f"{sample.text!r}: {sample.label} {dict(sample.args)} -> {got}")
     return tally
+
+
+def _same(
+    args: dict[str, Any], sample: Sample, name: str, meaning: Callable[[str], Any]
+) -> tuple[int, int]:
+    """Whether the sample labels words for the field ``name``, and whether they were read with the
+    same meaning (the same list, the same place).
+    """  # noqa: D205
+    wanted = dict(sample.args).get(name)
+    if not wanted:
+        return 0, 0
+    return 1, int(meaning(str(args.get(name) or "")) == meaning(wanted))
+
+
+def _list_of(words: str) -> str | None:
+    try:
+        return list_name(words)
+    except FieldError:
+        return None
+
+
+def _place_of(words: str) -> int | None:
+    try:
+        return read_place(words)["position"]
+    except FieldError:
+        return None
 
 
 def tallies(samples: Iterable[Sample], tools: Sequence[Any]) -> dict[tuple[str, str], Tally]:

@@ -123,11 +123,14 @@ def _with_table(
         return (), "unsure", _option(table.tool, {**table.args, "ref": table.ref or ""}, tools)
     other = len(intents) == 1 and table.tool != reading.label
     known = reading.familiar >= FAMILIAR_OVERRIDE  # "cmoplete task 2": the table knows the slip
-    if sure and known and other and (table.reported or _weighs_less(table, tools)):
+    if sure and known and other:
         made = _intent(text, reading, tools)
-        only_reads = made is not None and not spec_of(tool_named(tools, made.tool)).mutates
-        if made is not None and (only_reads or table.reported) and _may_act(made, text, tools):
-            return (made,), None, None
+        if made is not None and _may_act(made, text, tools):
+            only_reads = not spec_of(tool_named(tools, made.tool)).mutates
+            light = table.reported or not _asks_first(table, tools)
+            both_ask = _asks_first(made, tools) and _asks_first(table, tools)  # a yes still due
+            if (light and (only_reads or table.reported)) or both_ask:
+                return (made,), None, None
     fields = {t.name: t.fields for t in tools}
     return tuple(_cleaned(i, reader, fields.get(i.tool, ())) for i in intents), None, None
 
@@ -158,11 +161,9 @@ def _acts_at_once(intent: Intent, tools: Sequence[Declared]) -> bool:
     return spec.mutates and spec.confirm is None
 
 
-def _weighs_less(intent: Intent, tools: Sequence[Declared]) -> bool:
-    """The table's request is carried out without a question (it reads, makes or completes a
-    task): the model may read it otherwise ("check my shopping list" lists it).
-    """  # noqa: D205
-    return spec_of(tool_named(tools, intent.tool)).confirm is None
+def _asks_first(intent: Intent, tools: Sequence[Declared]) -> bool:
+    """The request is carried out only after a yes (rename, delete, clear a list)."""
+    return spec_of(tool_named(tools, intent.tool)).confirm is not None
 
 
 def _may_act(intent: Intent, text: str, tools: Sequence[Declared]) -> bool:
@@ -224,6 +225,8 @@ def _cleaned(intent: Intent, reader: Reader, fields: tuple[str, ...] = ()) -> In
     the tool takes, where it is sure of each of them, out of the title ("call the dentist on
     friday": due "on friday").
     """  # noqa: D205
+    taken = {k: v for k, v in intent.args.items() if k not in SLOTS or k in fields}
+    intent = replace(intent, args=taken)  # "change 3 on my work list to ...": no list to rename
     if intent.tool not in reader.labels:
         return intent
     words, probability = reader.arguments(intent.text, intent.tool)
@@ -235,6 +238,9 @@ def _cleaned(intent: Intent, reader: Reader, fields: tuple[str, ...] = ()) -> In
         title = intent.args.get("title")
         left = _without(title, said) if isinstance(title, str) else None
         inside = left == title and _find(str(title), said) is not None  # "a at 5 b": no
+        tagged = words.get("title")
+        if inside and tagged and _shorter(tagged, str(title)) and _find(tagged, said) is None:
+            inside, left = False, tagged  # "eggs to my grocery list": "eggs", on "grocery"
         if not inside and reader.certainty(intent.text, intent.tool, SLOTS[name]) >= FIELD_SURE:
             intent = intent.with_args(**{name: said}, **({"title": left} if left else {}))
         else:

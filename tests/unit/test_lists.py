@@ -1,0 +1,156 @@
+"""Lists and order: a task is on a list, in a place a person sets; a list is cleared at once."""
+
+import uuid
+
+import pytest
+
+from keel.checkpoints.task_fields import TODO_LIST, FieldError, list_name, read_place
+from keel.tools.tasks.pages import describe_page
+from keel.tools.tasks.store import TaskError, TaskStore
+from tests.helpers import invoke, open_database
+
+
+@pytest.fixture
+async def store(database_url):
+    async with open_database(database_url) as db:
+        yield TaskStore(db)
+
+
+async def titles(store, user="ann", **filters):
+    return [t["title"] for t in await store.list(user, **filters)]
+
+
+@pytest.mark.parametrize(
+    ("words", "name"),
+    [
+        ("shopping", "shopping"),
+        ("My Shopping List", "shopping"),
+        ("the grocery list", "grocery"),
+        ("to-do", TODO_LIST),
+        ("my to do list", TODO_LIST),
+        ("", TODO_LIST),
+        ("list for the bake sale", "bake sale"),
+    ],
+)
+def test_a_list_is_named_as_people_name_it(words, name):
+    assert list_name(words) == name
+
+
+def test_a_list_name_that_cannot_be_kept_is_refused():
+    with pytest.raises(FieldError, match="not a list name"):
+        list_name("x" * 41)
+    with pytest.raises(FieldError, match="not a list name"):
+        list_name("?!?")
+
+
+@pytest.mark.parametrize(
+    ("words", "place"),
+    [("at the top", 1), ("first", 1), ("urgent", 1), ("to the bottom", -1), ("last", -1),
+     ("second", 2), ("3rd", 3), ("4", 4), ("", None)],
+)  # fmt: skip
+def test_a_place_is_read_from_words(words, place):
+    assert read_place(words)["position"] == place
+
+
+def test_words_that_name_no_place_are_asked_about():
+    with pytest.raises(FieldError, match="Where in the list"):
+        read_place("somewhere nice")
+
+
+async def test_a_named_list_comes_into_being_when_a_task_is_put_on_it(store):
+    await invoke(store, "ann", "create_todo_task", title="call mom")
+    status, task = await invoke(
+        store, "ann", "create_todo_task", title="batteries", list="hardware"
+    )
+    assert status == "success" and task["list"] == "hardware"
+    await invoke(store, "ann", "create_todo_task", title="eggs", list="the shopping list")
+    assert await titles(store, list_="hardware") == ["batteries"]
+    assert await titles(store, list_="todo") == ["call mom"]
+    assert await titles(store) == ["call mom", "batteries", "eggs"]  # todo first, then by name
+    _, lists = await invoke(store, "ann", "list_todo_lists")
+    assert lists["lists"] == [
+        {"list": "todo", "tasks": 1, "open": 1},
+        {"list": "hardware", "tasks": 1, "open": 1},
+        {"list": "shopping", "tasks": 1, "open": 1},
+    ]
+    _, page = await invoke(store, "ann", "list_todo_tasks", list="Shopping")
+    assert describe_page(page) == "Your tasks on the shopping list:\n- [ ] 3. eggs"
+    _, everything = await invoke(store, "ann", "list_todo_tasks")
+    assert describe_page(everything) == (
+        "Your tasks:\nTodo list:\n- [ ] 1. call mom\n\nHardware list:\n- [ ] 2. batteries\n\n"
+        "Shopping list:\n- [ ] 3. eggs"
+    )
+
+
+async def test_whether_an_item_is_on_a_list(store):
+    await invoke(store, "ann", "create_todo_task", title="tomatoes", list="shopping")
+    await invoke(store, "ann", "create_todo_task", title="tomato stakes", list="garden")
+    _, found = await invoke(
+        store, "ann", "find_todo_tasks", descriptions=["tomatoes"], list="shopping"
+    )
+    assert [t["title"] for t in found["found"][0]["tasks"]] == ["tomatoes"]
+    _, none = await invoke(store, "ann", "find_todo_tasks", descriptions=["bread"], list="shopping")
+    assert none["found"][0]["tasks"] == []
+
+
+async def test_the_order_a_person_sets_holds(store):
+    for title in ("a", "b", "c"):
+        await invoke(store, "ann", "create_todo_task", title=title)
+    _, top = await invoke(store, "ann", "create_todo_task", title="renew passport", place="top")
+    assert await titles(store) == ["renew passport", "a", "b", "c"]
+    await invoke(store, "ann", "move_todo_task", task_id=1, place="bottom")
+    assert await titles(store) == ["renew passport", "b", "c", "a"]
+    await invoke(store, "ann", "move_todo_task", task_id=1, place="second")
+    assert await titles(store) == ["renew passport", "a", "b", "c"]
+    await invoke(store, "ann", "create_todo_task", title="d", place="3")
+    assert await titles(store) == ["renew passport", "a", "d", "b", "c"]
+    status, error = await invoke(store, "ann", "move_todo_task", task_id=top["id"])
+    assert status == "error" and "Say where to move it" in error
+
+
+async def test_a_task_moves_to_another_list_and_goes_to_its_bottom(store):
+    await invoke(store, "ann", "create_todo_task", title="eggs")
+    await invoke(store, "ann", "create_todo_task", title="milk", list="shopping")
+    status, moved = await invoke(store, "ann", "move_todo_task", task_id=1, list="shopping")
+    assert status == "success" and moved["list"] == "shopping"
+    assert await titles(store, list_="shopping") == ["milk", "eggs"]
+    await invoke(store, "ann", "move_todo_task", task_id=1, list="todo", place="top")
+    assert await titles(store, list_="todo") == ["eggs"]
+
+
+async def test_clearing_a_list_deletes_only_it_and_only_the_users(store):
+    await invoke(store, "ann", "create_todo_task", title="call mom")
+    await invoke(store, "ann", "create_todo_task", title="eggs", list="shopping")
+    await invoke(store, "ann", "create_todo_task", title="milk", list="shopping")
+    await invoke(store, "bob", "create_todo_task", title="bread", list="shopping")
+    status, done = await invoke(store, "ann", "clear_todo_list", list="my shopping list")
+    assert status == "success" and done == {"list": "shopping", "deleted": 2}
+    assert await titles(store) == ["call mom"]
+    assert await titles(store, user="bob") == ["bread"]
+    _, todo = await invoke(store, "ann", "clear_todo_list")
+    assert todo == {"list": "todo", "deleted": 1}
+
+
+async def test_another_users_task_cannot_be_moved(store):
+    await invoke(store, "ann", "create_todo_task", title="eggs")
+    status, error = await invoke(store, "bob", "move_todo_task", task_id=1, list="shopping")
+    assert status == "error" and error == "Error: Task 1 not found."
+    with pytest.raises(TaskError, match="not a list name"):
+        await store.list("ann", list_="x" * 80)
+
+
+async def test_clearing_a_list_asks_once_naming_it_and_its_tasks(memory_keel):
+    for title in ("eggs", "milk", "bread"):
+        await memory_keel.store.create("local", title, list="shopping")
+    await memory_keel.store.create("local", "call mom")
+    cid = str(uuid.uuid4())
+    asked = await memory_keel.say(cid, "clear my shopping list")
+    assert asked.reply == (
+        "Are you sure you want to clear the shopping list? (yes/no)\n"
+        "Clear the shopping list - 3 tasks"
+    )
+    done = await memory_keel.say(cid, "yes")
+    assert done.reply == "Cleared the shopping list: 3 tasks deleted."
+    assert [t["title"] for t in await memory_keel.store.list("local")] == ["call mom"]
+    empty = await memory_keel.say(cid, "empty the shopping list")
+    assert empty.reply == "There is nothing on the shopping list to clear."
