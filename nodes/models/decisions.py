@@ -28,6 +28,7 @@ from keel.nodes.models.lookups import (
     find,
     found,
     is_lookup,
+    last_listed,
     next_page_offset,
     select,
     selected,
@@ -107,6 +108,8 @@ class _Round:
             return []
         if not intent.needs_lookup:
             return [intent.task_id]
+        if (place := intent.place) is not None:
+            return self._placed(place, intent.ref or "")
         ref = intent.ref or ""
         if intent.refers_back:
             return self._referred(ref)
@@ -140,6 +143,28 @@ class _Round:
             self.notes.append(f'Which task do you mean by "{pronoun}"? Say its number.')
             self.kinds.add("which")
         return list(ids)
+
+    def _placed(self, place: tuple[str, int], ref: str) -> list[int | None]:
+        """The tasks at a place in the list shown last ("the second one", "the last two"), or
+        in the whole list in its order when none was shown.
+        """  # noqa: D205
+        shown = last_listed(self.earlier)
+        if not shown:
+            page = self.selected.get("all")
+            if page is None or isinstance(page, str):
+                return self._selection("all")
+            shown = [t["id"] for t in page.get("tasks") or []]
+        end, n = place
+        picked = {"nth": shown[n - 1 : n], "first": shown[:n], "last": shown[-n:]}[end]
+        if (end == "nth" and n > len(shown)) or not picked:
+            self.notes.append(
+                f"There is no {ref} task in the list: it has {len(shown)}."
+                if shown
+                else "Your list is empty."
+            )
+            self.kinds.add("not_found")
+            return []
+        return list(picked)
 
     def _selection(self, selection: Selection) -> list[int | None]:
         page = self.selected.get(selection)

@@ -107,6 +107,23 @@ def _in_order(message: BaseMessage) -> list[str]:
     return [text]
 
 
+_TASK_LINE = re.compile(r"^- \[[ xX]\] (\d{1,19})\. ", re.M)
+"""A task line as a listing shows it ("- [ ] 4. renew passport")."""
+
+
+def last_listed(earlier: Sequence[BaseMessage]) -> list[int]:
+    """The task ids the last listing among ``earlier`` showed, in the order shown ([] for none):
+    what "the second one" or "the last one" counts in.
+    """  # noqa: D205
+    ids: list[int] = []
+    for message in earlier:
+        for text in _in_order(message):
+            for block in re.split(r"\n(?=User: )", text):
+                if found := _TASK_LINE.findall(block):
+                    ids = [int(n) for n in found]
+    return ids
+
+
 def next_page_offset(earlier: Sequence[BaseMessage]) -> int:
     """Where the page after the last list shown in ``earlier`` starts (0 when none was shown).
 

@@ -7,6 +7,8 @@ import pytest
 from keel.checkpoints.task_fields import TODO_LIST, FieldError, list_name, read_place
 from keel.tools.tasks.pages import describe_page
 from keel.tools.tasks.store import TaskError, TaskStore
+from keel.tools.tasks.todo import TODO_TOOLS
+from keel.tools.understanding.reading import understand
 from tests.helpers import invoke, open_database
 
 
@@ -154,3 +156,64 @@ async def test_clearing_a_list_asks_once_naming_it_and_its_tasks(memory_keel):
     assert [t["title"] for t in await memory_keel.store.list("local")] == ["call mom"]
     empty = await memory_keel.say(cid, "empty the shopping list")
     assert empty.reply == "There is nothing on the shopping list to clear."
+
+
+async def test_a_task_named_by_its_place_is_counted_in_the_list_shown_last(memory_keel):
+    for title, on in (("call mom", None), ("eggs", "shopping"), ("milk", "shopping")):
+        await memory_keel.store.create("local", title, list=on)
+    cid = str(uuid.uuid4())
+    shown = await memory_keel.say(cid, "what's on my shopping list?")
+    assert shown.reply == "Your tasks on the shopping list:\n- [ ] 2. eggs\n- [ ] 3. milk"
+    done = await memory_keel.say(cid, "cross off the second one")
+    assert done.reply == "Completed task: milk"
+    asked = await memory_keel.say(cid, "delete the last one listed")
+    assert asked.awaiting_confirmation["task_ids"] == [3]
+    await memory_keel.say(cid, "no")
+    none = await memory_keel.say(cid, "complete the fifth one")
+    assert "There is no 5th task in the list: it has 2." in none.reply
+
+
+async def test_a_place_with_no_list_shown_counts_in_the_whole_list(memory_keel):
+    for title in ("a", "b", "c"):
+        await memory_keel.store.create("local", title)
+    await memory_keel.store.create("local", "urgent thing", place="top")
+    done = await memory_keel.say(str(uuid.uuid4()), "mark the first one as done")
+    assert done.reply == "Completed task: urgent thing"
+
+
+@pytest.mark.parametrize(
+    ("message", "made"),
+    [
+        (
+            "I need to get groceries: eggs, spinach and rice",
+            [("eggs", None, None), ("spinach", None, None), ("rice", None, None)],
+        ),
+        (
+            "add eggs, milk and rice to the costco list for saturday",
+            [("eggs", "costco", "for saturday"), ("milk", "costco", "for saturday"),
+             ("rice", "costco", "for saturday")],
+        ),
+        ("add batteries to the hardware list", [("batteries", "hardware", None)]),
+    ],
+)  # fmt: skip
+def test_the_items_of_one_request_share_its_list_and_date(message, made):
+    read = understand(message, TODO_TOOLS).intents
+    assert [(i.args["title"], i.args.get("list"), i.args.get("due")) for i in read] == made
+
+
+@pytest.mark.parametrize(
+    ("message", "tool", "args"),
+    [
+        ("clear my shopping list", "clear_todo_list", {"list": "shopping"}),
+        ("which lists do i have?", "list_todo_lists", {}),
+        ("is bread on the shopping list?", "find_todo_tasks",
+         {"descriptions": "bread", "list": "shopping"}),
+        ("what's on the grocery list", "list_todo_tasks", {"list": "grocery"}),
+        ("put 'renew passport' at the top, it's urgent", "create_todo_task",
+         {"title": "renew passport", "place": "at the top"}),
+        ("move eggs to the shopping list", "move_todo_task", {"list": "shopping"}),
+    ],
+)  # fmt: skip
+def test_lists_and_places_are_understood_offline(message, tool, args):
+    (read,) = understand(message, TODO_TOOLS).intents
+    assert (read.tool, read.args) == (tool, args)

@@ -75,6 +75,9 @@ class Intent:
     """A question about the result rather than the result itself (``count``: how many)."""
     reported: bool = False
     """Read from a report of a deed ("I called mom"), not from a phrasing the tool declares."""
+    listed_in: str | None = None
+    """For one item of a list ("add eggs, milk and rice to the grocery list"), the words of the
+    whole request: the items share what it says of them (the list, the date)."""
 
     @property
     def task_id(self) -> int | None:
@@ -89,6 +92,16 @@ class Intent:
             return None
         ref = self.ref.casefold()
         return next((name for name, pattern in _SELECTIONS if pattern.match(ref)), None)
+
+    @property
+    def place(self) -> tuple[str, int] | None:
+        """The request names tasks by their place in the list shown: ("nth", 2) for the second,
+        ("last", 1) for the last one, ("first", 2) for the first two.
+        """  # noqa: D205
+        m = PLACE_REF.match(self.ref or "")
+        if m is None:
+            return None
+        return ("nth", int(m["nth"])) if m["nth"] else (m["end"], int(m["count"]))
 
     @property
     def refers_back(self) -> bool:
@@ -179,11 +192,60 @@ NUMBER_WORDS = {
 """A task named by a number in words or by its place ("task two", "the second one")."""
 
 
+ORDINALS = {
+    w: n
+    for n, ws in enumerate(
+        [(), ("first", "1st"), ("second", "2nd"), ("third", "3rd"), ("fourth", "4th"),
+         ("fifth", "5th"), ("sixth", "6th"), ("seventh", "7th"), ("eighth", "8th"),
+         ("ninth", "9th"), ("tenth", "10th"), ("eleventh", "11th"), ("twelfth", "12th")]
+    )
+    for w in ws
+}  # fmt: skip
+"""A place in a list, in words ("the second one")."""
+_PLACE_REF = re.compile(
+    r"^(?:the )?(?:(?P<nth>\w+)|(?P<end>first|last|top|bottom) (?P<count>\w+))"
+    r"(?: (?:one|ones|task|tasks|item|items|row|rows|line|lines|entry|entries|thing|things))?"
+    r"(?: (?:listed|shown|on (?:the|my) list|in (?:the|my) list|from the top))?$",
+    re.I,
+)
+PLACE_REF = re.compile(
+    r"^(?:(?P<nth>\d{1,4})(?:st|nd|rd|th)|(?P<end>first|last) (?P<count>\d{1,3}))$"
+)
+"""A task named by its place in the list shown, as ``clean_ref`` gives it: "2nd", "last 1",
+"first 2"."""
+
+
+def _place_ref(ref: str) -> str | None:
+    """``ref`` as a place in a list ("2nd", "last 1", "first 2"), when it names one."""
+    m = _PLACE_REF.match(ref.strip())
+    if m is None:
+        return None
+    if m["nth"] is not None:
+        word = m["nth"].casefold()
+        if word in ("last", "bottom"):
+            return "last 1"
+        if word == "top":
+            return "1st"
+        n = ORDINALS.get(word)
+        return (
+            None
+            if n is None
+            else f"{n}{'st' if n == 1 else 'nd' if n == 2 else 'rd' if n == 3 else 'th'}"
+        )
+    count = NUMBER_WORDS.get(m["count"].casefold(), m["count"])
+    if not count.isdigit():
+        return None
+    end = "first" if m["end"].casefold() in ("first", "top") else "last"
+    return f"{end} {int(count)}"
+
+
 def clean_ref(ref: str) -> str:
     """A task reference without the words around it: "the milk one" -> "milk", "#3" -> "3"."""
     ref = ref.strip().strip("'\"").strip()
     if ref.casefold() in PRONOUNS:
         return ref.casefold()
+    if (place := _place_ref(ref)) is not None:
+        return place
     ref = _REF_HEAD.sub("", ref)
     for _ in range(4):  # "2 as well too": each word off the end, looked for in the last few only
         head, tail = ref[:-REF_TAIL_CHARS], ref[-REF_TAIL_CHARS:]

@@ -237,8 +237,10 @@ def _expanded(text: str, table: Table, asked: bool) -> list[Intent]:
         titles = _items(title, always=False)
         if len(titles) > MAX_REQUESTS:
             raise TooMany(len(titles))
+        whole = intent.text
         return [
-            replace(intent.with_args(title=t), text=intent.text.replace(title, t)) for t in titles
+            replace(intent.with_args(title=t), text=whole.replace(title, t), listed_in=whole)
+            for t in titles
         ]
     return [intent]
 
@@ -261,6 +263,7 @@ def _items(text: str, always: bool) -> list[str]:
     else:  # "mac and cheese, bread and salad": the last item is split at "and" too
         *first, last = text.split(",")
         items = [*first, *_ITEM.split(last)]
+        items[0] = items[0].rsplit(": ", 1)[-1]  # "get groceries: eggs, rice": what to get
     items = [i.strip(" '\"") for i in items]
     return [i for i in items if i and i.casefold() not in ("the", "then")]
 

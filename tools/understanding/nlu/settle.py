@@ -132,7 +132,29 @@ def _with_table(
             if (light and (only_reads or table.reported)) or both_ask:
                 return (made,), None, None
     fields = {t.name: t.fields for t in tools}
-    return tuple(_cleaned(i, reader, fields.get(i.tool, ())) for i in intents), None, None
+    cleaned = [_cleaned(i, reader, fields.get(i.tool, ())) for i in intents]
+    return _shared(cleaned), None, None
+
+
+SHARED = ("list", "due")
+"""What the items of one list request share when it is said once ("add eggs, milk and rice to
+the grocery list for saturday": all three on it, due then)."""
+
+
+def _shared(intents: list[Intent]) -> tuple[Intent, ...]:
+    """``intents`` with each list's items given what one of them was read to say of all."""
+    said: dict[str, dict[str, Any]] = {}
+    for intent in intents:
+        if intent.listed_in is not None:
+            for name in SHARED:
+                if name in intent.args:
+                    said.setdefault(intent.listed_in, {}).setdefault(name, intent.args[name])
+    return tuple(
+        intent.with_args(**{**said[intent.listed_in], **intent.args})
+        if intent.listed_in in said
+        else intent
+        for intent in intents
+    )
 
 
 def _names_nothing(title: Any) -> bool:
