@@ -286,8 +286,11 @@ def _one(piece: str, table: Table, task_first: bool = True, asked: bool = False)
         if _REMARK.match(intent.args["title"]):
             return None  # "I have to go now", "I have to say, ..."
         inner = match(strip_politeness(intent.args["title"]), table)  # "I need to see my list"
-        if inner is not None and (
-            _makes(inner) or inner.task_id is not None or inner.tool not in table.at_once
+        placed = set(intent.args) != {"title"}  # "put bin bags on the shopping list": a thing
+        if (
+            inner is not None
+            and not placed
+            and (_makes(inner) or inner.task_id is not None or inner.tool not in table.at_once)
         ):
             return inner  # a request of its own, unless it would act at once on words alone
     return intent or (None if asked else _told_done(text, table))

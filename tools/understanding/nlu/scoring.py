@@ -23,7 +23,7 @@ from typing import Any
 
 from keel.checkpoints.task_fields import FieldError, list_name, read_place
 from keel.tools.spec import spec_of, tool_named
-from keel.tools.understanding.nlu.data import SLOTS, TALK, Sample
+from keel.tools.understanding.nlu.data import SLOTS, TALK, Sample, declared
 from keel.tools.understanding.reading import understand
 
 
@@ -110,9 +110,12 @@ def score(sample: Sample, tools: Sequence[Any]) -> Tally:
     if tally.understood and first is not None and due and sample.label not in TALK:
         tally.dated = 1
         tally.dates = int(_plain(str(first.args.get("due") or "")) == _plain(due))
+    taken = _fields_of(tools, first.tool) if first is not None else ()
     if tally.understood and first is not None and sample.label not in TALK:
-        tally.listed, tally.lists = _same(first.args, sample, "list", _list_of)
-        tally.placed, tally.places = _same(first.args, sample, "place", _place_of)
+        if "list" in taken:  # a task named by what it is needs no list to be found by
+            tally.listed, tally.lists = _same(first.args, sample, "list", _list_of)
+        if "place" in taken:
+            tally.placed, tally.places = _same(first.args, sample, "place", _place_of)
     missed = tally.dated > tally.dates or tally.listed > tally.lists or tally.placed > tally.places
     if not tally.understood or (tally.titled and not tally.clean) or missed:
         got = [(i.tool, i.ref, i.args) for i in read.intents] or (read.kind, read.detail)
@@ -130,6 +133,11 @@ def _same(
     if not wanted:
         return 0, 0
     return 1, int(meaning(str(args.get(name) or "")) == meaning(wanted))
+
+
+def _fields_of(tools: Sequence[Any], name: str) -> tuple[str, ...]:
+    """The task fields the tool ``name`` takes in words."""
+    return next((t.fields for t in declared(tools) if t.name == name), ())
 
 
 def _list_of(words: str) -> str | None:

@@ -55,7 +55,7 @@ puts slips of spelling right)."""
 DOUBT = 0.5
 """From here, the model's word that a message asks nothing of the tools turns a task the table
 would make or complete at once into a question ('Did you mean to add a task ("text joe")?')."""
-TAGS_SURE = 0.7
+TAGS_SURE = 0.8
 """The least probability of the tagger's whole reading for its words to replace the table's."""
 FIELD_SURE = 0.7
 """The least probability of each word the tagger marks as a field's (a date) for them to count."""
