@@ -73,7 +73,7 @@ def payload(result):
     return json.loads(result.content[0].text)
 
 
-async def test_the_eight_tools_are_listed(server):
+async def test_the_todo_tools_are_listed(server):
     names = await call(server, ANN, "__list__")
     assert sorted(names) == sorted(
         [
@@ -85,6 +85,9 @@ async def test_the_eight_tools_are_listed(server):
             "schedule_todo_task",
             "complete_todo_task",
             "delete_todo_task",
+            "list_todo_lists",
+            "move_todo_task",
+            "clear_todo_list",
         ]
     )
 

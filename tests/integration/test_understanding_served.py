@@ -14,11 +14,13 @@ def titles(server, headers=ANN):
 def test_requests_people_make_of_any_assistant(server_url):
     cid = new_conversation(server_url, BOB)
     made = say(server_url, cid, "put eggs on my shopping list", BOB).json()
-    assert made["reply"] == "Created task: eggs"
+    assert made["reply"] == "Created task: eggs (shopping list)"
     made = say(server_url, cid, "i need a reminder to wash dishes", BOB).json()
     assert made["reply"] == "Created task: wash dishes"
     listed = say(server_url, cid, "tell me what's on my todo list", BOB).json()
-    assert "eggs" in listed["reply"] and "wash dishes" in listed["reply"]
+    assert "eggs" not in listed["reply"] and "wash dishes" in listed["reply"]
+    shopping = say(server_url, cid, "and what's on the shopping list?", BOB).json()
+    assert shopping["reply"] == "Your tasks on the shopping list:\n- [ ] 1. eggs"
     asked = say(server_url, cid, "remove eggs from my shopping list", BOB).json()
     assert asked["awaiting_confirmation"]["action"] == "delete"
     say(server_url, cid, "yes", BOB)

@@ -130,9 +130,7 @@ async def create_todo_task(
     list: ListName = None,  # noqa: A002 - the argument as people and models name it
     place: Place = None,
 ) -> dict[str, Any]:
-    """Create a new task with the given title (on a named list, at a place in it, and when it is
-    due, if the user said).
-    """  # noqa: D205
+    """Create a new task, on a named list, at a place in it and due when the user said so."""
     return await store.create(user_id, title, due=due, list=list, place=place)
 
 
