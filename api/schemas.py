@@ -311,6 +311,12 @@ class TaskOut(BaseModel):
         description='The list it is on ("todo": the one a task is on when none is named).',
         examples=["shopping"],
     )
+    repeat: str | None = Field(
+        default=None,
+        description="How often it repeats, in the words it was set with (null: it does not). "
+        "Completing it moves it to its next time.",
+        examples=["every monday"],
+    )
 
 
 class ListOut(BaseModel):

@@ -32,7 +32,7 @@ TALK = {
     "general_greet": "greeting",
 }
 LEFT_OUT = {"yes", "no", "maybe", "cancel", "repeat"}
-KEPT = ("intent", "title", "ref", "select", "due", "list", "place")
+KEPT = ("intent", "title", "ref", "select", "due", "list", "place", "repeat")
 DATED = {"date", "time", "timeofday"}
 """SLURP's entity types of the words of when, marked ``due`` on every line that has them."""
 LEADING = {"on", "at", "by", "before", "for", "until", "till", "in", "from", "due", "this", "next"}

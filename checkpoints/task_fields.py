@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -432,7 +433,86 @@ PLACE = TaskField(
 asked for into one (``keel.tools.tasks.store``), and lists tasks in it."""
 
 
-FIELDS: tuple[TaskField, ...] = (LIST, PLACE, DUE)
+# --- repeat -----------------------------------------------------------------------------------
+
+REPEAT_WORDS_MAX_CHARS = 100
+
+
+def read_repeat(words: str, when: When) -> dict[str, Any]:
+    """How often a task repeats, from words ("every monday", "every other week", "daily at 9am"):
+    ``repeat_rule``, an iCalendar RRULE read by ``recurrent`` in the person's zone, and
+    ``repeat_words``, the words as said; empty words: it does not repeat. Raises ``FieldError``.
+    """  # noqa: D205
+    text = " ".join(str(words).split())
+    if not text or text.casefold() in NEVER:
+        return {"repeat_rule": None, "repeat_words": None}
+    if len(text) > REPEAT_WORDS_MAX_CHARS:
+        raise FieldError("unclear_repeat", "That is too long: how often should it repeat?")
+    from recurrent.event_parser import RecurringEvent
+
+    local_now = when.now.astimezone(when.zone).replace(tzinfo=None)
+    with warnings.catch_warnings():  # parsedatetime's notice of its own next version, to recurrent
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        event = RecurringEvent(now_date=local_now)
+        rule = event.parse(text)
+    if not event.is_recurring or not isinstance(rule, str) or "FREQ=" not in rule:
+        raise FieldError(
+            "unclear_repeat",
+            f"How often do you mean by “{text[:60]}”? Say it as “every monday”, “every other "
+            "week” or “daily at 9am”.",
+        )
+    return {"repeat_rule": rule.removeprefix("RRULE:"), "repeat_words": text}
+
+
+NEVER = frozenset({"never", "none", "no", "not", "once", "no repeat", "don't repeat"})
+"""Words that say a task does not repeat (its repeat taken away)."""
+
+
+def next_time(
+    rule: str, after: datetime, zone: ZoneInfo, inclusive: bool = False
+) -> tuple[date, datetime | None]:
+    """The first time ``rule`` (an RRULE, read in ``zone``) falls after ``after`` (or on it, with
+    ``inclusive``: a task made on a Monday to repeat every Monday is due today): its day, and its
+    moment (UTC) when the rule names a time of day.
+    """  # noqa: D205
+    from dateutil.rrule import rrulestr
+
+    local = after.astimezone(zone).replace(tzinfo=None, second=0, microsecond=0)
+    timed = "BYHOUR=" in rule
+    start = local if timed else local.replace(hour=0, minute=0)
+    found = rrulestr(rule, dtstart=start).after(local if timed else start, inc=inclusive)
+    if found is None:  # a rule that has ended: no time after
+        raise FieldError("unclear_repeat", "That repeat has no time left to fall on.")
+    moment = found.replace(tzinfo=zone)
+    return moment.date(), moment.astimezone(UTC) if timed else None
+
+
+def _given_repeat(row: Mapping[str, Any], when: When) -> dict[str, Any]:
+    return {"repeat": row.get("repeat_words") or None}
+
+
+REPEAT = TaskField(
+    name="repeat",
+    columns=lambda: (
+        sa.Column("repeat_rule", sa.String(200), nullable=True),
+        sa.Column("repeat_words", sa.String(REPEAT_WORDS_MAX_CHARS), nullable=True),
+    ),
+    argument=Annotated[
+        str | None,
+        Field(
+            max_length=REPEAT_WORDS_MAX_CHARS,
+            description='How often the task repeats, in the user\'s words ("every monday", '
+            '"every other week", "daily at 9am"). Completing it moves it to its next time.',
+        ),
+    ],
+    read=read_repeat,
+    given=_given_repeat,
+    shown=lambda task: f"repeats {task['repeat']}" if task.get("repeat") else "",
+    tag="repeat",
+)
+
+
+FIELDS: tuple[TaskField, ...] = (LIST, PLACE, DUE, REPEAT)
 """The one list of a task's fields beyond its title."""
 COLUMNS = frozenset(c.name for f in FIELDS for c in f.columns())
 """The columns the fields keep."""
@@ -443,6 +523,8 @@ ListName = LIST.argument
 """The ``list`` argument of the tools that put a task on a list, or read one."""
 Place = PLACE.argument
 """The ``place`` argument of the tools that put a task in its list."""
+Repeat = REPEAT.argument
+"""The ``repeat`` argument of the tools that make a task repeat."""
 DueFilter = Annotated[
     str | None,
     Field(

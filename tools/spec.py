@@ -64,7 +64,7 @@ PLACES = {"task": "{task}", "title": "{title}", "list": r"(?P<list>[\w'-]+(?: [\
 (a tool that takes no list is given none: ``keel.tools.understanding.nlu.settle``)."""
 
 
-LEARNED_ONLY = re.compile(r"\{(?:due|when|late|place|urgent)\}")
+LEARNED_ONLY = re.compile(r"\{(?:due|when|late|place|urgent|every)\}")
 """The placeholders of words of when and of a place in a list: an example with one is learned
 from, never matched as a phrasing (any last word would read as a date or a place)."""
 

@@ -231,6 +231,13 @@ export function renderTasks(tasks, { listed = false } = {}) {
       el("span", { cls: "task-id", text: `${task.id}.` }),
       el("span", { cls: "task-title", text: task.title }),
       hiddenText(task.completed ? " (done)" : " (open)"),
+      task.repeat
+        ? el("span", {
+            cls: "task-repeat",
+            text: "↻",
+            attrs: { title: `repeats ${task.repeat}`, "aria-label": `repeats ${task.repeat}` },
+          })
+        : null,
       !listed && task.list && task.list !== "todo"
         ? el("span", { cls: "task-list-name", text: task.list })
         : null,

@@ -52,7 +52,8 @@ def test_get_tasks_pages_with_a_total(server_url, filled):
     assert isinstance(first, list) and len(first) == 500
     assert [t["id"] for t in first] == list(range(1, 501))
     assert first[0]["title"] == title(1)
-    assert set(first[0]) == {"id", "title", "completed", "created_at", "due", "overdue", "list"}
+    keys = {"id", "title", "completed", "created_at", "due", "overdue", "list", "repeat"}
+    assert set(first[0]) == keys
     assert re.fullmatch(
         r'<.*/v1/tasks\?offset=500&limit=500>; rel="next"', everything.headers["Link"]
     )

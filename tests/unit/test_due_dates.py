@@ -1,7 +1,8 @@
 """When a task is due: read from words in the user's time zone, stored, listed and moved."""
 
 import json
-from datetime import UTC, datetime
+import uuid
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -9,16 +10,19 @@ from keel.checkpoints.task_fields import (
     FieldError,
     When,
     due_days,
+    next_time,
     read_due,
+    read_repeat,
     zone_named,
     zone_ready,
 )
 from keel.graphs.resources import prepared
 from keel.tools.calls import run_tool_call
 from keel.tools.spec import spec_of
-from keel.tools.tasks.pages import describe_page
+from keel.tools.tasks.pages import describe_page, task_line
 from keel.tools.tasks.store import TaskError, TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
+from keel.tools.understanding.reading import understand
 from tests.conftest import FakeClock
 from tests.helpers import invoke, open_database
 
@@ -208,3 +212,55 @@ def test_taking_a_date_away_says_so_in_the_question():
     assert confirm.change({"task_id": 2, "due": ""}, {"title": "dentist"})["text"] == (
         "Reschedule task 2: dentist -> no date"
     )
+
+
+def test_how_often_a_task_repeats_is_read_and_its_next_time_found():
+    when = When(zone_named("Europe/Berlin"), SUNDAY_10_BERLIN)
+    weekly = read_repeat("every monday", when)
+    assert weekly == {
+        "repeat_rule": "BYDAY=MO;INTERVAL=1;FREQ=WEEKLY",
+        "repeat_words": "every monday",
+    }
+    assert next_time(weekly["repeat_rule"], when.now, when.zone) == (date(2026, 11, 30), None)
+    timed = read_repeat("every tuesday at 5pm", when)["repeat_rule"]
+    assert next_time(timed, when.now, when.zone) == (
+        date(2026, 12, 1),
+        datetime(2026, 12, 1, 16, 0, tzinfo=UTC),
+    )
+    assert read_repeat("", when) == {"repeat_rule": None, "repeat_words": None}
+    with pytest.raises(FieldError, match="How often do you mean"):
+        read_repeat("blue moon", when)
+
+
+async def test_a_repeating_task_is_due_at_its_first_time_and_moves_on_when_done(store, sunday):
+    status, task = await invoke(
+        store, "ann", "create_todo_task", title="take out the bins", repeat="every monday"
+    )
+    assert status == "success"
+    assert (task["due"], task["repeat"]) == ("2026-11-30", "every monday")
+    assert (
+        task_line(task) == "- [ ] 1. take out the bins (due Mon 30 Nov 2026; repeats every monday)"
+    )
+    _, done = await invoke(store, "ann", "complete_todo_task", task_id=task["id"])
+    assert (done["completed"], done["due"]) == (False, "2026-12-07")  # next monday, still open
+    sunday.advance(days=20)  # Saturday 19 December: two mondays missed
+    _, late = await invoke(store, "ann", "complete_todo_task", task_id=task["id"])
+    assert late["due"] == "2026-12-21"  # the next one to come, not the ones missed
+    status, error = await invoke(store, "ann", "create_todo_task", title="x", repeat="blue moon")
+    assert status == "error" and "How often do you mean" in error
+
+
+def test_how_often_is_understood_offline_and_leaves_the_title():
+    (read,) = understand("remind me to take out the bins every monday", TODO_TOOLS).intents
+    assert read.args == {"title": "take out the bins", "repeat": "every monday"}
+
+
+async def test_a_repeating_task_done_in_a_turn_says_when_it_comes_back(memory_keel):
+    cid = str(uuid.uuid4())
+    made = await memory_keel.say(cid, "remind me to take out the bins every monday")
+    assert made.reply.startswith("Created task: take out the bins (due ")
+    assert made.reply.endswith("; repeats every monday)")
+    done = await memory_keel.say(cid, "done with the bins")
+    assert done.reply.startswith("Completed task: take out the bins (due ")
+    (task,) = await memory_keel.store.list("local")
+    assert not task["completed"] and task["repeat"] == "every monday"

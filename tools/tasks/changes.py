@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keel.checkpoints.task_fields import Due, FieldError, ListName, Place, list_name
+from keel.checkpoints.task_fields import Due, FieldError, ListName, Place, Repeat, list_name
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.pages import task_extras
@@ -115,6 +115,14 @@ from keel.tools.tasks.pages import task_extras
         "add {title}, it's {urgent}",
         "put {title} {place} of my {list} list",
         "add {title} to my {list} list {place}",
+        "{title} {every}",
+        "add {title} {every}",
+        "remind me to {title} {every}",
+        "i need to {title} {every}",
+        "{every} i have to {title}",
+        "put {title} on my list {every}",
+        "add a recurring task to {title} {every}",
+        "set a repeating reminder to {title} {every}",
     ],
     intent="create",
     reply=lambda task: f"Created task: {task['title']}{task_extras(task)}",
@@ -129,9 +137,10 @@ async def create_todo_task(
     due: Due = None,
     list: ListName = None,  # noqa: A002 - the argument as people and models name it
     place: Place = None,
+    repeat: Repeat = None,
 ) -> dict[str, Any]:
-    """Create a new task, on a named list, at a place in it and due when the user said so."""
-    return await store.create(user_id, title, due=due, list=list, place=place)
+    """Create a new task, on a named list, at a place in it, due and repeating as the user said."""
+    return await store.create(user_id, title, due=due, list=list, place=place, repeat=repeat)
 
 
 @keel_tool(
@@ -198,6 +207,11 @@ async def schedule_todo_task(
 ) -> dict[str, Any]:
     """Set or change when a task is due (an empty ``due`` takes its date away)."""
     return await store.schedule(user_id, task_id, due)
+
+
+def _again(task: dict[str, Any]) -> str:
+    """For a repeating task completed, when it comes back: " (due Mon 7 Dec 2026; repeats ...)"."""
+    return task_extras(task, listed=True) if task.get("repeat") and not task["completed"] else ""
 
 
 def _the_list(name: Any) -> str:
@@ -302,8 +316,8 @@ def _tasks(n: int) -> str:
         "check off {task}",
         "{task} is done",
     ],
-    reply="Completed task: {title}",
-    said="Completed task {id}: {title}",
+    reply=lambda task: f"Completed task: {task['title']}{_again(task)}",
+    said=lambda task: f"Completed task {task['id']}: {task['title']}{_again(task)}",
     example='complete one ("Complete 2")',
     step="Mark {task} done",
 )

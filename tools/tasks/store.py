@@ -11,7 +11,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import date, datetime
+from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -25,6 +25,7 @@ from keel.checkpoints.task_fields import (
     FieldError,
     When,
     list_name,
+    next_time,
     zone_named,
 )
 from keel.checkpoints.text_rules import UnstorableText, one_line
@@ -98,6 +99,16 @@ KEPT_COLUMNS = frozenset(
 """The columns every task has. Any other column of ``keel_tasks`` is an attribute that a tool
 stores on tasks (its migration adds the column): read as stored, and set with ``set_attributes``."""
 ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
+
+
+def _moment(due: str | None, zone: ZoneInfo) -> datetime | None:
+    """A task's ``due`` as it gives it back, as a moment: a day counts from its end."""
+    if not due:
+        return None
+    if "T" in due:
+        return datetime.fromisoformat(due)
+    day = date.fromisoformat(due)
+    return datetime.combine(day, time(23, 59), zone)
 
 
 def _row(row: Row, when: When) -> dict[str, Any]:
@@ -205,6 +216,9 @@ class TaskStore:
                 values.update(await asyncio.to_thread(field.read, str(words), when))
             except FieldError as exc:
                 raise TaskError(exc.code, exc.message) from None
+        if values.get("repeat_rule") and not given.get("due"):  # due at its first time
+            day, moment = next_time(values["repeat_rule"], when.now, self.zone, inclusive=True)
+            values.update(due_date=day.isoformat(), due_at=moment)
         return {name: self._param(value) for name, value in values.items()}
 
     def _param(self, value: Any) -> Any:
@@ -451,9 +465,31 @@ class TaskStore:
         return await self._change(sql, user_id, task_id, **values, now=self._now())
 
     async def complete(self, user_id: str, task_id: int) -> dict[str, Any]:
-        """Mark a task completed and return it."""
-        sql = "UPDATE keel_tasks SET completed = :true, updated_at = :now"
-        return await self._change(sql, user_id, task_id, true=True, now=self._now())
+        """Mark a task completed and return it; a repeating one stays open, due at its next time
+        (after when it was due, or after now when that has passed).
+        """  # noqa: D205
+        task_id = _check_id(task_id)
+        params = {"id": task_id, "user": user_id, "true": True, "now": self._now()}
+        done = await self.session.fetchone(  # one statement for a task that does not repeat
+            "UPDATE keel_tasks SET completed = :true, updated_at = :now WHERE number = :id "
+            f"AND user_id = :user AND (repeat_rule IS NULL OR completed = :true) {RETURNING}",
+            params,
+        )
+        if done is not None:
+            return self._row(done)
+        row = await self.session.fetchone(
+            "SELECT * FROM keel_tasks WHERE number = :id AND user_id = :user", params
+        )
+        if row is None:
+            raise TaskError("not_found", f"Task {task_id} not found.")
+        due = _moment(self._row(row).get("due"), self.zone)
+        after = max(due, self.clock()) if due else self.clock()
+        day, moment = next_time(row["repeat_rule"], after, self.zone)
+        sql = "UPDATE keel_tasks SET due_date = :day, due_at = :at, updated_at = :now"
+        at = None if moment is None else self.db.time(moment)
+        return await self._change(
+            sql, user_id, task_id, day=day.isoformat(), at=at, now=params["now"]
+        )
 
     async def set_attributes(
         self, user_id: str, task_id: int, /, **attributes: Any

@@ -52,6 +52,7 @@ ARGUMENT_TAGS = {
     "when": "due",
     "late": "due",
     "urgent": "place",
+    "every": "repeat",
 }
 """A placeholder's tag when it is not the argument's own name."""
 
