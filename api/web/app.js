@@ -608,7 +608,7 @@ function wireControls() {
   $("message").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      if (!isBusy()) send($("message").value);
+      send($("message").value); // while busy, it says so and keeps the text
     }
   });
   $("stop").addEventListener("click", stopTurn);

@@ -90,6 +90,7 @@ def say(page: Page, text: str) -> Locator:
     """Type ``text`` and press Enter; wait until the answer is complete (a reply bubble, or the
     confirmation card, which asks its question alone); the last reply bubble.
     """  # noqa: D205
+    expect(page.locator("#send")).to_be_enabled()  # the turn before has ended
     replies = page.locator(".msg.assistant")
     before = replies.count()
     page.locator("#message").fill(text)
