@@ -202,3 +202,43 @@ def test_a_whole_conversation_in_agent_chat_ui(servers, browser: Browser):
     expect(page.get_by_text(RESET_MESSAGE.split(".")[0])).to_be_visible()
     _nothing_internal(page)
     page.close()
+
+
+def test_lists_places_and_dates_in_agent_chat_ui(servers, browser: Browser):
+    api, ui = servers
+    page = _open(browser, f"{ui}/?{urlencode({'apiUrl': api, 'assistantId': 'keel'})}")
+
+    _say(page, "add eggs, milk and bread to the shopping list")
+    expect(page.get_by_text("Created task: bread (shopping list)")).to_be_visible()
+    _say(page, "add batteries to the hardware list")
+    expect(page.get_by_text("Created task: batteries (hardware list)")).to_be_visible()
+    _say(page, "add call the dentist on friday")
+    dentist = re.compile(r"Created task: call the dentist \(due Fri \d+ \w+ \d{4}\)")
+    expect(page.get_by_text(dentist)).to_be_visible()
+    _say(page, "add renew passport, it's urgent")
+    expect(page.get_by_text("Created task: renew passport", exact=True)).to_be_visible()
+
+    _say(page, "list my tasks")  # grouped under each list's heading, the todo list first
+    expect(page.get_by_text("Hardware list:")).to_be_visible()
+    todo = page.locator("li").filter(has_text=re.compile(r"^\s*\d+\. \w"))
+    expect(todo.first).to_contain_text("renew passport")  # urgent: at the top of its list
+    expect(page.locator("li").filter(has_text=re.compile(r"^\s*\d+\. bread\s*$"))).to_be_visible()
+
+    _say(page, "what's on my shopping list?")
+    expect(page.get_by_text("Your tasks on the shopping list:")).to_be_visible()
+    _say(page, "move the dentist to monday")  # a change of date asks first
+    card = page.get_by_role("button", name="Approve")
+    expect(card).to_be_visible()
+    card.click()
+    moved = re.compile(r"Rescheduled task \d+: call the dentist \(due Mon \d+ \w+ \d{4}\)")
+    expect(page.get_by_text(moved)).to_be_visible()
+
+    _say(page, "wipe the hardware list")  # the whole list: one question, naming it
+    expect(page.get_by_role("button", name="Approve")).to_be_visible()
+    _say(page, "yes")
+    expect(page.get_by_text("Cleared the hardware list: 1 task deleted.")).to_be_visible()
+    _nothing_internal(page)
+
+    page.reload()  # the lists and dates come back from the thread's state
+    expect(page.get_by_text(moved)).to_be_visible()
+    page.close()

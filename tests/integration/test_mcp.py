@@ -86,6 +86,7 @@ async def test_the_todo_tools_are_listed(server):
             "complete_todo_task",
             "delete_todo_task",
             "list_todo_lists",
+            "repeat_todo_task",
             "move_todo_task",
             "clear_todo_list",
         ]

@@ -264,3 +264,43 @@ async def test_a_repeating_task_done_in_a_turn_says_when_it_comes_back(memory_ke
     assert done.reply.startswith("Completed task: take out the bins (due ")
     (task,) = await memory_keel.store.list("local")
     assert not task["completed"] and task["repeat"] == "every monday"
+
+
+async def test_a_task_is_made_to_repeat_and_stopped(store):
+    await invoke(store, "ann", "create_todo_task", title="call mom")
+    await invoke(store, "ann", "create_todo_task", title="pay rent", due="friday")
+    _, weekly = await invoke(store, "ann", "repeat_todo_task", task_id=1, repeat="every sunday")
+    assert (weekly["due"], weekly["repeat"]) == ("2026-11-29", "every sunday")  # no date: today
+    _, monthly = await invoke(store, "ann", "repeat_todo_task", task_id=2, repeat="every month")
+    assert (monthly["due"], monthly["repeat"]) == ("2026-12-04", "every month")  # its date kept
+    _, stopped = await invoke(store, "ann", "repeat_todo_task", task_id=1)
+    assert (stopped["due"], stopped.get("repeat")) == ("2026-11-29", None)
+    _, done = await invoke(store, "ann", "complete_todo_task", task_id=1)
+    assert done["completed"]  # it stays done: it no longer comes back
+    status, error = await invoke(store, "bob", "repeat_todo_task", task_id=2, repeat="daily")
+    assert status == "error" and error == "Error: Task 2 not found."
+
+
+@pytest.mark.parametrize(
+    ("message", "repeat"),
+    [
+        ("make call mom repeat every sunday", "every sunday"),
+        ("call mom should repeat every other week", "every other week"),
+        ("stop repeating call mom", None),
+        ("call mom doesn't repeat anymore", None),
+    ],
+)
+def test_changing_or_stopping_a_repeat_is_understood_offline(message, repeat):
+    (read,) = understand(message, TODO_TOOLS).intents
+    assert read.tool == "repeat_todo_task" and read.ref == "call mom"
+    assert read.args.get("repeat") == repeat
+
+
+async def test_a_repeat_changed_in_a_turn_says_so(memory_keel):
+    await memory_keel.store.create("local", "call mom")
+    cid = str(uuid.uuid4())
+    made = await memory_keel.say(cid, "make call mom repeat every sunday")
+    assert made.reply.startswith("Task 1 repeats: call mom (due ")
+    assert made.reply.endswith("; repeats every sunday)")
+    stopped = await memory_keel.say(cid, "stop repeating call mom")
+    assert stopped.reply.startswith("Task 1 no longer repeats: call mom (due ")

@@ -68,7 +68,7 @@ def test_confirmation_is_not_parsed_as_a_request():
         ("Delete task 1, it was a typo", "1", {}),
         ("Complete task 2, that's done", "2", {}),
         ("Delete the milk one, they're duplicates", "milk", {}),
-        ("Add buy milk, it's urgent", None, {"title": "buy milk"}),
+        ("Add buy milk, it's urgent", None, {"title": "buy milk", "place": "urgent"}),  # read
     ],
 )
 def test_a_word_on_why_after_a_request_is_no_task_of_it(text, ref, args):

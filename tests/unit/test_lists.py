@@ -102,8 +102,9 @@ async def test_the_order_a_person_sets_holds(store):
     assert await titles(store) == ["renew passport", "a", "b", "c"]
     await invoke(store, "ann", "move_todo_task", task_id=1, place="bottom")
     assert await titles(store) == ["renew passport", "b", "c", "a"]
-    await invoke(store, "ann", "move_todo_task", task_id=1, place="second")
+    _, moved = await invoke(store, "ann", "move_todo_task", task_id=1, place="second")
     assert await titles(store) == ["renew passport", "a", "b", "c"]
+    assert (moved["place"], moved["of"]) == (2, 4)
     await invoke(store, "ann", "create_todo_task", title="d", place="3")
     assert await titles(store) == ["renew passport", "a", "d", "b", "c"]
     status, error = await invoke(store, "ann", "move_todo_task", task_id=top["id"])
@@ -171,6 +172,19 @@ async def test_a_task_named_by_its_place_is_counted_in_the_list_shown_last(memor
     await memory_keel.say(cid, "no")
     none = await memory_keel.say(cid, "complete the fifth one")
     assert "There is no 5th task in the list: it has 2." in none.reply
+
+
+async def test_a_move_says_where_the_task_went(memory_keel):
+    for title in ("call mom", "renew passport", "pay rent"):
+        await memory_keel.store.create("local", title)
+    await memory_keel.store.create("local", "milk", list="shopping")
+    cid = str(uuid.uuid4())
+    top = await memory_keel.say(cid, "move renew passport to the top")
+    assert top.reply == "Moved task 2: renew passport, now at the top of the todo list"
+    second = await memory_keel.say(cid, "move pay rent to second place")
+    assert second.reply == "Moved task 3: pay rent, now 2nd of 3 on the todo list"
+    moved = await memory_keel.say(cid, "move call mom to the shopping list")
+    assert moved.reply == "Moved task 1: call mom, now at the bottom of the shopping list"
 
 
 async def test_a_place_with_no_list_shown_counts_in_the_whole_list(memory_keel):

@@ -209,6 +209,43 @@ async def schedule_todo_task(
     return await store.schedule(user_id, task_id, due)
 
 
+@keel_tool(
+    mutates=True,
+    intent="repeat",
+    examples=[
+        "make {task} repeat {every}",
+        "{task} should repeat {every}",
+        "set {task} to repeat {every}",
+        "have {task} repeat {every}",
+        "repeat {task} {every}",
+        "make {task} recurring {every}",
+        "change {task} to repeat {every}",
+        "stop repeating {task}",
+        "{task} doesn't repeat anymore",
+        "{task} shouldn't repeat",
+        "don't repeat {task} any more",
+        "make {task} a one-off",
+        "{task} is a one time thing now",
+    ],
+    reply=lambda task: _repeating(task),
+    said=lambda task: _repeating(task),
+    example='make one repeat, or stop it ("Make task 2 repeat every monday", "Stop repeating '
+    'task 2")',
+    step="Change how often {task} repeats",
+)
+async def repeat_todo_task(
+    task_id: TaskId, user_id: UserId, store: Store, repeat: Repeat = None
+) -> dict[str, Any]:
+    """Make a task repeat, or change how often (no ``repeat``, or "never": it stops repeating)."""
+    return await store.repeat(user_id, task_id, repeat)
+
+
+def _repeating(task: dict[str, Any]) -> str:
+    """A repeat changed: "Task 3 repeats: call mom (due ...; repeats every sunday)"."""
+    said = "repeats" if task.get("repeat") else "no longer repeats"
+    return f"Task {task['id']} {said}: {task['title']}{task_extras(task, listed=True)}"
+
+
 def _again(task: dict[str, Any]) -> str:
     """For a repeating task completed, when it comes back: " (due Mon 7 Dec 2026; repeats ...)"."""
     return task_extras(task, listed=True) if task.get("repeat") and not task["completed"] else ""
@@ -237,8 +274,10 @@ def _the_list(name: Any) -> str:
         "move {task} {place} of the list",
         "{task} is {urgent}",
     ],
-    reply=lambda task: f"Moved task {task['id']}: {task['title']}{task_extras(task)}",
-    said=lambda task: f"Moved task {task['id']}: {task['title']}{task_extras(task)}",
+    reply=lambda task: (
+        f"Moved task {task['id']}: {task['title']}{task_extras(task, listed=True)}, {_where(task)}"
+    ),
+    said=lambda task: f"Moved task {task['id']}: {task['title']}, {_where(task)}",
     example='move one ("Move task 2 to the top", "Move eggs to the shopping list")',
     step="Move {task}",
 )
@@ -284,6 +323,24 @@ async def clear_todo_list(
 ) -> dict[str, Any]:
     """Delete every task on a list (none named: the todo list)."""
     return await store.clear(user_id, list)
+
+
+def _where(task: dict[str, Any]) -> str:
+    """Where a moved task stands: "now at the top of the shopping list", "now 2nd of 5 on …"."""
+    place, of, name = task.get("place", 1), task.get("of", 1), f"the {task['list']} list"
+    if of == 1:
+        return f"now the only task on {name}"
+    if place == 1:
+        return f"now at the top of {name}"
+    if place == of:
+        return f"now at the bottom of {name}"
+    return f"now {_ordinal(place)} of {of} on {name}"
+
+
+def _ordinal(n: int) -> str:
+    """``n`` as a place: 1st, 2nd, 3rd, 4th, 11th, 22nd."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _tasks(n: int) -> str:

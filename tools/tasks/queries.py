@@ -103,3 +103,18 @@ async def placed(
         {**params, "at": at},
     )
     return at
+
+
+async def standing(
+    tx: Session, user_id: str, list_name: str, position: int, number: int
+) -> dict[str, int]:
+    """Where the task ``number`` at ``position`` stands in the list ``list_name``: its place (1
+    the top) and how many tasks the list holds.
+    """  # noqa: D205
+    row = await tx.fetchone(
+        "SELECT COUNT(*) AS n, SUM(CASE WHEN position < :position OR (position = :position "
+        "AND number < :id) THEN 1 ELSE 0 END) AS above FROM keel_tasks "
+        "WHERE user_id = :user AND list_name = :list_name",
+        {"user": user_id, "list_name": list_name, "position": position, "id": number},
+    )
+    return {"place": int(row["above"] or 0) + 1 if row else 1, "of": int(row["n"]) if row else 1}

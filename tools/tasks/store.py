@@ -29,7 +29,7 @@ from keel.checkpoints.task_fields import (
     zone_named,
 )
 from keel.checkpoints.text_rules import UnstorableText, one_line
-from keel.tools.tasks.queries import Filter, placed
+from keel.tools.tasks.queries import Filter, placed, standing
 
 TITLE_MAX_CHARS = 500
 
@@ -361,7 +361,8 @@ class TaskStore:
         self, user_id: str, task_id: int, list_: str | None = None, place: str | None = None
     ) -> dict[str, Any]:
         """Put a task on another list (``list_``, words), or at a place in its list (``place``:
-        the top, the bottom, the n-th; on another list, the bottom unless said); the task.
+        the top, the bottom, the n-th; on another list, the bottom unless said); the task, with
+        where it now stands (``place`` in its list ``of`` so many).
         """  # noqa: D205
         task_id = _check_id(task_id)
         given = {k: v for k, v in (("list", list_), ("place", place)) if v is not None}
@@ -370,20 +371,22 @@ class TaskStore:
         values = await self._fields(given)
         async with self._tx() as tx:
             row = await tx.fetchone(
-                "SELECT list_name FROM keel_tasks WHERE number = :id AND user_id = :user",
+                "SELECT list_name, position FROM keel_tasks WHERE number = :id AND user_id = :user",
                 {"id": task_id, "user": user_id},
             )
             if row is None:
                 raise TaskError("not_found", f"Task {task_id} not found.")
             target = values["list_name"] if list_ is not None else row["list_name"]
-            if target == row["list_name"] and values["position"] is None:
-                return await self.within(tx).get(user_id, task_id)  # on it already, as it stands
-            position = await placed(tx, user_id, target, values["position"], moving=task_id)
-            sql = "UPDATE keel_tasks SET list_name = :list_name, position = :position, "
-            sql += "updated_at = :now"
-            return await self.within(tx)._change(
-                sql, user_id, task_id, list_name=target, position=position, now=self._now()
-            )
+            if target == row["list_name"] and values["position"] is None:  # on it already
+                task, position = await self.within(tx).get(user_id, task_id), row["position"]
+            else:
+                position = await placed(tx, user_id, target, values["position"], moving=task_id)
+                sql = "UPDATE keel_tasks SET list_name = :list_name, position = :position, "
+                sql += "updated_at = :now"
+                task = await self.within(tx)._change(
+                    sql, user_id, task_id, list_name=target, position=position, now=self._now()
+                )
+            return {**task, **await standing(tx, user_id, target, int(position), task_id)}
 
     async def clear(self, user_id: str, list_: str | None) -> dict[str, Any]:
         """Delete every task on a list (``list_``, words; none: the todo list): the list's name
@@ -462,6 +465,18 @@ class TaskStore:
         """Give a task a new due date (words read in the store's zone; empty: none); the task."""
         values = await self._fields({"due": due or ""})
         sql = "UPDATE keel_tasks SET due_date = :due_date, due_at = :due_at, updated_at = :now"
+        return await self._change(sql, user_id, task_id, **values, now=self._now())
+
+    async def repeat(self, user_id: str, task_id: int, words: str | None) -> dict[str, Any]:
+        """Make a task repeat as ``words`` say (none, or "never": it stops); the task. A task
+        with no date is due at the first time; a date it has stays.
+        """  # noqa: D205
+        values = await self._fields({"repeat": words or ""})
+        sql = (
+            "UPDATE keel_tasks SET repeat_rule = :repeat_rule, repeat_words = :repeat_words, "
+            "due_at = CASE WHEN due_date IS NULL THEN :due_at ELSE due_at END, "
+            "due_date = COALESCE(due_date, :due_date), updated_at = :now"
+        )
         return await self._change(sql, user_id, task_id, **values, now=self._now())
 
     async def complete(self, user_id: str, task_id: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from keel.tools.tasks.changes import (
     create_todo_task,
     delete_todo_task,
     move_todo_task,
+    repeat_todo_task,
     schedule_todo_task,
     update_todo_task,
 )
@@ -35,6 +36,7 @@ TODO_TOOLS: list[BaseTool] = [
     list_todo_lists,
     update_todo_task,
     schedule_todo_task,
+    repeat_todo_task,
     move_todo_task,
     complete_todo_task,
     clear_todo_list,

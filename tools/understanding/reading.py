@@ -202,21 +202,30 @@ def _requests(text: str, table: Table) -> list[Intent]:
         raise TooMany(len(pieces), "too_long")
     found: list[Intent] = []
     current: tuple[int, int] | None = None
+    aside = ""  # the words said after the request on why: read with it, never a task of their own
     for a, b in pieces:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
         if current and _ASIDE.match(piece.strip()):
-            continue  # "delete buy milk, it was a typo": why, not another task
+            aside += text[current[1] : b] if not aside else piece
+            continue  # "delete buy milk, it was a typo", "add x, it's urgent": why, not a task
         if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
             current = (current[0], b)
             continue
         if current:
-            found += _expanded(text[current[0] : current[1]], table, asked)
-        current = (a, b)
+            found += _with_aside(_expanded(text[current[0] : current[1]], table, asked), aside)
+        current, aside = (a, b), ""
     if current:
-        found += _expanded(text[current[0] : current[1]], table, asked)
+        found += _with_aside(_expanded(text[current[0] : current[1]], table, asked), aside)
     return found
+
+
+def _with_aside(intents: list[Intent], aside: str) -> list[Intent]:
+    """``intents`` with the aside said after them in the words the model reads for their fields
+    ("add renew passport, it's urgent": at the top); the table's arguments stay as they are.
+    """  # noqa: D205
+    return [replace(i, text=i.text + aside) for i in intents] if aside else intents
 
 
 def _expanded(text: str, table: Table, asked: bool) -> list[Intent]:

@@ -67,8 +67,13 @@ a request: "thanks! also add stamps")."""
 NEEDS = {"title": "title", "task_id": "ref", "descriptions": "ref"}
 """A tool argument and the tag of the words that fill it."""
 
-_ASKS = re.compile(r"^\s*(?:did|does|do|have|has|had|was|were|is|are)\s|\?\s*$", re.I)
-"""A question, which reports no deed ("did my order get delivered?", "have i spent too much?")."""
+_ASKS = re.compile(
+    r"^\s*(?:did|does|do|have|has|had|was|were|is|are)\s|\?\s*$"
+    r"|\b(?:when|where|why|how) (?:will|would|is|are|was|were|did|do|does|can|could)\b",
+    re.I,
+)
+"""A question, which reports no deed ("did my order get delivered?", "have i spent too much?",
+"i ordered new sheets, when will they arrive")."""
 
 Settled = tuple[tuple[Intent, ...], str | None, str | None]
 """Requests, or a kind of talk and its detail (as ``reading.Understanding``)."""
