@@ -51,7 +51,7 @@ def use_tools(tools: str | None) -> None:
     import os
     import sys
 
-    from keel.checkpoints.task_fields import FieldError, zone_named
+    from keel.checkpoints.times import FieldError, zone_named
     from keel.graphs.assembly import ToolsNotLoaded, load_tools
     from keel.graphs.settings import DEFAULT_TOOLS, Settings
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from keel.checkpoints.conversation_store import search_words
-from keel.checkpoints.task_fields import FieldError, zone_named
 from keel.checkpoints.text_rules import storable
+from keel.checkpoints.times import FieldError, zone_named
 from keel.graphs.result import TopicSegment
 from keel.nodes.event_types import StreamEvent
 

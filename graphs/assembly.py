@@ -31,7 +31,7 @@ from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.locks import TurnLocks
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.task_fields import FieldError, zone_named
+from keel.checkpoints.times import FieldError, zone_named
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, served
 from keel.graphs.resources import open_resources

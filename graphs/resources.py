@@ -33,7 +33,7 @@ from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.task_fields import zone_named, zone_ready
+from keel.checkpoints.times import zone_named, zone_ready
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
 from keel.nodes.context.embeddings import load_embedder

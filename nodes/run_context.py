@@ -33,7 +33,7 @@ from keel.checkpoints.branches import BEGINNING
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import MessageLog
-from keel.checkpoints.task_fields import FieldError, local_zone, zone_name
+from keel.checkpoints.times import FieldError, local_zone, zone_name
 from keel.checkpoints.topics import TopicStore
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel

@@ -25,7 +25,7 @@ quantifiers over the same characters.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -103,6 +103,12 @@ class Confirm:
     """What an empty ``to`` means, as the change says it ("no date"); None: it is never empty."""
     named: Callable[[Any], str] | None = None
     """How a question names its target ("the shopping list"); None: the noun and the target."""
+    probe: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    """What the call acts on as it is now, from the task store, the user and the call's
+    arguments, for the question to name (its ``title``: "3 tasks"); it raises the store's error
+    when there is nothing to ask about, whose message then stands in for the call. None: the
+    task its ``task_id`` names, as ``get_todo_task`` gives it.
+    """  # noqa: D205
 
     def named_target(self, target: Any) -> str:
         """The target as a question names it: "task 3", "the shopping list"."""

@@ -41,7 +41,6 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from keel.checkpoints.task_fields import TODO_LIST
 from keel.nodes.models.markers import SYNTHETIC
 from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.confirmation import ConfirmationChange, approval_request
@@ -68,12 +67,16 @@ def confirm_of(call: ToolCall, runtime: Runtime[KeelContext]) -> Confirm | None:
 async def _probe(
     call: ToolCall, confirm: Confirm, runtime: Runtime[KeelContext]
 ) -> ToolMessage | dict[str, Any] | None:
-    """The task a call that needs a yes acts on, as it is now, or the error that stands in for
-    the call when the task is not there (nothing to ask about); None when it acts on no task.
+    """What a call that needs a yes acts on, as it is now (the task, or what the tool's own
+    ``Confirm.probe`` reads), or the error that stands in for the call when there is nothing to
+    ask about; None when it acts on no task.
     """  # noqa: D205
     ctx, call_id = runtime.context, call.get("id") or ""
-    if confirm.target == "list":
-        return await _list_probe(call, confirm, ctx)
+    if confirm.probe is not None:
+        try:
+            return await confirm.probe(ctx.store, ctx.user_id, dict(call["args"]))
+        except TaskError as exc:
+            return tool_error(call, exc.message)
     if confirm.target != "task_id":
         return None
     probe = ToolCall(
@@ -84,22 +87,6 @@ async def _probe(
         return tool_error(call, str(checked.content))
     data = payload(checked)
     return data if isinstance(data, dict) else None
-
-
-async def _list_probe(
-    call: ToolCall, confirm: Confirm, ctx: KeelContext
-) -> ToolMessage | dict[str, Any]:
-    """How many tasks the list a call acts on holds ("3 tasks"), or the error that stands in for
-    the call when there is nothing to ask about (no task on it, or no list by that name).
-    """  # noqa: D205
-    words = call["args"].get("list")
-    try:
-        held = await ctx.store.count(ctx.user_id, list_=str(words or "") or TODO_LIST)
-    except TaskError as exc:
-        return tool_error(call, exc.message)
-    if not held:
-        return tool_error(call, f"There is nothing on {confirm.named_target(words)} to clear.")
-    return {"title": f"{held:,} task" + ("" if held == 1 else "s")}
 
 
 async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:

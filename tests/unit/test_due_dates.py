@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from keel.checkpoints.task_fields import (
+from keel.checkpoints.times import (
     FieldError,
     When,
     due_days,

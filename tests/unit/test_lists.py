@@ -4,7 +4,8 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.task_fields import TODO_LIST, FieldError, list_name, read_place
+from keel.checkpoints.task_fields import TODO_LIST, list_name, read_place
+from keel.checkpoints.times import FieldError
 from keel.tools.tasks.pages import describe_page
 from keel.tools.tasks.store import TaskError, TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from keel.checkpoints.task_fields import Due, FieldError, ListName, Place, Repeat, list_name
+from keel.checkpoints.task_fields import TODO_LIST, Due, ListName, Place, Repeat, list_name
+from keel.checkpoints.times import FieldError
 from keel.tools.spec import Confirm, keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.pages import task_extras
+from keel.tools.tasks.store import TaskError, TaskStore
 
 
 @keel_tool(
@@ -292,9 +294,22 @@ async def move_todo_task(
     return await store.move(user_id, task_id, list, place)
 
 
+async def _held_on_list(store: TaskStore, user_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    """How many tasks the list a clear acts on holds ("3 tasks"); raises ``TaskError`` when there
+    is nothing to ask about (no task on it, or no list by that name).
+    """  # noqa: D205
+    words = args.get("list")
+    held = await store.count(user_id, list_=str(words or "") or TODO_LIST)
+    if not held:
+        raise TaskError("nothing_to_clear", f"There is nothing on {_the_list(words)} to clear.")
+    return {"title": _tasks(held)}
+
+
 @keel_tool(
     mutates=True,
-    confirm=Confirm("clear", "cleared", target="list", noun="list", named=_the_list),
+    confirm=Confirm(
+        "clear", "cleared", target="list", noun="list", named=_the_list, probe=_held_on_list
+    ),
     intent="clear",
     examples=[
         "clear my {list} list",

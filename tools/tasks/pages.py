@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from keel.checkpoints.task_fields import FIELDS, LIST, OVERDUE_WORDS, TODO_LIST
+from keel.checkpoints.task_fields import FIELDS, LIST, TODO_LIST
+from keel.checkpoints.times import OVERDUE_WORDS
 from keel.tools.tasks.store import MAX_TASK_ID
 
 LIST_LIMIT_DEFAULT = 50

@@ -15,7 +15,8 @@ from datetime import datetime, time
 from typing import Any
 
 from keel.checkpoints.database import Database, Session
-from keel.checkpoints.task_fields import BOTTOM, TODO_LIST, TOP, When, due_days
+from keel.checkpoints.task_fields import BOTTOM, TODO_LIST, TOP
+from keel.checkpoints.times import When, due_days
 
 OVERDUE = " AND completed = :false AND (due_at < :now OR (due_at IS NULL AND due_date < :today))"
 """Open tasks past their moment, or past their day when they have no time of day."""

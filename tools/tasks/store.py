@@ -17,18 +17,9 @@ from zoneinfo import ZoneInfo
 
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.database import Database, Row, Session, read_time
-from keel.checkpoints.task_fields import (
-    BOTTOM,
-    COLUMNS,
-    FIELDS,
-    TODO_LIST,
-    FieldError,
-    When,
-    list_name,
-    next_time,
-    zone_named,
-)
+from keel.checkpoints.task_fields import BOTTOM, COLUMNS, FIELDS, TODO_LIST, list_name
 from keel.checkpoints.text_rules import UnstorableText, one_line
+from keel.checkpoints.times import FieldError, When, next_time, zone_named
 from keel.tools.tasks.queries import Filter, placed, standing
 
 TITLE_MAX_CHARS = 500
