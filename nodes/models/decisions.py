@@ -97,8 +97,12 @@ class _Round:
         told = {t.name for t in tools if spec_of(t).told_done}
         self.prefers_open = told
 
-    def targets(self, intent: Intent) -> list[int | None]:
-        """The task ids ``intent`` acts on (None: it names none); empty while a lookup is due."""
+    def targets(self, intent: Intent, beside: bool = False) -> list[int | None]:
+        """The task ids ``intent`` acts on (None: it names none); empty while a lookup is due.
+
+        ``beside``: the message asked for something else too, so a deed it reports that matches
+        no task ("remove the bread, I've got two loaves") is a remark, and says nothing.
+        """
         if (selection := intent.select) is not None:
             if intent.tool in self.prefers_open and selection == "all":
                 selection = "open"
@@ -129,6 +133,8 @@ class _Round:
             listed = ", ".join(f"{t['id']}. {t['title']}" for t in close)
             self.notes.append(WHICH.format(ref=ref, listed=listed) + " Answer with its number.")
             self.kinds.add("which")
+            return []
+        if beside and intent.reported:
             return []
         closest = choice.closest
         near = f" The closest is task {closest['id']}: {closest['title']}." if closest else ""
@@ -243,8 +249,9 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
     seen = [(c["name"], c["args"]) for c, _ in round_.executed if not is_lookup(c)]
     calls: list[ToolCall] = []
     planned: list[tuple[str, Any]] = []
+    asked = [i for i in intents if not i.reported]
     for intent in intents:
-        for task_id in round_.targets(intent):
+        for task_id in round_.targets(intent, beside=bool(asked)):
             offset = next_page_offset(round_.earlier) if intent.more else 0
             call = _call(intent, task_id, offset)
             key = (call["name"], call["args"])

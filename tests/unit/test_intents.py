@@ -76,6 +76,24 @@ def test_a_word_on_why_after_a_request_is_no_task_of_it(text, ref, args):
     assert (intent.ref, intent.args) == (ref, args)
 
 
+@pytest.mark.parametrize(
+    "text,ref",
+    [
+        ("scratch the rice, we still have some", "rice"),
+        ("delete the milk, we have plenty", "milk"),
+    ],
+)
+def test_a_remark_after_a_request_is_no_item_of_it(text, ref):
+    [intent] = parse_intents(text, TODO_TOOLS)
+    assert (intent.tool, intent.ref) == ("delete_todo_task", ref)
+
+
+def test_a_request_after_a_request_is_still_one():
+    first, second = parse_intents("delete eggs, I need to call mom", TODO_TOOLS)
+    assert (first.tool, first.ref) == ("delete_todo_task", "eggs")
+    assert (second.tool, second.args) == ("create_todo_task", {"title": "call mom"})
+
+
 def test_a_word_on_a_task_alone_is_still_a_request():
     [intent] = parse_intents("That's done", TODO_TOOLS)
     assert intent.tool == "complete_todo_task" and intent.refers_back

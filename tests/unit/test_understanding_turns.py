@@ -69,6 +69,19 @@ async def test_no_match_says_so_and_names_the_closest(keel):
     assert result.awaiting_confirmation is None and len(await titles(keel)) == 2
 
 
+async def test_a_remark_beside_a_request_searches_for_nothing(keel):
+    await seed(keel, "rice", "bread", "call grandma")
+    cid = str(uuid.uuid4())
+    rice = await say(keel, cid, "scratch the rice, we still have some")
+    assert rice.awaiting_confirmation["task_ids"] == [1]
+    assert (await say(keel, cid, "yes")).reply == "Deleted task 1: rice"
+    bread = await say(keel, cid, "remove the bread, I've got two loaves")
+    assert bread.awaiting_confirmation["task_ids"] == [2]
+    assert (await say(keel, cid, "yes")).reply == "Deleted task 2: bread"
+    alone = await say(keel, cid, "I've got two loaves")  # a report alone still says it found none
+    assert alone.reply.startswith('I couldn\'t find a task matching "got two loaves".')
+
+
 async def test_questions_about_the_list(keel):
     await seed(keel, "buy milk", "call mom", "book dentist")
     await keel.store.complete("local", 2)

@@ -211,6 +211,9 @@ def _requests(text: str, table: Table) -> list[Intent]:
             aside += text[current[1] : b] if not aside else piece
             continue  # "delete buy milk, it was a typo", "add x, it's urgent": why, not a task
         if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
+            if _BESIDE.match(piece.strip()):  # "scratch the rice, we still have some": no item
+                aside += text[current[1] : b] if not aside else piece
+                continue
             current = (current[0], b)
             continue
         if current:
@@ -315,6 +318,9 @@ _REMARK = re.compile(
 """What "I have to ..." says when it is a remark, not a task ("I have to go now")."""
 _ASIDE = re.compile(r"^(?:it|that|this|they|those|these)(?:'s|'re| is| was| are| were)\b", re.I)
 """A word after a request on why it is asked ("it was a typo", "they're done"): no task of it."""
+_BESIDE = re.compile(r"^(?:we|i|you|he|she)(?:'re|'ve|'m|'d|'ll)?\s+\S", re.I)
+"""A remark after a request that asks nothing of its own ("we still have some", "i've got
+plenty"): said beside it, not another item of its list."""
 
 
 def _quoted(title: str, text: str) -> bool:
