@@ -15,16 +15,20 @@ node also loads the earlier messages the model will see this turn (see
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import structlog
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from keel.checkpoints.branches import Lineage
+from keel.checkpoints.messages import LoggedMessage
 from keel.checkpoints.topics import TopicRow
 from keel.nodes.context.recency import load_history
 from keel.nodes.context.topic_model import USER, Said, speaker
@@ -39,6 +43,7 @@ from keel.nodes.context.topic_shifts import (
     says_return,
 )
 from keel.nodes.events import topic_changed
+from keel.nodes.models.lookups import LOOKUP_PREFIX
 from keel.nodes.run_context import KeelContext, Resources, conversation_id
 from keel.nodes.state.lineage import lineage, turn_key
 from keel.nodes.state.schema import HistoryEntry, KeelState, Topic
@@ -53,6 +58,7 @@ from keel.nodes.support.topic_names import (
     title_line,
     topic_title,
 )
+from keel.tools.spec import tool_sentence
 
 log = structlog.get_logger(__name__)
 
@@ -90,14 +96,24 @@ async def summarize_topic(
     title when nothing but small talk was said.
     """  # noqa: D205
     recent = await resources.messages.recent(
-        conversation,
-        topic_id=topic["id"],
-        limit=SUMMARY_MESSAGES,
-        exclude_roles=("tool",),
-        lineage=seen,
+        conversation, topic_id=topic["id"], limit=SUMMARY_MESSAGES, lineage=seen
     )
-    said = [(m.role, m.content) for m in recent]
+    said = [(m.role, _done(m, resources.tools) if m.role == "tool" else m.content) for m in recent]
     return summary_of(said, resources.tools) or topic["title"]
+
+
+def _done(message: LoggedMessage, tools: Sequence[BaseTool]) -> str:
+    """What a logged tool result did, in its tool's sentence ("" for an error, a refusal, or a
+    lookup the model made for itself).
+    """  # noqa: D205
+    lookup = (message.tool_call_id or "").startswith(LOOKUP_PREFIX)
+    if not message.tool_name or lookup or message.content.startswith("Error"):
+        return ""
+    try:
+        result: Any = json.loads(message.content)
+    except ValueError:
+        result = message.content
+    return tool_sentence(tools, message.tool_name, result) or ""
 
 
 def what_it_was_about(row: TopicRow) -> str:

@@ -47,8 +47,8 @@ _CLAUSE_END = re.compile(r"[:;,]")
 """Where what a switch phrase names ends: "back to the groceries: add bananas"."""
 _ARTICLES = frozenset({"the", "a", "an"})
 
-SUMMARY_MESSAGES = 12
-"""The last messages of a topic (the user's and keel's, no tool results) its summary reads."""
+SUMMARY_MESSAGES = 16
+"""The last messages of a topic (the user's, keel's and its tools' results) its summary reads."""
 ASKED_MAX = 4
 DONE_MAX = 3
 ITEM_CHARS = 80
@@ -143,10 +143,16 @@ def _last(items: list[str], most: int) -> str:
     return "; ".join(reversed(kept))
 
 
-def summary_of(said: Sequence[tuple[str, str]], tools: Sequence[Any] = ()) -> str | None:
+def summary_of(
+    said: Sequence[tuple[str, str]], tools: Sequence[Any] = (), replies: bool = False
+) -> str | None:
     """What was asked and done in a topic's messages (role, text), oldest first: "Asked: add buy
-    milk; add buy eggs. Done: Created task: buy milk; Created task: buy eggs"; None when nothing
-    but small talk was said.
+    milk; add buy eggs. Done: Created task 1: buy milk; Created task 2: buy eggs"; None when
+    nothing but small talk was said.
+
+    What was done is what the tools did, each in its declared sentence (a "tool" message's text:
+    ``keel.tools.spec.tool_sentence``), never keel's replies, which a listing or a question would
+    quote. ``replies``: the replies say it instead (summaries stored before tools were logged).
     """  # noqa: D205
     asked: list[str] = []
     done: list[str] = []
@@ -158,10 +164,12 @@ def summary_of(said: Sequence[tuple[str, str]], tools: Sequence[Any] = ()) -> st
             talk, question = not answer and subject is None, False
             if subject:
                 asked.append(_item(subject))
+        elif role == "tool" and text:
+            done.append(_item(text))
         elif role == "assistant" and text:
             reply = without_notes(text)
             question = _asks(reply)
-            if not (talk or question):
+            if replies and not (talk or question):
                 done.append(_item(reply))
     summary = f"{ASKED}{_last(asked, ASKED_MAX)}" if asked else ""
     if done:
@@ -178,7 +186,7 @@ def readable_summary(stored: str) -> str:
     if not found:
         return stored
     parts = [part.partition(": ") for part in said.split("; ")]
-    summary = summary_of([(role, text) for role, _, text in parts]) or ""
+    summary = summary_of([(role, text) for role, _, text in parts], replies=True) or ""
     if summary.startswith(ASKED):
         return summary
     return f"{ASKED}{title}" + (f". {summary}" if summary else "")

@@ -10,7 +10,7 @@ def test_each_task_tool_says_what_it_did_in_a_sentence():
     assert tool_sentence(TODO_TOOLS, "delete_todo_task", task) == "Deleted task 4: buy milk"
     assert tool_sentence(TODO_TOOLS, "update_todo_task", task) == "Renamed task 4: buy milk"
     page = {"tasks": [task], "total": 1}
-    assert tool_sentence(TODO_TOOLS, "list_todo_tasks", page) == "Listed 1 of 1 tasks"
+    assert tool_sentence(TODO_TOOLS, "list_todo_tasks", page) == "Listed 1 task"
 
 
 def test_a_refused_call_says_nothing_and_an_error_says_itself():

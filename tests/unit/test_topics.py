@@ -241,8 +241,20 @@ async def test_a_summary_says_what_was_asked_and_done_without_pleasantries(memor
     groceries = (await topic_rows(memory_keel, cid))[0]
     assert groceries["summary"] == (
         "Asked: add buy milk to my groceries; add buy eggs. "
-        "Done: Created task: buy milk (groceries list); Created task: buy eggs"
+        "Done: Created task 1: buy milk (groceries list); Created task 2: buy eggs"
     )
+
+
+async def test_a_summary_tells_what_the_tools_did_not_what_the_replies_showed(memory_keel):
+    cid = str(uuid.uuid4())
+    for said in ["add buy milk", "what's on my list?", "delete task 1", "no"]:
+        await memory_keel.say(cid, said)
+    await memory_keel.say(cid, "new topic: the garden")
+    summary = (await topic_rows(memory_keel, cid))[0]["summary"]
+    assert summary == (
+        "Asked: add buy milk; what's on my list; delete task 1. "
+        "Done: Created task 1: buy milk; Listed 1 task"
+    )  # no listing quoted, and nothing said of the delete refused
 
 
 def test_a_title_is_made_of_any_text_a_person_types():

@@ -69,6 +69,14 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
     return await store.get(user_id, task_id)
 
 
+def _listed(shown: int, total: int) -> str:
+    """A listing as one sentence: "Listed 3 tasks", "Listed 50 of 120 tasks", "Listed no tasks"."""
+    if not total:
+        return "Listed no tasks"
+    tasks = "task" if total == 1 else "tasks"
+    return f"Listed {total:,} {tasks}" if shown >= total else f"Listed {shown:,} of {total:,} tasks"
+
+
 @keel_tool(
     description=LIST_DESCRIPTION,
     phrasings=[
@@ -211,7 +219,7 @@ async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[
     ],
     intent="list",
     reply=describe_page,
-    said=lambda page: f"Listed {len(page['tasks'])} of {page['total']} tasks",
+    said=lambda page: _listed(len(page["tasks"]), page["total"]),
     prompt="A task named by what it is: call find_todo_tasks first to find its id.",
     example='list them ("What\'s on my list?")',
     step="List the tasks",
