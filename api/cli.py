@@ -6,18 +6,21 @@ Entry point of the console script declared in pyproject.toml.
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from keel.api.db_command import db_app
 from keel.api.logs import configure_logging
 from keel.api.nlu_command import nlu_app
 from keel.api.topics_command import topics_app
-from keel.graphs.settings import LOCAL_USER
+from keel.checkpoints.users import LOCAL_USER
 
 if TYPE_CHECKING:
     from keel.graphs.settings import Settings
@@ -150,21 +153,41 @@ def chat_command(
     tools: ToolsOption = None,
 ) -> None:
     """Chat with keel in the terminal (SQLite in ~/.local/share/keel, or KEEL_DATABASE_URL)."""
-    from keel.api.terminal import chat
-    from keel.graphs.settings import Settings
-
-    use_tools(tools)
-    configure_logging(level=log_level)
-    if (note := earlier_data(Settings())) is not None:
-        Console(stderr=True).print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     console = Console(highlight=False)
     console.soft_wrap = not console.is_terminal  # a terminal wraps at words; a pipe gets lines
+    if EARLIER.is_file():  # a word on old data comes before the prompt (rare: read it then)
+        from keel.graphs.settings import Settings
+
+        if (note := earlier_data(Settings())) is not None:
+            Console(stderr=True).print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+    first = None if conversation is not None else read_ahead(console, user)
     try:
-        status = asyncio.run(chat(conversation, user, verbose, console))
+        from keel.api.terminal import chat  # keel's parts load while the person types
+
+        use_tools(tools)
+        configure_logging(level=log_level)
+        status = asyncio.run(chat(conversation, user, verbose, console, first))
     except (KeyboardInterrupt, asyncio.CancelledError):
         console.print("\nBye.")
         status = 0
     raise typer.Exit(status)
+
+
+def read_ahead(console: Console, user: str) -> Future[str]:
+    """A new conversation's banner and prompt at once, and its first line read in a thread while
+    keel's parts load (a second or two): the line, or the EOFError of an input that ended.
+    """  # noqa: D205
+    console.print(f"New conversation  (user {escape(user)}; /state, /reset, /quit)")
+    line: Future[str] = Future()
+
+    def read() -> None:
+        try:
+            line.set_result(console.input("[bold]you>[/bold] "))
+        except (EOFError, OSError, ValueError) as exc:
+            line.set_exception(exc if isinstance(exc, EOFError) else EOFError(str(exc)))
+
+    threading.Thread(target=read, name="keel-chat-first-line", daemon=True).start()
+    return line
 
 
 @app.command("telegram")

@@ -8,23 +8,29 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from keel.checkpoints.backend import open_backend
-from keel.checkpoints.migrate import head_revision, migration_engine, revision_sync, upgrade_sync
-from keel.checkpoints.retention import DEFAULT_KEEP, prune_all
-from keel.checkpoints.urls import parse_database_url
-from keel.graphs.settings import Settings
+from keel.checkpoints.retention import DEFAULT_KEEP
 
 db_app = typer.Typer(help="Database maintenance: migrations and checkpoint retention.")
 console = Console(highlight=False, soft_wrap=True)
 
 
 def _url() -> str:
+    from keel.graphs.settings import Settings  # the commands' parts load when one runs
+
     return Settings().database_url
 
 
 @db_app.command("upgrade")
 def upgrade_command() -> None:
     """Apply the schema migrations the database does not have yet."""
+    from keel.checkpoints.migrate import (
+        head_revision,
+        migration_engine,
+        revision_sync,
+        upgrade_sync,
+    )
+    from keel.checkpoints.urls import parse_database_url
+
     db = parse_database_url(_url())
     if db.kind == "memory":
         console.print("[red]error:[/red] an in-memory database has nothing to upgrade")
@@ -52,6 +58,10 @@ def prune_command(
     ] = None,
 ) -> None:
     """Keep the newest N checkpoints of every conversation; messages and tasks are never touched."""
+    from keel.checkpoints.backend import open_backend
+    from keel.checkpoints.retention import prune_all
+    from keel.graphs.settings import Settings
+
     settings = Settings()
     kept = keep or settings.checkpoint_keep
 

@@ -15,8 +15,6 @@ from typing import Any
 
 import structlog
 
-from keel.graphs.settings import Settings
-
 _configured = False
 
 
@@ -25,6 +23,8 @@ def configure_logging(level: str | None = None, fmt: str | None = None) -> None:
     global _configured
     if _configured:
         return
+    from keel.graphs.settings import Settings  # loaded when logging is set up, not on import
+
     settings = Settings()
     level_name = (level or settings.log_level).upper()
     fmt = fmt or settings.log_format or ("console" if sys.stderr.isatty() else "json")

@@ -22,21 +22,15 @@ import asyncio
 import json
 import uuid
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from keel.api.logs import configure_logging
-from keel.api.service import Service, open_service
-from keel.graphs.run_turn import run_turn
-from keel.graphs.runner import thread_config
-from keel.graphs.settings import Settings
-from keel.nodes.models.decisions import REPLY_KIND
-from keel.tools.tasks.todo import TODO_TOOLS
-from keel.tools.understanding.nlu import SHIPPED
-from keel.tools.understanding.nlu.data import labelled
-from keel.tools.understanding.nlu.scoring import Tally, tallies
-from keel.tools.understanding.nlu.training import train
+
+if TYPE_CHECKING:  # keel's parts load when a command runs: `keel chat` starts without them
+    from keel.api.service import Service
+    from keel.tools.understanding.nlu.scoring import Tally
 
 nlu_app = typer.Typer(help="Language understanding: how keel reads what people write.")
 
@@ -75,6 +69,9 @@ async def _seed(service: Service, user: str, tasks: list[Any]) -> None:
 
 
 async def _last_kind(service: Service, conversation_id: str) -> str | None:
+    from keel.graphs.runner import thread_config
+    from keel.nodes.models.decisions import REPLY_KIND
+
     snap = await service.graph.aget_state(thread_config(conversation_id))
     for message in reversed(snap.values.get("window") or []):
         if message.type == "ai":
@@ -85,6 +82,8 @@ async def _last_kind(service: Service, conversation_id: str) -> str | None:
 
 async def run_case(service: Service, case: dict[str, Any]) -> list[str]:
     """What went wrong with ``case`` (empty when it passed)."""
+    from keel.graphs.run_turn import run_turn
+
     user, conversation_id = f"nlu-{uuid.uuid4().hex[:12]}", str(uuid.uuid4())
     await _seed(service, user, case.get("tasks", []))
     context = service.turn_context(user)
@@ -120,6 +119,10 @@ async def run_case(service: Service, case: dict[str, Any]) -> list[str]:
 
 async def evaluate(cases: list[dict[str, Any]], failures: bool) -> dict[str, list[int]]:
     """Run ``cases``; per category, [passed, total]. Failures are printed when asked for."""
+    from keel.api.service import open_service
+    from keel.graphs.settings import Settings
+    from keel.tools.tasks.todo import TODO_TOOLS
+
     tally: dict[str, list[int]] = {}
     async with open_service(Settings(database_url="memory"), TODO_TOOLS) as service:
         for case in cases:
@@ -170,6 +173,10 @@ def train_command(
     ] = None,
 ) -> None:
     """Make the learned understanding anew from its data and the todo tools' examples."""
+    from keel.tools.tasks.todo import TODO_TOOLS
+    from keel.tools.understanding.nlu import SHIPPED
+    from keel.tools.understanding.nlu.training import train
+
     configure_logging("INFO")
     folder = train(TODO_TOOLS, out or SHIPPED)
     typer.echo(f"wrote {folder}")
@@ -179,6 +186,10 @@ def _score(path: Path | None, failures: bool) -> None:
     """Read labelled utterances (the held-back lines of keel's data sets when ``path`` is None)
     with the offline understanding; print per data set and category.
     """  # noqa: D205
+    from keel.tools.tasks.todo import TODO_TOOLS
+    from keel.tools.understanding.nlu.data import labelled
+    from keel.tools.understanding.nlu.scoring import Tally, tallies
+
     samples = [s for s in labelled(TODO_TOOLS, [path] if path else None) if path or s.heldout]
     overall: dict[str, Tally] = {}
     for (dataset, category), tally in sorted(tallies(samples, TODO_TOOLS).items()):

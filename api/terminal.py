@@ -19,6 +19,7 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -114,23 +115,34 @@ async def _open_conversation(
     return conversation_id
 
 
-async def chat(conversation_id: str | None, user_id: str, verbose: bool, console: Console) -> int:
+async def chat(
+    conversation_id: str | None,
+    user_id: str,
+    verbose: bool,
+    console: Console,
+    first: Future[str] | None = None,
+) -> int:
     """Run the chat loop until /quit or end of input; the exit status is returned.
 
     A new conversation is made at its first message, so a chat left before saying anything leaves
-    none behind.
+    none behind. ``first``: the first line, read already while keel's parts loaded (its banner and
+    prompt shown); else a new conversation's banner is shown here.
     """
     async with open_keel(Settings(), wait_seconds=CHAT_WAIT_SECONDS) as keel:
         session = _Session(keel.conversations, keel.turns, user_id, verbose, console)
         if conversation_id is not None and not await session.continue_with(conversation_id):
             return 1
-        if conversation_id is None:
+        if conversation_id is None and first is None:
             console.print(f"New conversation  (user {escape(user_id)}; /state, /reset, /quit)")
         # At the prompt Ctrl-C interrupts the read at once (not only once Enter is pressed).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         while True:
             try:
-                text = console.input("[bold]you>[/bold] ").strip()
+                if first is not None:
+                    line, first = asyncio.wrap_future(first), None
+                    text = (await line).strip()
+                else:
+                    text = console.input("[bold]you>[/bold] ").strip()
             except (EOFError, KeyboardInterrupt):
                 console.print()
                 break

@@ -28,11 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from keel.api.logs import configure_logging
-from keel.graphs.settings import Settings
-from keel.nodes.context.dialogue_segments import segment
-from keel.nodes.context.embeddings import load_embedder
-from keel.nodes.context.topic_model import SPEAKERS, Said, said_turns, train
-from keel.tools.tasks.todo import TODO_TOOLS
+from keel.nodes.context.topic_model import SPEAKERS, Said, said_turns
 
 topics_app = typer.Typer(help="Topic detection: how keel splits conversations into topics.")
 MIN_EACH = 20
@@ -189,6 +185,11 @@ def eval_command(
 ) -> None:
     """Print where keel's detector opens topics in each dialogue (and its scores, with labels)."""
     configure_logging(level="warning")  # stdout carries the results; logs go to stderr
+    from keel.graphs.settings import Settings  # keel's parts load when a command runs
+    from keel.nodes.context.dialogue_segments import segment
+    from keel.nodes.context.embeddings import load_embedder
+    from keel.tools.tasks.todo import TODO_TOOLS
+
     settings = Settings()
     embedder = load_embedder()
     thresholds = (settings.topic_shift_threshold, settings.topic_return_threshold)
@@ -236,6 +237,9 @@ def train_command(
     Each file is one kind of conversation: the network learns how alike a message and its
     topic are to each kind. The shipped network is ``keel/nodes/context/topic_shift_model.npz``.
     """
+    from keel.nodes.context.embeddings import load_embedder
+    from keel.nodes.context.topic_model import train
+
     configure_logging(level="warning")
     embedder = load_embedder()
     if embedder is None:

@@ -35,14 +35,12 @@ from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.times import FieldError, local_zone, zone_name
 from keel.checkpoints.topics import TopicStore
+from keel.checkpoints.users import LOCAL_USER
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
 from keel.nodes.models.markers import DEFAULT_DONE_MARKER
 from keel.nodes.support.planner import PlanMethod
 from keel.tools.tasks.store import TaskStore
-
-LOCAL_USER = "local"
-"""The user of a process without API keys (and of a context that names none)."""
 
 
 class MissingResources(RuntimeError):

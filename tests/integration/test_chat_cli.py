@@ -104,6 +104,19 @@ def test_quit_exit_and_bye_end_the_chat_and_are_no_tasks(tmp_path):
         assert "never this" not in result.stdout
 
 
+def test_the_prompt_comes_before_keels_parts_load(tmp_path):
+    """The command line's own module loads no graph, settings, model or migration code: `keel
+    chat` shows its prompt, then loads them while the person types (bench/chat_start.py times it).
+    """  # noqa: D205
+    heavy = ("keel.graphs", "keel.api.terminal", "sqlalchemy", "alembic", "langchain_openai")
+    code = f"import sys, keel.api.cli; print([m for m in sys.modules if m.startswith({heavy})])"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert loaded.returncode == 0 and loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
+    typed = chat(tmp_path, ["Add buy milk", "What's on my list?"])  # read while keel loads
+    assert typed.stdout.startswith("New conversation  (user local; /state, /reset, /quit)\nyou> ")
+    assert "Created task: buy milk" in typed.stdout and "- [ ] 1. buy milk" in typed.stdout
+
+
 def test_a_chat_left_before_a_message_makes_no_conversation(tmp_path):
     import sqlite3
 
