@@ -6,6 +6,8 @@ Entry point of the console script declared in pyproject.toml.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -160,7 +162,8 @@ def chat_command(
 
         if (note := earlier_data(Settings())) is not None:
             Console(stderr=True).print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
-    first = None if conversation is not None else read_ahead(console, user)
+    ahead = conversation is None and sys.stdin.isatty() and not (tools or os.getenv("KEEL_TOOLS"))
+    first = read_ahead(console, user) if ahead else None  # a pipe's lines are there already
     try:
         from keel.api.terminal import chat  # keel's parts load while the person types
 
@@ -175,7 +178,9 @@ def chat_command(
 
 def read_ahead(console: Console, user: str) -> Future[str]:
     """A new conversation's banner and prompt at once, and its first line read in a thread while
-    keel's parts load (a second or two): the line, or the EOFError of an input that ended.
+    keel's parts load (a second or two): the line, or the EOFError of an input that ended. Only
+    for a terminal, and keel's own tools (others are checked first, to refuse them before a
+    prompt).
     """  # noqa: D205
     console.print(f"New conversation  (user {escape(user)}; /state, /reset, /quit)")
     line: Future[str] = Future()

@@ -103,16 +103,16 @@ async def summarize_topic(
 
 
 def _done(message: LoggedMessage, tools: Sequence[BaseTool]) -> str:
-    """What a logged tool result did, in its tool's sentence ("" for an error, a refusal, or a
-    lookup the model made for itself).
+    """What a logged tool result did, in its tool's sentence ("" for an error, a refusal, a call
+    not run, or a lookup the model made for itself).
     """  # noqa: D205
     lookup = (message.tool_call_id or "").startswith(LOOKUP_PREFIX)
-    if not message.tool_name or lookup or message.content.startswith("Error"):
+    if not message.tool_name or lookup:
         return ""
     try:
         result: Any = json.loads(message.content)
-    except ValueError:
-        result = message.content
+    except ValueError:  # a result is JSON; text is an error, a refusal or a call not run
+        return ""
     return tool_sentence(tools, message.tool_name, result) or ""
 
 

@@ -134,9 +134,9 @@ class _Round:
             self.notes.append(WHICH.format(ref=ref, listed=listed) + " Answer with its number.")
             self.kinds.add("which")
             return []
-        if beside and intent.reported:
-            return []
         closest = choice.closest
+        if beside and intent.reported and closest is None:
+            return []
         near = f" The closest is task {closest['id']}: {closest['title']}." if closest else ""
         self.notes.append(f'I couldn\'t find a task matching "{ref}".{near}')
         self.kinds.add("not_found")

@@ -92,6 +92,14 @@ def test_a_request_after_a_request_is_still_one():
     first, second = parse_intents("delete eggs, I need to call mom", TODO_TOOLS)
     assert (first.tool, first.ref) == ("delete_todo_task", "eggs")
     assert (second.tool, second.args) == ("create_todo_task", {"title": "call mom"})
+    call, rent = parse_intents("add call mom, we have to pay rent", TODO_TOOLS)
+    assert (call.args, rent.args) == ({"title": "call mom"}, {"title": "pay rent"})
+
+
+def test_an_aside_inside_a_list_leaves_the_items_around_it():
+    intents = parse_intents("add eggs, we're out, milk", TODO_TOOLS)
+    assert [i.args["title"] for i in intents] == ["eggs", "milk"]
+    assert all(i.text.endswith(", we're out") for i in intents)
 
 
 def test_a_word_on_a_task_alone_is_still_a_request():

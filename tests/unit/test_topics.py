@@ -247,14 +247,15 @@ async def test_a_summary_says_what_was_asked_and_done_without_pleasantries(memor
 
 async def test_a_summary_tells_what_the_tools_did_not_what_the_replies_showed(memory_keel):
     cid = str(uuid.uuid4())
-    for said in ["add buy milk", "what's on my list?", "delete task 1", "no"]:
-        await memory_keel.say(cid, said)
+    said = ["add buy milk", "what's on my list?", "delete task 1", "no", "clear my shopping list"]
+    for text in said:
+        await memory_keel.say(cid, text)
     await memory_keel.say(cid, "new topic: the garden")
     summary = (await topic_rows(memory_keel, cid))[0]["summary"]
     assert summary == (
-        "Asked: add buy milk; what's on my list; delete task 1. "
+        "Asked: add buy milk; what's on my list; delete task 1; clear my shopping list. "
         "Done: Created task 1: buy milk; Listed 1 task"
-    )  # no listing quoted, and nothing said of the delete refused
+    )  # no listing quoted, nothing of the delete refused nor of the list with nothing to clear
 
 
 def test_a_title_is_made_of_any_text_a_person_types():

@@ -80,6 +80,8 @@ async def test_a_remark_beside_a_request_searches_for_nothing(keel):
     assert (await say(keel, cid, "yes")).reply == "Deleted task 2: bread"
     alone = await say(keel, cid, "I've got two loaves")  # a report alone still says it found none
     assert alone.reply.startswith('I couldn\'t find a task matching "got two loaves".')
+    near = await say(keel, cid, "complete task 9, I rang grandma")  # a near one is named
+    assert "The closest is task 3: call grandma." in near.reply
 
 
 async def test_questions_about_the_list(keel):

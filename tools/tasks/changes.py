@@ -299,7 +299,7 @@ async def _held_on_list(store: TaskStore, user_id: str, args: dict[str, Any]) ->
     is nothing to ask about (no task on it, or no list by that name).
     """  # noqa: D205
     words = args.get("list")
-    held = await store.count(user_id, list_=str(words or "") or TODO_LIST)
+    held = await store.count(user_id, list_=store.list_named(words) or TODO_LIST)  # as clear
     if not held:
         raise TaskError("nothing_to_clear", f"There is nothing on {_the_list(words)} to clear.")
     return {"title": _tasks(held)}

@@ -201,33 +201,45 @@ def _requests(text: str, table: Table) -> list[Intent]:
     if len(pieces) > PIECES_MAX:
         raise TooMany(len(pieces), "too_long")
     found: list[Intent] = []
-    current: tuple[int, int] | None = None
-    aside = ""  # the words said after the request on why: read with it, never a task of their own
+    request: list[tuple[int, int]] = []  # runs of the request's words (an aside ends a run)
+    asides: list[str] = []  # words said beside it: read with it, never a task of their own
+    cut = False
     for a, b in pieces:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        if current and _ASIDE.match(piece.strip()):
-            aside += text[current[1] : b] if not aside else piece
-            continue  # "delete buy milk, it was a typo", "add x, it's urgent": why, not a task
-        if current and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
-            if _BESIDE.match(piece.strip()):  # "scratch the rice, we still have some": no item
-                aside += text[current[1] : b] if not aside else piece
-                continue
-            current = (current[0], b)
+        if request and _ASIDE.match(piece.strip()):
+            asides.append(piece.strip())  # "delete buy milk, it was a typo", "add x, it's urgent"
+            cut = True
             continue
-        if current:
-            found += _with_aside(_expanded(text[current[0] : current[1]], table, asked), aside)
-        current, aside = (a, b), ""
-    if current:
-        found += _with_aside(_expanded(text[current[0] : current[1]], table, asked), aside)
+        if request and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
+            if _BESIDE.match(piece.strip()):  # "scratch the rice, we still have some": no item
+                asides.append(piece.strip())
+                cut = True
+            elif cut:
+                request.append((a, b))
+                cut = False
+            else:
+                request[-1] = (request[-1][0], b)
+            continue
+        if request:
+            found += _said(text, request, asides, table, asked)
+        request, asides, cut = [(a, b)], [], False
+    if request:
+        found += _said(text, request, asides, table, asked)
     return found
 
 
-def _with_aside(intents: list[Intent], aside: str) -> list[Intent]:
-    """``intents`` with the aside said after them in the words the model reads for their fields
-    ("add renew passport, it's urgent": at the top); the table's arguments stay as they are.
+def _said(
+    text: str, request: list[tuple[int, int]], asides: list[str], table: Table, asked: bool
+) -> list[Intent]:
+    """The intents of a request's runs of words, each with the asides said beside it in the words
+    the model reads for their fields ("add renew passport, it's urgent": at the top); the table's
+    arguments stay as they are.
     """  # noqa: D205
+    words = ", ".join(text[a:b] for a, b in request)
+    intents = _expanded(words, table, asked)
+    aside = ", " + ", ".join(asides) if asides else ""
     return [replace(i, text=i.text + aside) for i in intents] if aside else intents
 
 
@@ -318,9 +330,14 @@ _REMARK = re.compile(
 """What "I have to ..." says when it is a remark, not a task ("I have to go now")."""
 _ASIDE = re.compile(r"^(?:it|that|this|they|those|these)(?:'s|'re| is| was| are| were)\b", re.I)
 """A word after a request on why it is asked ("it was a typo", "they're done"): no task of it."""
-_BESIDE = re.compile(r"^(?:we|i|you|he|she)(?:'re|'ve|'m|'d|'ll)?\s+\S", re.I)
-"""A remark after a request that asks nothing of its own ("we still have some", "i've got
-plenty"): said beside it, not another item of its list."""
+_BESIDE = re.compile(
+    r"^(?:we|i)(?:'ve|'re|'m| have| are| am)?(?: still| already| just| now)?"
+    r" ?(?:got|have|had|out|plenty|enough)\b(?! to\b)",
+    re.I,
+)
+"""A remark after a request on what there is already, asking nothing of its own ("we still have
+some", "i've got two loaves", "we're out"): said beside it, not another item of its list ("we
+need milk", "we have to pay rent" are requests)."""
 
 
 def _quoted(title: str, text: str) -> bool:
