@@ -53,7 +53,6 @@ def use_tools(tools: str | None) -> None:
 
     The current folder is searched first for the module, as uvicorn and python do for theirs.
     """
-    import os
     import sys
 
     from keel.checkpoints.times import FieldError, zone_named
@@ -85,8 +84,6 @@ def serve_command(
     tools: ToolsOption = None,
 ) -> None:
     """Serve the HTTP API (SQLite in ~/.local/share/keel, or KEEL_DATABASE_URL)."""
-    import os
-
     from keel.api.serving import PortInUse, check_port_free, serve
     from keel.graphs.settings import Settings, UnsafeSettings
 
@@ -162,8 +159,8 @@ def chat_command(
 
         if (note := earlier_data(Settings())) is not None:
             Console(stderr=True).print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
-    ahead = conversation is None and sys.stdin.isatty() and not (tools or os.getenv("KEEL_TOOLS"))
-    first = read_ahead(console, user) if ahead else None  # a pipe's lines are there already
+    ahead = conversation is None and tools is None and sys.stdin.isatty()
+    first = read_ahead(console, user) if ahead else None
     try:
         from keel.api.terminal import chat  # keel's parts load while the person types
 
@@ -179,8 +176,8 @@ def chat_command(
 def read_ahead(console: Console, user: str) -> Future[str]:
     """A new conversation's banner and prompt at once, and its first line read in a thread while
     keel's parts load (a second or two): the line, or the EOFError of an input that ended. Only
-    for a terminal, and keel's own tools (others are checked first, to refuse them before a
-    prompt).
+    for a terminal (a pipe's lines are there already), and no ``--tools`` (checked first, to
+    refuse them before a prompt).
     """  # noqa: D205
     console.print(f"New conversation  (user {escape(user)}; /state, /reset, /quit)")
     line: Future[str] = Future()
