@@ -12,15 +12,14 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool
 
 from keel.tools.tasks.changes import (
-    clear_todo_list,
     complete_todo_task,
     create_todo_task,
     delete_todo_task,
-    move_todo_task,
     repeat_todo_task,
     schedule_todo_task,
     update_todo_task,
 )
+from keel.tools.tasks.lists import clear_todo_list, move_todo_task
 from keel.tools.tasks.reads import (
     find_todo_tasks,
     get_todo_task,
