@@ -17,7 +17,8 @@ from keel.api.errors import APIError
 from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
 from keel.api.schemas import ErrorOut, ListOut, TaskOut
 from keel.api.service import Service
-from keel.tools.tasks.store import MAX_TASK_ID, TaskError, TaskStore
+from keel.tools.tasks.rows import MAX_TASK_ID
+from keel.tools.tasks.store import TaskError, TaskStore
 
 router = APIRouter(tags=["tasks"])
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from keel.nodes.models.markers import DEFAULT_DONE_MARKER, has_done, lines
-from keel.tools.tasks.store import MAX_TASK_ID, TaskError
+from keel.tools.tasks.rows import MAX_TASK_ID, TaskError
 from keel.tools.tasks.todo import TODO_TOOLS
 from keel.tools.understanding.reading import _understand, confirms, parse_intents
 from keel.tools.yes_no import STRICT_YES, YES_WORDS, is_yes

@@ -3,7 +3,8 @@ import json
 import pytest
 
 from keel.tools.calls import run_tool_call
-from keel.tools.tasks.store import TITLE_MAX_CHARS, TaskError, TaskStore
+from keel.tools.tasks.rows import TITLE_MAX_CHARS
+from keel.tools.tasks.store import TaskError, TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import invoke, open_database
 

@@ -14,7 +14,7 @@ from pydantic import BeforeValidator, Field
 
 from keel.checkpoints.task_fields import FIELDS, LIST, TODO_LIST
 from keel.checkpoints.times import OVERDUE_WORDS
-from keel.tools.tasks.store import MAX_TASK_ID
+from keel.tools.tasks.rows import MAX_TASK_ID
 
 LIST_LIMIT_DEFAULT = 50
 LIST_LIMIT_MAX = 100

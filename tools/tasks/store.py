@@ -8,143 +8,36 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import date, datetime, time
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.database import Database, Row, Session, read_time
+from keel.checkpoints.database import Database, Row, Session
 from keel.checkpoints.task_fields import BOTTOM, COLUMNS, FIELDS, TODO_LIST, list_name
-from keel.checkpoints.text_rules import UnstorableText, one_line
 from keel.checkpoints.times import FieldError, When, next_time, zone_named
 from keel.tools.tasks.queries import Filter, placed, standing
-
-TITLE_MAX_CHARS = 500
-
-
-class TaskError(Exception):
-    """A task operation refused, with a stable code and a readable message."""
-
-    def __init__(self, code: str, message: str) -> None:
-        """Keep the code for callers and the message for people."""
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def _clean_title(title: Any) -> str:
-    """The title as it is stored: on one line, without control characters (``one_line``)."""
-    if not isinstance(title, str):
-        raise TaskError("invalid_title", "A task title cannot be empty.")
-    try:
-        title = one_line(title)
-    except UnstorableText as exc:
-        raise TaskError("invalid_title", f"A task title {exc}.") from None
-    if not title:
-        raise TaskError("invalid_title", "A task title cannot be empty.")
-    if len(title) > TITLE_MAX_CHARS:
-        raise TaskError(
-            "invalid_title",
-            f"A task title can be at most {TITLE_MAX_CHARS} characters (got {len(title)}).",
-        )
-    return title
-
-
-MAX_TASK_ID = 2**63 - 1
-"""The largest id a task can have (a signed 64-bit column); a larger one names no task."""
-
-
-def _check_id(task_id: Any) -> int:
-    if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 1:
-        raise TaskError(
-            "invalid_task_id", f"Task id must be a positive whole number, not {task_id!r}."
-        )
-    if task_id > MAX_TASK_ID:
-        raise TaskError("not_found", f"Task {task_id} not found.")
-    return task_id
-
-
-Tasks = list[dict[str, Any]]
-"""Tasks as the store returns them (``TaskStore.list`` would shadow ``list`` in the class)."""
-FIND_BATCH = 1000
-"""Tasks read per query while ``TaskStore.find`` scans a user's titles."""
-
-
-def _check_page(offset: Any, limit: Any) -> tuple[int, int | None]:
-    """A page's ``offset`` (0 or more) and ``limit`` (1 or more, or None for all)."""
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_TASK_ID:
-        raise TaskError("invalid_page", f"offset must be a whole number from 0, not {offset!r}.")
-    if limit is not None and (
-        isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TASK_ID
-    ):
-        raise TaskError("invalid_page", f"limit must be a whole number from 1, not {limit!r}.")
-    return offset, limit
-
-
-KEPT_COLUMNS = frozenset(
-    {"id", "user_id", "number", "title", "completed", "created_at", "updated_at"}
+from keel.tools.tasks.rows import (
+    ATTRIBUTE_NAME,
+    CREATE,
+    CREATE_NUMBERED,
+    FIELD_COLUMNS,
+    FIND_BATCH,
+    IN_LIST,
+    KEPT_COLUMNS,
+    MAX_TASK_ID,
+    NEXT_NUMBER,
+    RETURNING,
+    TaskError,
+    Tasks,
+    check_id,
+    check_page,
+    clean_title,
+    due_moment,
+    task_of,
 )
-"""The columns every task has. Any other column of ``keel_tasks`` is an attribute that a tool
-stores on tasks (its migration adds the column): read as stored, and set with ``set_attributes``."""
-ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
-
-
-def _moment(due: str | None, zone: ZoneInfo) -> datetime | None:
-    """A task's ``due`` as it gives it back, as a moment: a day counts from its end."""
-    if not due:
-        return None
-    if "T" in due:
-        return datetime.fromisoformat(due)
-    day = date.fromisoformat(due)
-    return datetime.combine(day, time(23, 59), zone)
-
-
-def _row(row: Row, when: When) -> dict[str, Any]:
-    task = {
-        "id": row["number"],
-        "title": row["title"],
-        "completed": bool(row["completed"]),
-        "created_at": read_time(row["created_at"]).isoformat() if row["created_at"] else None,
-    }
-    for field in FIELDS:
-        task.update(field.given(row, when))
-    for name, value in row.items():
-        if name not in KEPT_COLUMNS and name not in COLUMNS:
-            task[name] = value.isoformat() if isinstance(value, date | datetime) else value
-    return task
-
-
-RETURNING = "RETURNING *"
-NEXT_NUMBER = (
-    "INSERT INTO keel_task_counters (user_id, last_number) VALUES (:user, 1) "
-    "ON CONFLICT (user_id) DO UPDATE SET last_number = keel_task_counters.last_number + 1 "
-    "RETURNING last_number"
-)
-"""The user's next task number; the counter row's lock makes concurrent creates take turns."""
-FIELD_COLUMNS = sorted(COLUMNS)
-_INTO = ", ".join(["user_id", "number", "title", "completed", "created_at", "updated_at"])
-_FIELDS_INTO = "".join(f", {c}" for c in FIELD_COLUMNS)
-AT_BOTTOM = (
-    "COALESCE(CAST(:position AS BIGINT), (SELECT COALESCE(MAX(position), 0) + 1 FROM keel_tasks "
-    "WHERE user_id = :user AND list_name = :list_of))"
-)
-"""A new task's place: the one asked for, else after its list's last (in the same statement)."""
-_FIELDS_VALUES = "".join(f", {AT_BOTTOM}" if c == "position" else f", :{c}" for c in FIELD_COLUMNS)
-CREATE = (
-    f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
-    f"VALUES (:user, :number, :title, :false, :now, :now{_FIELDS_VALUES}) {RETURNING}"
-)
-CREATE_NUMBERED = (
-    f"WITH next AS ({NEXT_NUMBER}) "
-    f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
-    f"SELECT :user, last_number, :title, :false, :now, :now{_FIELDS_VALUES} FROM next {RETURNING}"
-)
-IN_LIST = "user_id = :user AND list_name = :list_name"
-"""The user's tasks on one list."""
-"""Both in one statement (PostgreSQL, whose CTEs may write)."""
 
 
 class TaskStore:
@@ -183,7 +76,7 @@ class TaskStore:
         return When(self.zone, self.clock())
 
     def _row(self, row: Row) -> dict[str, Any]:
-        return _row(row, self.when())
+        return task_of(row, self.when())
 
     async def _fields(self, given: dict[str, Any], every: bool = False) -> dict[str, Any]:
         """The column values of each field given in words (None: left unset; with ``every``,
@@ -222,7 +115,7 @@ class TaskStore:
         in the store's time zone. On PostgreSQL the number is taken and the task written in one
         statement.
         """
-        title = _clean_title(title)
+        title = clean_title(title)
         params = {
             "user": user_id,
             "title": title,
@@ -257,7 +150,7 @@ class TaskStore:
 
     async def get(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Return one task, or raise ``TaskError('not_found')``."""
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         row = await self.session.fetchone(
             "SELECT * FROM keel_tasks WHERE number = :id AND user_id = :user",
             {"id": task_id, "user": user_id},
@@ -288,7 +181,7 @@ class TaskStore:
         name, in words) only the tasks on it; ``due`` (today, tomorrow, friday, this week,
         overdue: words) only the open ones due then, by when they are due.
         """
-        offset, limit = _check_page(offset, limit)
+        offset, limit = check_page(offset, limit)
         where, params, order = await self._filter(Filter(done, self.list_named(list_), due))
         rows = await self.session.fetch(
             f"SELECT * FROM keel_tasks WHERE user_id = :user{where} "
@@ -355,7 +248,7 @@ class TaskStore:
         the top, the bottom, the n-th; on another list, the bottom unless said); the task, with
         where it now stands (``place`` in its list ``of`` so many).
         """  # noqa: D205
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         given = {k: v for k, v in (("list", list_), ("place", place)) if v is not None}
         if not given:
             raise TaskError("invalid_move", "Say where to move it: a list, or a place in its list.")
@@ -422,7 +315,7 @@ class TaskStore:
         Titles are compared casefolded in Python (the same on SQLite and PostgreSQL, whatever
         their collations), in one pass over ``batches``, with memory for one batch and the page.
         """
-        offset, limit = _check_page(offset, limit)
+        offset, limit = check_page(offset, limit)
         wanted = " ".join(str(text).split()).casefold()
         page: list[dict[str, Any]] = []
         total = 0
@@ -435,7 +328,7 @@ class TaskStore:
         return page, total
 
     async def _change(self, sql: str, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         params = {"id": task_id, "user": user_id, **values}
         row = await self.session.fetchone(
             f"{sql} WHERE number = :id AND user_id = :user {RETURNING}", params
@@ -450,7 +343,7 @@ class TaskStore:
     async def rename(self, user_id: str, task_id: int, title: str) -> dict[str, Any]:
         """Give a task a new title and return it."""
         sql = "UPDATE keel_tasks SET title = :title, updated_at = :now"
-        return await self._change(sql, user_id, task_id, title=_clean_title(title), now=self._now())
+        return await self._change(sql, user_id, task_id, title=clean_title(title), now=self._now())
 
     async def schedule(self, user_id: str, task_id: int, due: str | None) -> dict[str, Any]:
         """Give a task a new due date (words read in the store's zone; empty: none); the task."""
@@ -474,7 +367,7 @@ class TaskStore:
         """Mark a task completed and return it; a repeating one stays open, due at its next time
         (after when it was due, or after now when that has passed).
         """  # noqa: D205
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         params = {"id": task_id, "user": user_id, "true": True, "now": self._now()}
         done = await self.session.fetchone(  # one statement for a task that does not repeat
             "UPDATE keel_tasks SET completed = :true, updated_at = :now WHERE number = :id "
@@ -488,7 +381,7 @@ class TaskStore:
         )
         if row is None:
             raise TaskError("not_found", f"Task {task_id} not found.")
-        due = _moment(self._row(row).get("due"), self.zone)
+        due = due_moment(self._row(row).get("due"), self.zone)
         after = max(due, self.clock()) if due else self.clock()
         day, moment = next_time(row["repeat_rule"], after, self.zone)
         sql = "UPDATE keel_tasks SET due_date = :day, due_at = :at, updated_at = :now"
