@@ -273,6 +273,8 @@ async def test_a_task_is_made_to_repeat_and_stopped(store):
     assert (weekly["due"], weekly["repeat"]) == ("2026-11-29", "every sunday")  # no date: today
     _, monthly = await invoke(store, "ann", "repeat_todo_task", task_id=2, repeat="every month")
     assert (monthly["due"], monthly["repeat"]) == ("2026-12-04", "every month")  # its date kept
+    _, mondays = await invoke(store, "ann", "repeat_todo_task", task_id=2, repeat="every monday")
+    assert mondays["due"] == "2026-12-07"  # the first monday on or after its friday
     _, stopped = await invoke(store, "ann", "repeat_todo_task", task_id=1)
     assert (stopped["due"], stopped.get("repeat")) == ("2026-11-29", None)
     _, done = await invoke(store, "ann", "complete_todo_task", task_id=1)

@@ -352,16 +352,22 @@ class TaskStore:
         return await self._change(sql, user_id, task_id, **values, now=self._now())
 
     async def repeat(self, user_id: str, task_id: int, words: str | None) -> dict[str, Any]:
-        """Make a task repeat as ``words`` say (none, or "never": it stops); the task. A task
-        with no date is due at the first time; a date it has stays.
+        """Make a task repeat as ``words`` say (none, or "never": it stops, its date kept); the
+        task, due at the rule's first time on or after its date (or now, with none or past).
         """  # noqa: D205
         values = await self._fields({"repeat": words or ""})
-        sql = (
-            "UPDATE keel_tasks SET repeat_rule = :repeat_rule, repeat_words = :repeat_words, "
-            "due_at = CASE WHEN due_date IS NULL THEN :due_at ELSE due_at END, "
-            "due_date = COALESCE(due_date, :due_date), updated_at = :now"
-        )
-        return await self._change(sql, user_id, task_id, **values, now=self._now())
+        sql = "UPDATE keel_tasks SET repeat_rule = :repeat_rule, repeat_words = :repeat_words"
+        if values["repeat_rule"] is None:
+            return await self._change(
+                f"{sql}, updated_at = :now", user_id, task_id, **values, now=self._now()
+            )
+        async with self._tx() as tx:
+            due = due_moment((await self.within(tx).get(user_id, task_id)).get("due"), self.zone)
+            if due is not None and due > self.clock():  # "every monday" for one due friday: monday
+                day, moment = next_time(values["repeat_rule"], due, self.zone, inclusive=True)
+                values.update(due_date=day.isoformat(), due_at=self._param(moment))
+            sql += ", due_date = :due_date, due_at = :due_at, updated_at = :now"
+            return await self.within(tx)._change(sql, user_id, task_id, **values, now=self._now())
 
     async def complete(self, user_id: str, task_id: int) -> dict[str, Any]:
         """Mark a task completed and return it; a repeating one stays open, due at its next time
