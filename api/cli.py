@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import Future
@@ -162,15 +163,30 @@ def chat_command(
     ahead = conversation is None and tools is None and sys.stdin.isatty()
     first = read_ahead(console, user) if ahead else None
     try:
+        if ahead:  # Ctrl-C at the prompt ends the session, not an import halfway through
+            was = signal.signal(signal.SIGINT, lambda *_: leave_at_once(console))
         from keel.api.terminal import chat  # keel's parts load while the person types
 
         use_tools(tools)
         configure_logging(level=log_level)
+        if ahead:
+            signal.signal(signal.SIGINT, was)
         status = asyncio.run(chat(conversation, user, verbose, console, first))
     except (KeyboardInterrupt, asyncio.CancelledError):
         console.print("\nBye.")
         status = 0
     raise typer.Exit(status)
+
+
+def leave_at_once(console: Console) -> None:
+    """Ctrl-C while keel's parts load behind the first prompt: the session ends there, with
+    nothing written yet (a conversation is made at its first message). An interrupt raised
+    inside an import may surface as any error (pydantic wraps it in a SchemaError), so the
+    process leaves from the handler instead.
+    """  # noqa: D205
+    console.print("\nBye.")
+    console.file.flush()
+    os._exit(0)
 
 
 def read_ahead(console: Console, user: str) -> Future[str]:
