@@ -33,6 +33,7 @@ from prometheus_client import (
     multiprocess,
 )
 
+from keel.api.serving import is_alive
 from keel.graphs.result import TurnResult
 from keel.nodes.event_types import Event
 from keel.tools.spec import confirmations
@@ -152,17 +153,6 @@ def exposition(multiprocess_dir: str | None) -> tuple[bytes, str]:
 
 _COUNTING_FILE = re.compile(r"\w+_(\d+)\.db")
 """A file prometheus-client counts one process's metrics in: ``<kind>_<pid>.db``."""
-
-
-def is_alive(pid: int) -> bool:
-    """Process ``pid`` exists (a reaped one does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 def retire_dead_workers(multiprocess_dir: str) -> list[int]:

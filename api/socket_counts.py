@@ -17,7 +17,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from keel.api.prometheus import is_alive
+from keel.api.serving import is_alive
 
 FOLDER = "websockets"
 """The folder of the server's directory where the workers count their sockets."""
