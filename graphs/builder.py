@@ -39,6 +39,7 @@ from typing import Any
 import structlog
 from langchain_core.messages import RemoveMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph import END, START, StateGraph
@@ -109,6 +110,8 @@ def node(fn: NodeFn, enters: AgentState | None = None) -> Callable[..., Awaitabl
         context = await prepared(runtime.context)
         if context is not runtime.context:
             runtime = runtime.override(context=context)
+        if context.writer is not None:  # keel's events go to the stream of the graph around
+            runtime = runtime.override(stream_writer=context.writer)
         if context.turn is None:  # keel's runner took the turn lock, the owner checked with it
             await context.resources.conversations.claim(conversation_id(runtime), context.user_id)
         source = current_state(state)
@@ -233,8 +236,12 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
     turn a crash cut off stands at a checkpoint with its step left to run, and LangGraph runs it
     on from there; the tool-call ledger answers any call that ran already. The steps inside the
     turn graph are not checkpointed (``UNCHECKPOINTED``): a turn costs a few writes, not one a
-    node. The turn's streams (the assistant's tokens, keel's events) come from inside it: a
-    client asks for them with ``subgraphs=True`` (the SDK's ``stream_subgraphs=True``).
+    node. The turn's streams reach the caller's stream whether or not it streams subgraphs:
+    keel's events through the ``turn`` node's stream writer (``KeelContext.writing_to``), the
+    model's tokens as the graph around it's (``keel.nodes.models.model_call.tokens_at_the_top``);
+    the turn graph's own steps (``updates``, ``values``) only with ``subgraphs=True`` (the SDK's
+    ``stream_subgraphs=True``, as Studio streams). It is drawn with the turn graph's nodes inside
+    ``turn`` (``ServedGraph``).
     """
     inner = build_graph(nested=True)
 
@@ -242,8 +249,9 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
         """One run of the turn graph: what it changed (its message lists taken as they are, order
         included), so a checkpoint's pending writes hold only that.
         """  # noqa: D205
+        context = runtime.context.writing_to(runtime.stream_writer)
         done: dict[str, Any] = await inner.ainvoke(
-            state, UNCHECKPOINTED, context=runtime.context, durability=INNER_DURABILITY
+            state, UNCHECKPOINTED, context=context, durability=INNER_DURABILITY
         )
         given: dict[str, Any] = dict(state)
         changed = {
@@ -259,7 +267,26 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
     g.add_node("turn", turn)
     g.add_edge(START, "turn")
     g.add_conditional_edges("turn", route_turn, {"turn": "turn", END: END})
-    return g.compile(checkpointer=checkpointer, name="keel")
+    compiled = g.compile(checkpointer=checkpointer, name="keel")
+    compiled.__class__ = ServedGraph
+    return compiled
+
+
+class ServedGraph(CompiledStateGraph[KeelState, KeelContext, TurnInput, TurnOutput]):
+    """The served graph, drawn with the turn graph's nodes inside its node ``turn``, unless asked
+    for more depth: the picture a LangGraph server gives by default (``/assistants/{id}/graph``
+    without ``xray``) shows the state machine, not one box.
+    """  # noqa: D205
+
+    def get_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Graph:
+        """The drawing, one level of subgraphs at least."""
+        return super().get_graph(config, xray=xray or 1)
+
+    async def aget_graph(
+        self, config: RunnableConfig | None = None, *, xray: int | bool = False
+    ) -> Graph:
+        """The drawing, one level of subgraphs at least."""
+        return await super().aget_graph(config, xray=xray or 1)
 
 
 graph = served()

@@ -99,12 +99,9 @@ async def stream_turn(
         stream_mode=[*STREAM_MODES, TOKENS] if sink is not None else STREAM_MODES,
         durability=DURABILITY,
         output_keys=RESULT_KEYS,
-        subgraphs=True,  # the events and tokens come from the turn graph inside
     )
-    async for namespace, mode, chunk in stream:
+    async for mode, chunk in stream:
         if mode == "values":
-            if namespace:
-                continue  # the turn graph's own states: the result is the graph around it's
             if INTERRUPT in chunk:  # a question waits for its answer
                 chunk = dict(chunk)
                 interrupts = chunk.pop(INTERRUPT)

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
-from langgraph.types import StateSnapshot
+from langgraph.types import StateSnapshot, StreamWriter
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -239,6 +239,7 @@ class KeelContext(Tunables):
     _stop: asyncio.Event | None = PrivateAttr(default=None)
     _deadline: float | None = PrivateAttr(default=None)
     _turn: TurnStart | None = PrivateAttr(default=None)
+    _writer: StreamWriter | None = PrivateAttr(default=None)
 
     def stopping_on(self, stop: asyncio.Event | None, deadline: float | None) -> KeelContext:
         """This context with the event a caller sets to stop the turn (the API's cancel), and
@@ -253,6 +254,21 @@ class KeelContext(Tunables):
         context = self.model_copy()
         context._turn = turn
         return context
+
+    def writing_to(self, writer: StreamWriter) -> KeelContext:
+        """This context for a run inside a node of another graph, whose events ``writer`` (that
+        node's stream writer) carries to the stream of the graph around: a caller that streams it
+        without subgraphs gets them too (a run's own writer reaches only a caller that streams
+        subgraphs).
+        """  # noqa: D205
+        context = self.model_copy()
+        context._writer = writer
+        return context
+
+    @property
+    def writer(self) -> StreamWriter | None:
+        """The stream writer of the graph around this run's, when there is one."""
+        return self._writer
 
     @property
     def turn(self) -> TurnStart | None:

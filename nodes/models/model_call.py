@@ -26,7 +26,7 @@ from typing import Any
 import structlog
 from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import ensure_config
+from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
@@ -150,7 +150,26 @@ async def ask(model: AgentModel, messages: Sequence[BaseMessage], **kwargs: Any)
         message = result.generations[0].message
         assert isinstance(message, AIMessage)
         return message
-    return await model.ainvoke(list(messages), **kwargs)
+    return await model.ainvoke(list(messages), config=tokens_at_the_top(), **kwargs)
+
+
+NS_SEP = "|"
+"""What separates the graphs in LangGraph's ``langgraph_checkpoint_ns`` (a parent's, then its
+child's)."""
+
+
+def tokens_at_the_top() -> RunnableConfig | None:
+    """The model call's run as one of the outermost graph's, when this node runs in a graph inside
+    another (the served graph's ``turn``): LangGraph's ``messages`` stream then carries its tokens
+    to a caller that streams without subgraphs too, as it did before the turn ran inside a node.
+    The run's metadata is the node's, with the graph around it's namespace.
+    """  # noqa: D205
+    metadata = ensure_config().get("metadata") or {}
+    namespace = metadata.get("langgraph_checkpoint_ns")
+    if not isinstance(namespace, str) or NS_SEP not in namespace:
+        return None
+    outer = namespace.split(NS_SEP)[0]
+    return {"metadata": {**metadata, "langgraph_checkpoint_ns": outer}}
 
 
 def _listened(model: RuleBasedChatModel) -> bool:

@@ -41,12 +41,11 @@ async def run(url: str, thread_id: str, text: str) -> tuple[dict, list[dict]]:
         "keel",
         input={"content": text},
         context={"user_id": "studio-model"},
-        stream_mode=["values", "custom"],
-        stream_subgraphs=True,  # keel's events come from the turn, inside the served graph
+        stream_mode=["values", "custom"],  # no subgraphs: keel's events reach the default call
     ):
         if part.event == "values":
             values = part.data
-        elif part.event.split("|")[0] == "custom":
+        elif part.event == "custom":
             events.append(part.data)
     return values, events
 

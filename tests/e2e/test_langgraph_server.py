@@ -101,9 +101,9 @@ def _texts(values: dict) -> list[str]:
 async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langgraph_dev):
     client = get_client(url=langgraph_dev)
     assistant = await _assistant(client)
-    outline = await client.assistants.get_graph(assistant)
-    assert {n["id"] for n in outline["nodes"]} == {"__start__", "turn", "__end__"}
-    drawing = await client.assistants.get_graph(assistant, xray=True)  # Studio's expanded view
+    drawing = await client.assistants.get_graph(assistant)  # the default: the turn's nodes too
+    expanded = await client.assistants.get_graph(assistant, xray=True)  # Studio's expanded view
+    assert expanded == drawing
     nodes = {n["id"].removeprefix("turn:") for n in drawing["nodes"]} - {"__start__", "__end__"}
     assert nodes == {
         "user_input",
@@ -325,7 +325,8 @@ async def test_everyday_words_and_one_question_for_several_under_the_langgraph_s
     assert _texts(run)[-1] == "Deleted task 1: eggs\nDeleted task 3: bread"
 
 
-async def test_the_streams_carry_updates_events_and_only_assistant_text(langgraph_dev):
+@pytest.mark.parametrize("subgraphs", [True, False], ids=["as-studio", "sdk-default"])
+async def test_the_streams_carry_updates_events_and_only_assistant_text(langgraph_dev, subgraphs):
     client = get_client(url=langgraph_dev)
     tid = (await client.threads.create())["thread_id"]
     parts = [
@@ -334,15 +335,18 @@ async def test_the_streams_carry_updates_events_and_only_assistant_text(langgrap
             tid,
             "keel",
             input={"content": "Add call mom"},
-            context={"user_id": "studio-stream"},
+            context={"user_id": f"studio-stream-{subgraphs}"},
             stream_mode=["updates", "custom", "messages"],
-            stream_subgraphs=True,  # the steps inside the turn, as Studio streams them
+            stream_subgraphs=subgraphs,  # Studio streams the steps inside the turn
         )
     ]
-    updated = [next(iter(p.data)) for p in _of(parts, "updates") if "|" in p.event]
-    # a first message: no plan to end, so the graph goes past reset
-    assert updated[:3] == ["user_input", "topic_detect", "plan"]
-    assert {"assistant", "tool_execution", "response"} <= set(updated)
+    if subgraphs:
+        updated = [next(iter(p.data)) for p in _of(parts, "updates") if "|" in p.event]
+        # a first message: no plan to end, so the graph goes past reset
+        assert updated[:3] == ["user_input", "topic_detect", "plan"]
+        assert {"assistant", "tool_execution", "response"} <= set(updated)
+    else:  # the graph's own steps; keel's events and the tokens all the same
+        assert {next(iter(p.data)) for p in _of(parts, "updates")} == {"turn"}
     custom = [p.data for p in _of(parts, "custom")]
     rounds = [e["data"] for e in custom if e["type"] == "round_started"]
     assert rounds == [{"round": 0, "attempt": 0}, {"round": 1, "attempt": 0}]

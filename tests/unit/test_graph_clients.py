@@ -168,12 +168,11 @@ async def test_the_conversation_is_in_messages_for_langgraphs_chat_clients(memor
 async def test_the_messages_stream_carries_only_assistant_text_without_done(memory_keel):
     cid, context = str(uuid.uuid4()), memory_keel.context()
     seen = []
-    async for _, (message, metadata) in memory_keel.graph.astream(
+    async for message, metadata in memory_keel.graph.astream(
         {"content": "Add buy milk"},
         thread_config(cid),
         context=context,
-        stream_mode="messages",
-        subgraphs=True,  # the turn graph's tokens, inside the graph around it
+        stream_mode="messages",  # LangGraph's default: no subgraphs
     ):
         seen.append((message, metadata["langgraph_node"]))
     assert seen and all(isinstance(m, AIMessageChunk) for m, _ in seen)
@@ -193,18 +192,43 @@ async def test_openai_tokens_stream_without_the_done_line(memory_keel):
         context = memory_keel.context(model=model)
         chunks = [
             message
-            async for _, (message, _) in memory_keel.graph.astream(
+            async for message, _ in memory_keel.graph.astream(
                 {"content": "add milk"},
                 thread_config(str(uuid.uuid4())),
                 context=context,
                 stream_mode="messages",
-                subgraphs=True,
             )
         ]
         assert all(r.get("stream") for r in stub.requests)  # tokens really streamed
     text = "".join(c.text for c in chunks)
     assert text == "Created task: milk" and len(chunks) > 3
     assert not any("DONE" in c.text for c in chunks)
+
+
+@pytest.mark.parametrize("subgraphs", [False, True])
+async def test_keel_events_and_tokens_reach_a_stream_with_or_without_subgraphs(
+    memory_keel, subgraphs
+):
+    """Each once: the events and tokens of the turn graph, which runs inside the node ``turn``."""
+    with StubOpenAI() as stub:
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": {"title": "milk"}}])
+        stub.reply("Created task: milk\nKEEL DONE: added milk")
+        model = build_agent_model(AGENT_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
+        events, chunks = [], []
+        async for part in memory_keel.graph.astream(
+            {"content": "add milk"},
+            thread_config(str(uuid.uuid4())),
+            context=memory_keel.context(model=model),
+            stream_mode=["updates", "custom", "messages"],
+            subgraphs=subgraphs,
+        ):
+            mode, chunk = part[-2:]
+            if mode == "custom":
+                events.append(chunk["type"])
+            elif mode == "messages":
+                chunks.append(chunk[0])
+    assert events == ["round_started", "tool_call", "round_started"]
+    assert "".join(c.text for c in chunks) == "Created task: milk"
 
 
 async def test_a_run_with_no_context_opens_the_process_run_from_the_settings(monkeypatch):
