@@ -41,35 +41,13 @@ from keel.nodes.context.topic_model import RECENT, USER, Said, load_shift_model
 from keel.nodes.context.topic_words import content_words, stems
 from keel.nodes.event_types import TopicReason
 from keel.tools.understanding.reading import sure_request
+from keel.tools.understanding.topic_phrases import (  # noqa: F401 - the seed's phrases, here too
+    CORRECTION_PHRASES,
+    PHRASE_PATTERN,
+    SWITCH_PHRASES,
+)
 from keel.tools.understanding.words import strip_politeness
 
-SWITCH_PHRASES = (
-    "new topic",
-    "different topic",
-    "let's discuss",
-    "lets discuss",
-    "switching to",
-    "moving on to",
-    "but we weren't discussing",
-    "but we werent discussing",
-    "we were talking about",
-)
-CORRECTION_PHRASES = (
-    "but we weren't discussing",
-    "but we werent discussing",
-    "we were talking about",
-    "not about that",
-    "different topic",
-    "let's discuss",
-    "lets discuss",
-    "switching topics",
-    "new topic",
-    "back to",
-)
-PHRASES = tuple(dict.fromkeys(sorted(SWITCH_PHRASES + CORRECTION_PHRASES, key=len, reverse=True)))
-PHRASE_PATTERN = re.compile(
-    r"(?<![\w'])(" + "|".join(re.escape(p) for p in PHRASES) + r")(?![\w'])", re.I
-)
 RESET_COMMAND = "/reset"
 RETURN_PHRASES = ("back to", "we were talking about", "return to")
 """Phrases that point back: a closed topic their subject names is reopened ("back to the

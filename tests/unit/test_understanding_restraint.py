@@ -49,11 +49,32 @@ async def test_nothing_is_completed(memory_keel, text):
         "I should call mom, shouldn't I?",  # makes a task "shouldn't I"
         "have to go, bye",  # makes "go" and "bye"
         "I need to delete the milk one",  # makes a task "delete the milk one"
+        "new topic: the garden",  # made a task "the garden"
+        "ok so, switching topics: my vacation",
+        "back to the groceries",
+        "new topic",  # asked what to add
     ],
 )
 async def test_nothing_is_created(memory_keel, text):
     _, _, made = await after(memory_keel, text)
     assert made == [], f"{text!r} created {made}"
+
+
+@pytest.mark.parametrize(
+    ("text", "reply"),
+    [
+        ("new topic: the garden", "Sure, the garden. "),
+        ("new topic", "Sure. "),
+    ],
+)
+async def test_a_topic_phrase_names_the_topic_and_asks_what_to_do(memory_keel, text, reply):
+    result, _, _ = await after(memory_keel, text)
+    assert result.reply == reply + "What would you like to do about it on your list?"
+
+
+async def test_what_follows_a_topic_phrase_is_read_as_the_request(memory_keel):
+    _, _, made = await after(memory_keel, "ok so, new topic: add buy seeds")
+    assert made == ["buy seeds"]
 
 
 @pytest.mark.parametrize(

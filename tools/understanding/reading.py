@@ -27,6 +27,7 @@ from keel.tools.spec import ToolSpec
 from keel.tools.understanding.nlu import Declared, declared, reader_for
 from keel.tools.understanding.nlu.settle import SURE, guess, settle
 from keel.tools.understanding.phrasings import Intent, Table, match, specs_of, table_of
+from keel.tools.understanding.topic_phrases import after_opening
 from keel.tools.understanding.words import IRREGULAR, stem, strip_politeness
 from keel.tools.yes_no import confirms as confirms_in
 from keel.tools.yes_no import is_confirmation
@@ -92,7 +93,15 @@ def understand(message: str, tools: Sequence[BaseTool | Any]) -> Understanding:
 
 @functools.lru_cache(maxsize=256)
 def _settled(message: str, tools: tuple[Declared, ...]) -> Understanding:
-    """The decision table's reading settled with the learned model's (``nlu.settle``)."""
+    """The decision table's reading settled with the learned model's (``nlu.settle``); of a
+    message that opens with a topic phrase, the reading of what follows it, which names the new
+    topic when it asks for nothing (``topic``).
+    """  # noqa: D205
+    if (rest := after_opening(message)) is not None:
+        read = _settled(rest, tools) if rest else Understanding(kind="topic")
+        if read.intents or read.kind in ("too_many", "too_long", "topic"):
+            return read
+        return Understanding(kind="topic", detail=rest)
     table = _understand(message, specs_of(tools))
     if table.kind in ("too_many", "too_long"):
         return table

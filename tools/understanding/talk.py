@@ -100,6 +100,9 @@ def say(kind: str, detail: str | None, examples: dict[str, str], help_text: str)
         )
     if kind in REPLIES:
         return REPLIES[kind]
+    if kind == "topic":  # "new topic: the garden"
+        about = f"Sure, {detail.rstrip(' .!?')}. " if detail else "Sure. "
+        return f"{about}What would you like to do about it on your list?"
     if kind == "unsure" and detail:
         return f"Did you mean to {detail}?"
     if kind == "missing" and detail in examples:
