@@ -110,6 +110,20 @@ class Confirm:
     task its ``task_id`` names, as ``get_todo_task`` gives it.
     """  # noqa: D205
 
+    unchanged: str | None = None
+    """What is said instead of asking when the call would leave its target as it is (``to``
+    equal to what the target holds), formatted with the call's arguments; None: always asked."""
+
+    def no_change(self, args: dict[str, Any], task: dict[str, Any]) -> str | None:
+        """What stands in for the call when it would change nothing ("Task 4 is already called
+        buy milk: nothing to change."), else None.
+        """  # noqa: D205
+        if self.unchanged is None or self.to is None or not isinstance(args.get(self.to), str):
+            return None
+        if " ".join(args[self.to].split()) != task.get(self.to):
+            return None
+        return self.unchanged.format(**{**args, self.to: task[self.to]})
+
     def named_target(self, target: Any) -> str:
         """The target as a question names it: "task 3", "the shopping list"."""
         return self.named(target) if self.named else f"{self.noun} {target}"

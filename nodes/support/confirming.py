@@ -86,7 +86,11 @@ async def _probe(
     if checked.status == "error":
         return tool_error(call, str(checked.content))
     data = payload(checked)
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    if (same := confirm.no_change(dict(call["args"]), data)) is not None:
+        return tool_error(call, same)  # nothing to ask about: a rename to the title it has
+    return data
 
 
 async def ask(last: AIMessage, runtime: Runtime[KeelContext]) -> Asked:

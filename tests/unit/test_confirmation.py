@@ -9,8 +9,10 @@ from keel.graphs.builder import build_graph
 from keel.graphs.resources import open_resources
 from keel.graphs.run_turn import run_turn
 from keel.graphs.runner import snapshot
+from keel.nodes.models.chat import build_agent_model
 from keel.tools.tasks.store import TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
+from tests.stub_openai import StubOpenAI
 
 
 async def say(keel, cid, text):
@@ -150,3 +152,28 @@ async def test_the_pause_survives_a_restart(tmp_path):
         done = await run_turn(graph, cid, "yes", open_resources(db, tools=TODO_TOOLS).context())
         assert done.reply == f"Deleted task {task['id']}: buy milk"
         assert await store.list("local") == []
+
+
+async def test_a_rename_to_the_title_it_has_changes_nothing_and_asks_nothing(memory_keel):
+    task = await memory_keel.store.create("local", "buy milk")
+    result = await say(memory_keel, str(uuid.uuid4()), f"rename task {task['id']} to  buy milk ")
+    assert result.awaiting_confirmation is None
+    assert result.reply == f"Task {task['id']} is already called buy milk: nothing to change."
+
+
+async def test_a_model_renaming_a_task_to_its_own_title_is_told_so_not_asked(memory_keel):
+    """A small model read "I bought the milk" as a rename of "buy milk" to itself."""
+    task = await memory_keel.store.create("local", "buy milk")
+    with StubOpenAI() as stub:
+        rename = {"task_id": task["id"], "title": "buy milk"}
+        stub.reply(tool_calls=[{"name": "update_todo_task", "args": rename}])
+        stub.reply(tool_calls=[{"name": "complete_todo_task", "args": {"task_id": task["id"]}}])
+        stub.reply("Marked buy milk done.\nKEEL DONE: completed it")
+        model = build_agent_model(TODO_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
+        context = memory_keel.context(model=model)
+        result = await run_turn(memory_keel.graph, str(uuid.uuid4()), "I bought the milk", context)
+        told = [m for m in stub.requests[1]["messages"] if m["role"] == "tool"]
+    assert result.awaiting_confirmation is None and result.complete
+    assert told[-1]["content"] == "Task 1 is already called buy milk: nothing to change."
+    assert result.reply == "Marked buy milk done."
+    assert (await memory_keel.store.get("local", task["id"]))["completed"]

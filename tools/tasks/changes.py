@@ -146,7 +146,12 @@ async def create_todo_task(
 
 @keel_tool(
     mutates=True,
-    confirm=Confirm("rename", "renamed", to="title"),
+    confirm=Confirm(
+        "rename",
+        "renamed",
+        to="title",
+        unchanged="Task {task_id} is already called {title}: nothing to change.",
+    ),
     intent="rename",
     examples=[
         "rename task {task} to {title}",
