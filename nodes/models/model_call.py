@@ -217,8 +217,9 @@ async def answer_round(
     The run's model is given ``messages``; the offline model, when it takes over, ``transcript``
     (the same turn with its history as the text it reads, ``keel.nodes.assistant.model_input``).
     An answer that only says DONE shows the answer it closes or what the turn's tools did; with
-    nothing to show it is kept while steps of the plan are open (the response node sends the
-    model back to them), and is unusable otherwise.
+    nothing to show it is kept while steps of the plan are open and the model was not sent back
+    to them yet (the response node sends it back), and is unusable otherwise: a turn never ends
+    complete with nothing said.
 
     Raises:
         ContextLengthExceeded: the provider refused the input as too long.
@@ -249,8 +250,8 @@ async def answer_round(
         if problem == "empty_answer" and said_done(reply, ctx.done_marker):
             if (shown := done_only(state, ctx)) is not None:
                 return Round(reply.model_copy(update={"content": shown}))
-            if open_items(state.get("todolist")):  # the response node sends it back to them
-                return Round(reply)
+            if open_items(state.get("todolist")) and not state.get("nudges"):
+                return Round(reply)  # the response node sends it back to them, once
         if problem is None:
             return Round(reply)
         shown = reply.text or ", ".join(c["name"] for c in reply.tool_calls) or ""

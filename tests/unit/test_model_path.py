@@ -167,13 +167,19 @@ async def test_a_runaway_answer_is_bounded_by_max_tokens(memory_keel):
     assert result.complete and result.reply == "Nothing to do."
 
 
-@pytest.mark.parametrize("misbehave", ["empty stream", "empty reply", "repeated name"])
+@pytest.mark.parametrize(
+    "misbehave", ["empty stream", "empty reply", "only the done line", "repeated name"]
+)
 async def test_an_empty_or_garbled_answer_is_retried_once_then_finished_offline(
     memory_keel, misbehave
 ):
     with StubOpenAI() as stub:
         if misbehave == "empty stream":
             stub.misbehaving(EMPTY_STREAM, times=2)
+        elif misbehave == "only the done line":  # nothing done, nothing said: never a reply
+            stub.reply("KEEL DONE: added it")  # sent back to the open step
+            stub.reply("  \nKEEL DONE: added it\n")  # again: unusable, asked once more
+            stub.reply("KEEL DONE: added it")
         elif misbehave == "repeated name":
             stub.repeated_name("create_todo_task", {"title": "buy milk"}, times=2)
         else:
@@ -181,9 +187,8 @@ async def test_an_empty_or_garbled_answer_is_retried_once_then_finished_offline(
             stub.reply("")
             stub.reply("\n")
         result = await stubbed(memory_keel, str(uuid.uuid4()), "Add buy milk", stub)
-    reason = {"empty stream": "empty_answer", "empty reply": "empty_answer"}.get(
-        misbehave, "bad_tool_name"
-    )
+    empty = {"empty stream", "empty reply", "only the done line"}
+    reason = "empty_answer" if misbehave in empty else "bad_tool_name"
     assert [f["reason"] for f in kinds(result, "model_fallback")] == [reason]
     assert result.complete and result.reply == f"Created task: buy milk\n{FALLBACK_NOTE}"
     assert await titles(memory_keel) == ["buy milk"]
