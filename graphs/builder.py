@@ -249,7 +249,7 @@ def served(checkpointer: BaseCheckpointSaver | None = None) -> KeelGraph:
         """One run of the turn graph: what it changed (its message lists taken as they are, order
         included), so a checkpoint's pending writes hold only that.
         """  # noqa: D205
-        context = runtime.context.writing_to(runtime.stream_writer)
+        context = (await prepared(runtime.context)).writing_to(runtime.stream_writer)
         done: dict[str, Any] = await inner.ainvoke(
             state, UNCHECKPOINTED, context=context, durability=INNER_DURABILITY
         )

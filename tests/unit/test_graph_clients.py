@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from keel.checkpoints.conversation_store import ConversationNotFound
-from keel.graphs.builder import build_graph
+from keel.graphs.builder import build_graph, served
 from keel.graphs.result import agent_state_of
 from keel.graphs.runner import thread_config
 from keel.nodes.models.chat import build_agent_model, said_done
@@ -231,10 +231,11 @@ async def test_keel_events_and_tokens_reach_a_stream_with_or_without_subgraphs(
     assert "".join(c.text for c in chunks) == "Created task: milk"
 
 
-async def test_a_run_with_no_context_opens_the_process_run_from_the_settings(monkeypatch):
+@pytest.mark.parametrize("make", [served, build_graph], ids=["served", "turn-graph"])
+async def test_a_run_with_no_context_opens_the_process_run_from_the_settings(monkeypatch, make):
     monkeypatch.setenv("KEEL_DATABASE_URL", "memory")
     monkeypatch.setenv("KEEL_LOOP_LIMIT", "3")
-    graph = build_graph(checkpointer=InMemorySaver())
+    graph = make(checkpointer=InMemorySaver())
     config = thread_config(str(uuid.uuid4()))
     added = await graph.ainvoke({"content": "Add buy milk"}, config)
     assert last_ai(added).text == "Created task: buy milk"
