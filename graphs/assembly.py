@@ -34,6 +34,7 @@ from keel.checkpoints.messages import MessageLog
 from keel.checkpoints.times import FieldError, zone_named
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.builder import KeelGraph, served
+from keel.graphs.model_server import fitted
 from keel.graphs.resources import open_resources
 from keel.graphs.settings import Settings
 from keel.graphs.turns import TurnObserver, Turns, Unobserved
@@ -133,7 +134,7 @@ async def open_keel(
     ``offload``: nothing blocks the event loop (a LangGraph server's): SQLite in a worker thread,
     the tools and models loaded in one.
     """
-    settings = settings or Settings()
+    settings = await fitted(settings or Settings())  # a model on a local server: its settings
     try:  # KEEL_TIMEZONE's file, read once off the event loop: an unknown zone stops the start
         await asyncio.to_thread(zone_named, settings.timezone)
     except FieldError as exc:

@@ -69,10 +69,18 @@ class StubOpenAI:
         self.refuse_null_content = False
         """Answer 500 to a request holding an assistant message with tool calls and content null,
         as llama-cpp-python's server does (the queued answer stays for the next request)."""
+        self.props: dict[str, Any] | None = None
+        """What ``GET /props`` answers, as llama.cpp's server does (None: 404, as OpenAI)."""
         self.stopping = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path == "/props" and stub.props is not None:
+                    self.answer(200, stub.props, {})
+                else:
+                    self.answer(404, {"error": {"message": "not found"}}, {})
+
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length))
