@@ -56,6 +56,10 @@ class TaskField:
     """A task's field as words in a task line ("due Fri 4 Dec 2026 17:00"; empty: none)."""
     tag: str
     """The tag the offline understanding learns for the field's words in a request."""
+    said: Callable[[str, str], bool]
+    """Whether a person's message says anything of the field, for a model's value of it (the
+    message, the value): liberal, so a value is dropped only where the message has no word
+    of the kind at all (a date, a list's name, a place, a repeat that a small model made up)."""
 
 
 # --- due --------------------------------------------------------------------------------------
@@ -90,6 +94,18 @@ def _shown_due(task: Mapping[str, Any]) -> str:
     return f"overdue since {words}" if task.get("overdue") else f"due {words}"
 
 
+_TIME_WORDS = re.compile(
+    r"\d|\b(?:today|tonight|tomorrow|tmrw|yesterday|now|soon|later|morning|afternoon|evening"
+    r"|night|noon|midday|midnight|week|weekend|month|year|day|days|hours?|hrs?|minutes?|mins?"
+    r"|next|this|due|by|until|till|before|after|deadline|eod|asap|am|pm|o'?clock"
+    r"|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june"
+    r"|july|august|september|october|november|december)\b",
+    re.I,
+)
+"""Words that say when (any of them, or a digit): a message without one gave no date."""
+
+
 DUE = TaskField(
     name="due",
     columns=lambda: (
@@ -108,6 +124,7 @@ DUE = TaskField(
     given=_given_due,
     shown=_shown_due,
     tag="due",
+    said=lambda text, value: bool(_TIME_WORDS.search(text)),
 )
 
 # --- list -------------------------------------------------------------------------------------
@@ -149,6 +166,15 @@ def list_name(words: str) -> str:
     return name
 
 
+def _names_list(text: str, value: str) -> bool:
+    """The message names the list ``value``: one of its words, or their first five letters
+    ("grocery" for "groceries"), is in it.
+    """  # noqa: D205
+    words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in ("list", "my")]
+    said = text.casefold()
+    return not words or any(re.search(rf"\b{re.escape(w[:5])}", said) for w in words)
+
+
 def _given_list(row: Mapping[str, Any], when: When) -> dict[str, Any]:
     return {"list": row.get("list_name") or TODO_LIST}
 
@@ -177,6 +203,7 @@ LIST = TaskField(
     given=_given_list,
     shown=_shown_list,
     tag="list",
+    said=lambda text, value: _names_list(text, value),
 )
 
 
@@ -195,6 +222,8 @@ _ORDINALS = {
     "tenth": 10, "10th": 10,
 }  # fmt: skip
 PLACE_MAX = 10_000
+_PLACE_WORDS = frozenset(_PLACES) | frozenset(_ORDINALS) | {"up", "down", "above", "below"}
+"""Words that say where in a list (any of them, or a digit)."""
 
 
 def read_place(words: str, when: When | None = None) -> dict[str, Any]:
@@ -234,12 +263,24 @@ PLACE = TaskField(
     given=lambda row, when: {},
     shown=lambda task: "",
     tag="place",
+    said=lambda text, value: (
+        bool(_PLACE_WORDS & set(re.findall(r"[a-z0-9]+", text.casefold())))
+        or bool(re.search(r"\d", text))
+    ),
 )
 """A task's place in its list. Its column is an order, not a place: the store turns the place
 asked for into one (``keel.tools.tasks.store``), and lists tasks in it."""
 
 
 # --- repeat -----------------------------------------------------------------------------------
+
+
+_REPEAT_WORDS = re.compile(
+    r"\b(?:every|each|daily|weekly|monthly|yearly|annually|weekdays|weekends|hourly|nightly"
+    r"|biweekly|fortnightly|repeat\w*|recurr\w*|again)\b",
+    re.I,
+)
+"""Words that say how often (any of them)."""
 
 
 def _given_repeat(row: Mapping[str, Any], when: When) -> dict[str, Any]:
@@ -264,11 +305,13 @@ REPEAT = TaskField(
     given=_given_repeat,
     shown=lambda task: f"repeats {task['repeat']}" if task.get("repeat") else "",
     tag="repeat",
+    said=lambda text, value: bool(_REPEAT_WORDS.search(text)),
 )
 
 
 FIELDS: tuple[TaskField, ...] = (LIST, PLACE, DUE, REPEAT)
 """The one list of a task's fields beyond its title."""
+FIELD_NAMED = {f.name: f for f in FIELDS}
 COLUMNS = frozenset(c.name for f in FIELDS for c in f.columns())
 """The columns the fields keep."""
 

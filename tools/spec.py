@@ -32,6 +32,8 @@ from typing import Any, Protocol, TypeVar
 import structlog
 from langchain_core.tools import BaseTool, tool
 
+from keel.checkpoints.task_fields import FIELD_NAMED
+
 log = structlog.get_logger(__name__)
 
 KEEL = "keel"
@@ -238,6 +240,10 @@ class ToolSpec:
     """The intent public training data names for it ("create"): the learned understanding
     (``keel.tools.understanding.nlu``) learns the tool from those utterances as well as from its
     examples."""
+    heard: tuple[str, ...] = ()
+    """Optional arguments (task fields: ``keel.checkpoints.task_fields.FIELDS``) a model's call
+    keeps only when the person's message says something of them: a list or a date a small model
+    made up for "add buy milk" is dropped before the call runs (``unheard``)."""
     step: str | None = None
     """How a plan names a request for it: a format over the request's arguments and ``task``, the
     task it names ('Delete {task}' reads 'Delete task 3' or 'Delete rice')."""
@@ -287,6 +293,7 @@ def keel_tool(
     said: str | Reply | None = None,
     intent: str | None = None,
     step: str | None = None,
+    heard: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], BaseTool]:
     """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
     ``store`` (injected, hidden from the model) and the model's arguments.
@@ -309,6 +316,7 @@ def keel_tool(
             told_done,
             said,
             intent,
+            tuple(heard),
             step,
         )
         made.metadata = {**(made.metadata or {}), KEEL: spec}
@@ -378,3 +386,16 @@ def with_tool_table(markdown: str, tools: Sequence[BaseTool]) -> str:
     start = markdown.index(TABLE_START) + len(TABLE_START)
     end = markdown.index(TABLE_END, start)
     return markdown[:start] + tool_table(tools) + markdown[end:]
+
+
+def unheard(tool_: BaseTool | Any, args: dict[str, Any], message: str) -> list[str]:
+    """The arguments of a call of ``tool_`` that its spec wants heard (``ToolSpec.heard``) and
+    ``message``, the person's, says nothing of.
+    """  # noqa: D205
+    return [
+        name
+        for name in spec_of(tool_).heard
+        if isinstance(value := args.get(name), str)
+        and value.strip()
+        and not FIELD_NAMED[name].said(message, value)
+    ]

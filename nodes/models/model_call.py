@@ -41,6 +41,7 @@ from keel.nodes.state.schema import KeelState, open_items
 from keel.nodes.support.previews import preview
 from keel.tools.ask_user import ASK_TOOL
 from keel.tools.next_step import NEXT_STEP_TOOL
+from keel.tools.spec import unheard
 
 log = structlog.get_logger(__name__)
 
@@ -205,6 +206,25 @@ async def offline(messages: Sequence[BaseMessage], ctx: KeelContext, reply_id: s
     return finished(reply, plan.done, message_id)
 
 
+def heard(reply: AIMessage, request: str, ctx: KeelContext) -> AIMessage:
+    """``reply`` without the arguments of its calls that the person's request says nothing of
+    (``keel.tools.spec.unheard``): a list, a date, a place or a repeat the model made up.
+    """  # noqa: D205
+    tools = {t.name: t for t in ctx.resources.tools}
+    calls, dropped = [], {}
+    for call in reply.tool_calls:
+        tool_ = tools.get(call["name"])
+        gone = unheard(tool_, call["args"], request) if tool_ is not None else []
+        if gone:
+            dropped[call["name"]] = {name: call["args"][name] for name in gone}
+            call = {**call, "args": {k: v for k, v in call["args"].items() if k not in gone}}
+        calls.append(call)
+    if not dropped:
+        return reply
+    log.info("model_arguments_unheard", dropped=dropped, request_preview=preview(request))
+    return reply.model_copy(update={"tool_calls": calls})
+
+
 async def answer_round(
     state: KeelState,
     runtime: Runtime[KeelContext],
@@ -253,7 +273,7 @@ async def answer_round(
             if open_items(state.get("todolist")) and not state.get("nudges"):
                 return Round(reply)  # the response node sends it back to them, once
         if problem is None:
-            return Round(reply)
+            return Round(heard(reply, state.get("request", ""), ctx))
         shown = reply.text or ", ".join(c["name"] for c in reply.tool_calls) or ""
         failure = ProviderFailed(problem, None, preview(shown) or "")
         log.warning("model_answer_unusable", reason=problem, attempt=attempt, answer_preview=shown)

@@ -11,6 +11,8 @@ from keel.graphs.assembly import open_keel
 from keel.graphs.model_server import LOCAL_DEFAULTS, fitted
 from keel.graphs.run_turn import run_turn
 from keel.graphs.settings import Settings
+from keel.nodes.models.chat import build_agent_model
+from keel.tools.tasks.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI
 
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}
@@ -63,3 +65,29 @@ async def test_a_capable_model_on_a_local_server_loses_nothing_with_the_local_se
     agent = [r for r in stub.requests if r.get("tools")]
     assert len(agent) == 2 and "DONE" not in agent[0]["messages"][0]["content"]  # asked after
     assert "DONE" in agent[1]["messages"][-1]["content"]  # the results, for the answer
+
+
+async def test_a_list_or_a_date_the_person_never_said_is_dropped_from_the_models_call(
+    memory_keel,
+):
+    """A small model put "add buy milk" on a "shopping" list due Monday, and listed only that
+    list for "show my tasks"."""
+    with StubOpenAI() as stub:
+        made_up = {"title": "buy milk", "list": "shopping", "due": "monday", "place": "top"}
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": made_up}])
+        stub.reply("Created task: buy milk\nKEEL DONE: added it")
+        said = {"title": "eggs", "list": "groceries", "due": "friday"}
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": said}])
+        stub.reply("Created task: eggs\nKEEL DONE: added it")
+        stub.reply(tool_calls=[{"name": "list_todo_tasks", "args": {"list": "shopping"}}])
+        stub.reply("Here they are.\nKEEL DONE: listed")
+        model = build_agent_model(TODO_TOOLS, api_key="test", model="stub", base_url=stub.base_url)
+        context, cid = memory_keel.context(model=model), str(uuid.uuid4())
+        await run_turn(memory_keel.graph, cid, "add buy milk", context)
+        await run_turn(memory_keel.graph, cid, "put eggs on my grocery list for friday", context)
+        listed = await run_turn(memory_keel.graph, cid, "show my tasks", context)
+    milk, eggs = await memory_keel.store.list("local", list_=None)
+    assert (milk["title"], milk["list"], milk["due"]) == ("buy milk", "todo", None)
+    assert (eggs["title"], eggs["list"]) == ("eggs", "groceries") and eggs["due"]
+    shown = [c["args"] for c in listed.tool_calls if c["name"] == "list_todo_tasks"]
+    assert shown == [{}]  # every list, as asked

@@ -130,6 +130,7 @@ from keel.tools.tasks.pages import task_extras
     said=lambda task: f"Created task {task['id']}: {task['title']}{task_extras(task)}",
     example='add a task ("Add buy milk")',
     step="Add {title}",
+    heard=("list", "place", "due", "repeat"),
 )
 async def create_todo_task(
     title: str,

@@ -223,6 +223,7 @@ def _listed(shown: int, total: int) -> str:
     prompt="A task named by what it is: call find_todo_tasks first to find its id.",
     example='list them ("What\'s on my list?")',
     step="List the tasks",
+    heard=("list", "due"),
 )
 async def list_todo_tasks(
     user_id: UserId,
