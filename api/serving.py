@@ -25,7 +25,9 @@ import multiprocessing
 import os
 import re
 import shutil
+import signal
 import socket as sockets
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +35,7 @@ from socket import socket
 
 import uvicorn
 from uvicorn import _subprocess as uvicorn_subprocess
-from uvicorn.supervisors.multiprocess import Multiprocess
+from uvicorn.supervisors.multiprocess import SIGNALS, Multiprocess
 
 from keel.api.command_name import invoked_as
 from keel.graphs.settings import Settings
@@ -107,9 +109,22 @@ def preload(config: uvicorn.Config) -> None:
     """Import the app ``config`` names in this process, and have uvicorn start its workers as
     forks of it (uvicorn spawns them, and each imports everything again).
     """  # noqa: D205
+    if sys.platform != "linux":  # elsewhere a fork may not be safe (macOS): spawned, as uvicorn
+        return
     assert isinstance(config.app, str)
     importlib.import_module(config.app.partition(":")[0])
+    os.register_at_fork(after_in_child=_default_signals)
     uvicorn_subprocess.spawn = multiprocessing.get_context("fork")  # type: ignore[assignment]
+
+
+def _default_signals() -> None:
+    """A forked worker starts with the signals' default actions, as a spawned one does, not
+    with its supervisor's handlers (until uvicorn sets its own, SIGTERM would be queued for a
+    supervisor that is not there).
+    """  # noqa: D205
+    for signum in SIGNALS:
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        signal.signal(signum, default)
 
 
 @contextmanager

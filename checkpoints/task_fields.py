@@ -94,10 +94,23 @@ def _shown_due(task: Mapping[str, Any]) -> str:
     return f"overdue since {words}" if task.get("overdue") else f"due {words}"
 
 
+_NOT_SAID = frozenset({"list", "my", "the", "a", "an", "on", "at", "in", "of", "to", "every"})
+
+
+def echoes(text: str, value: str) -> bool:
+    """The message holds the value's words: one of them, or its first five letters ("grocery"
+    for "groceries", "sundays" for "sunday"); a value of no such words counts as said.
+    """  # noqa: D205
+    words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in _NOT_SAID]
+    said = text.casefold()
+    return not words or any(re.search(rf"\b{re.escape(w[:5])}", said) for w in words)
+
+
 _TIME_WORDS = re.compile(
     r"\d|\b(?:today|tonight|tomorrow|tmrw|yesterday|now|soon|later|morning|afternoon|evening"
     r"|night|noon|midday|midnight|week|weekend|month|year|day|days|hours?|hrs?|minutes?|mins?"
-    r"|next|this|due|by|until|till|before|after|deadline|eod|asap|am|pm|o'?clock"
+    r"|next|this|due|by|until|till|before|after|deadline|eod|asap|am|pm|o'?clock|overdue"
+    r"|late|missed|past|behind|upcoming"
     r"|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     r"|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june"
     r"|july|august|september|october|november|december)\b",
@@ -124,7 +137,7 @@ DUE = TaskField(
     given=_given_due,
     shown=_shown_due,
     tag="due",
-    said=lambda text, value: bool(_TIME_WORDS.search(text)),
+    said=lambda text, value: bool(_TIME_WORDS.search(text)) or echoes(text, value),
 )
 
 # --- list -------------------------------------------------------------------------------------
@@ -166,15 +179,6 @@ def list_name(words: str) -> str:
     return name
 
 
-def _names_list(text: str, value: str) -> bool:
-    """The message names the list ``value``: one of its words, or their first five letters
-    ("grocery" for "groceries"), is in it.
-    """  # noqa: D205
-    words = [w for w in re.findall(r"[a-z0-9]+", value.casefold()) if w not in ("list", "my")]
-    said = text.casefold()
-    return not words or any(re.search(rf"\b{re.escape(w[:5])}", said) for w in words)
-
-
 def _given_list(row: Mapping[str, Any], when: When) -> dict[str, Any]:
     return {"list": row.get("list_name") or TODO_LIST}
 
@@ -203,7 +207,7 @@ LIST = TaskField(
     given=_given_list,
     shown=_shown_list,
     tag="list",
-    said=lambda text, value: _names_list(text, value),
+    said=lambda text, value: echoes(text, value),
 )
 
 
@@ -305,7 +309,7 @@ REPEAT = TaskField(
     given=_given_repeat,
     shown=lambda task: f"repeats {task['repeat']}" if task.get("repeat") else "",
     tag="repeat",
-    said=lambda text, value: bool(_REPEAT_WORDS.search(text)),
+    said=lambda text, value: bool(_REPEAT_WORDS.search(text)) or echoes(text, value),
 )
 
 

@@ -35,10 +35,15 @@ PROBES = {"llama.cpp": "/props", "ollama": "/api/version"}
 PROBE_SECONDS = 3.0
 
 
-async def local_server(base_url: str) -> str | None:
-    """The kind of local server at ``base_url`` (its OpenAI address), or None for any other."""
+async def local_server(base_url: str, api_key: str | None = None) -> str | None:
+    """The kind of local server at ``base_url`` (its OpenAI address), or None for any other.
+
+    Asked with the model's key, as a server started with one (``llama-server --api-key``)
+    answers nothing else.
+    """
     root = base_url.rstrip("/").removesuffix("/v1")
-    async with httpx.AsyncClient(timeout=PROBE_SECONDS) as client:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    async with httpx.AsyncClient(timeout=PROBE_SECONDS, headers=headers) as client:
         for kind, path in PROBES.items():
             try:
                 answer = await client.get(f"{root}{path}")
@@ -62,7 +67,7 @@ async def fitted(settings: Settings) -> Settings:
     """  # noqa: D205
     if settings.openai_api_key is None or settings.openai_base_url is None:
         return settings
-    kind = await local_server(settings.openai_base_url)
+    kind = await local_server(settings.openai_base_url, settings.openai_api_key)
     if kind is None:
         return settings
     picked = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in settings.model_fields_set}

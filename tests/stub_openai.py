@@ -71,12 +71,17 @@ class StubOpenAI:
         as llama-cpp-python's server does (the queued answer stays for the next request)."""
         self.props: dict[str, Any] | None = None
         """What ``GET /props`` answers, as llama.cpp's server does (None: 404, as OpenAI)."""
+        self.props_key: str | None = None
+        """The key ``GET`` requests must bring (``llama-server --api-key``); None: none."""
         self.stopping = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
-                if self.path == "/props" and stub.props is not None:
+                key = self.headers.get("authorization")
+                if stub.props_key is not None and key != f"Bearer {stub.props_key}":
+                    self.answer(401, {"error": {"message": "Invalid API Key"}}, {})
+                elif self.path == "/props" and stub.props is not None:
                     self.answer(200, stub.props, {})
                 else:
                     self.answer(404, {"error": {"message": "not found"}}, {})

@@ -124,7 +124,9 @@ class Confirm:
             return None
         if " ".join(args[self.to].split()) != task.get(self.to):
             return None
-        return self.unchanged.format(**{**args, self.to: task[self.to]})
+        return self.unchanged.format(
+            **{**args, self.target: task.get("id"), self.to: task[self.to]}
+        )
 
     def named_target(self, target: Any) -> str:
         """The target as a question names it: "task 3", "the shopping list"."""

@@ -25,7 +25,7 @@ from typing import Any
 
 import structlog
 from langchain_core.callbacks import AsyncCallbackManager
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
@@ -206,9 +206,17 @@ async def offline(messages: Sequence[BaseMessage], ctx: KeelContext, reply_id: s
     return finished(reply, plan.done, message_id)
 
 
+def said_lately(state: KeelState) -> str:
+    """What the person said in the turn's window and its request: an answer to a question
+    ("friday") comes after the message it completes.
+    """  # noqa: D205
+    said = [m.text for m in state.get("window", []) if isinstance(m, HumanMessage)]
+    return "\n".join([*said, state.get("request", "")])
+
+
 def heard(reply: AIMessage, request: str, ctx: KeelContext) -> AIMessage:
-    """``reply`` without the arguments of its calls that the person's request says nothing of
-    (``keel.tools.spec.unheard``): a list, a date, a place or a repeat the model made up.
+    """``reply`` without the arguments of its calls that the person's recent messages say nothing
+    of (``keel.tools.spec.unheard``): a list, a date, a place or a repeat the model made up.
     """  # noqa: D205
     tools = {t.name: t for t in ctx.resources.tools}
     calls, dropped = [], {}
@@ -273,7 +281,7 @@ async def answer_round(
             if open_items(state.get("todolist")) and not state.get("nudges"):
                 return Round(reply)  # the response node sends it back to them, once
         if problem is None:
-            return Round(heard(reply, state.get("request", ""), ctx))
+            return Round(heard(reply, said_lately(state), ctx))
         shown = reply.text or ", ".join(c["name"] for c in reply.tool_calls) or ""
         failure = ProviderFailed(problem, None, preview(shown) or "")
         log.warning("model_answer_unusable", reason=problem, attempt=attempt, answer_preview=shown)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 import structlog
 
 from keel.graphs.assembly import open_keel
-from keel.graphs.model_server import LOCAL_DEFAULTS, fitted
+from keel.graphs.model_server import LOCAL_DEFAULTS, fitted, local_server
 from keel.graphs.run_turn import run_turn
 from keel.graphs.settings import Settings
 from keel.nodes.models.chat import build_agent_model
+from keel.tools.spec import unheard
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.stub_openai import StubOpenAI
 
@@ -91,3 +93,29 @@ async def test_a_list_or_a_date_the_person_never_said_is_dropped_from_the_models
     assert (eggs["title"], eggs["list"]) == ("eggs", "groceries") and eggs["due"]
     shown = [c["args"] for c in listed.tool_calls if c["name"] == "list_todo_tasks"]
     assert shown == [{}]  # every list, as asked
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "said"),
+    [
+        ("list_todo_tasks", {"due": "overdue"}, "What's overdue?"),
+        ("list_todo_tasks", {"due": "overdue"}, "anything late?"),
+        ("create_todo_task", {"title": "call mom", "repeat": "every sunday"}, "call mom sundays"),
+        ("create_todo_task", {"title": "gym", "repeat": "twice a week"}, "gym twice a week"),
+        ("create_todo_task", {"title": "gifts", "due": "christmas"}, "buy gifts for christmas"),
+        ("create_todo_task", {"title": "eggs", "list": "groceries"}, "eggs on the grocery list"),
+        ("create_todo_task", {"title": "milk", "list": "groceries", "due": "friday"}, "add milk to "
+         "groceries\nWhen is it due?\nfriday"),  # an answer after the message it completes
+    ],
+)  # fmt: skip
+def test_what_the_person_said_in_their_own_words_is_kept(tool, args, said):
+    assert unheard({t.name: t for t in TODO_TOOLS}[tool], args, said) == []
+
+
+async def test_a_server_that_wants_its_key_is_asked_with_it():
+    with StubOpenAI() as stub:
+        stub.props = LLAMA_PROPS
+        stub.props_key = "s3cret"
+        refused = await local_server(stub.base_url, "wrong")
+        known = await local_server(stub.base_url, "s3cret")
+    assert (refused, known) == (None, "llama.cpp")

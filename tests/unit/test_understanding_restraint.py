@@ -93,3 +93,8 @@ async def test_a_long_description_is_looked_up_once(memory_keel):
     text = "delete the " + "very " * 45 + "important one"
     result, _, _ = await after(memory_keel, text)
     assert "stopped after" not in result.reply, result.reply
+
+
+async def test_a_message_of_topic_phrases_alone_is_read_without_end(memory_keel):
+    result, _, made = await after(memory_keel, "back to " * 2000)
+    assert made == [] and result.reply.startswith("Sure.")

@@ -101,7 +101,7 @@ def _settled(message: str, tools: tuple[Declared, ...]) -> Understanding:
         read = _settled(rest, tools) if rest else Understanding(kind="topic")
         if read.intents or read.kind in ("too_many", "too_long", "topic"):
             return read
-        return Understanding(kind="topic", detail=rest)
+        return Understanding(kind="topic", detail=_subject(rest))
     table = _understand(message, specs_of(tools))
     if table.kind in ("too_many", "too_long"):
         return table
@@ -109,6 +109,17 @@ def _settled(message: str, tools: tuple[Declared, ...]) -> Understanding:
         normalize(message), table.intents, table.kind, table.detail, tools
     )
     return Understanding(intents, kind, detail)
+
+
+SUBJECT_CHARS = 60
+"""The most of a new topic's words the offline reply names."""
+
+
+def _subject(words: str) -> str:
+    """``words`` cut to ``SUBJECT_CHARS`` at a word, for a reply to name."""
+    if len(words) <= SUBJECT_CHARS:
+        return words
+    return words[:SUBJECT_CHARS].rsplit(" ", 1)[0] + "…"
 
 
 @functools.lru_cache(maxsize=256)

@@ -49,4 +49,9 @@ def after_opening(message: str) -> str | None:
     garden" says "the garden"; a bare "new topic" says ""), or None when it opens with none.
     """  # noqa: D205
     found = _OPENING.match(message)
-    return None if found is None else message[found.end() :].strip()
+    if found is None:
+        return None
+    rest = message[found.end() :]
+    while (again := _OPENING.match(rest)) is not None:  # "new topic: back to ..."
+        rest = rest[again.end() :]
+    return rest.strip()
