@@ -13,7 +13,8 @@ from langchain_core.tools import InjectedToolArg
 from keel.checkpoints.migrate import migration_engine, upgrade
 from keel.checkpoints.urls import parse_database_url
 from keel.tools.ask_user import ask_user
-from keel.tools.spec import Confirm, keel_tool
+from keel.tools.confirm import Confirm
+from keel.tools.spec import keel_tool
 from keel.tools.tasks.store import TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
 

@@ -49,8 +49,9 @@ from keel.nodes.support.answers import Asked, Verdict, is_new, judged
 from keel.nodes.support.message_log import flush, log_exchange
 from keel.nodes.support.waiting import call_key, question_id, typed_answers
 from keel.tools.calls import payload, run_tool_call, tool_error
+from keel.tools.confirm import NAMED_MAX, Confirm, question
 from keel.tools.ledger import recall
-from keel.tools.spec import NAMED_MAX, Confirm, confirmations, question
+from keel.tools.spec import confirmations
 from keel.tools.tasks.reads import get_todo_task
 from keel.tools.tasks.store import TaskError
 from keel.tools.tasks.todo import GET

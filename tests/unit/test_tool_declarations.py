@@ -9,7 +9,8 @@ import pytest
 from langchain_core.tools import InjectedToolArg
 
 from keel.tools.calls import run_tool_call
-from keel.tools.spec import Confirm, keel_tool, spec_of
+from keel.tools.confirm import Confirm
+from keel.tools.spec import keel_tool, spec_of
 from keel.tools.tasks.store import TaskStore
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.helpers import open_database

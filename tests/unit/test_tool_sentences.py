@@ -1,6 +1,7 @@
 """What a tool did, in the short sentence every client shows, and what a yes will change."""
 
-from keel.tools.spec import Confirm, tool_sentence
+from keel.tools.confirm import Confirm
+from keel.tools.spec import tool_sentence
 from keel.tools.tasks.todo import TODO_TOOLS
 
 

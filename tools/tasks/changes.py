@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from keel.checkpoints.task_fields import Due, ListName, Place, Repeat
-from keel.tools.spec import Confirm, keel_tool
+from keel.tools.confirm import Confirm
+from keel.tools.spec import keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.pages import task_extras
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from keel.checkpoints.task_fields import TODO_LIST, ListName, Place, list_name
 from keel.checkpoints.times import FieldError
-from keel.tools.spec import Confirm, keel_tool
+from keel.tools.confirm import Confirm
+from keel.tools.spec import keel_tool
 from keel.tools.tasks.arguments import Store, TaskId, UserId
 from keel.tools.tasks.pages import task_extras
 from keel.tools.tasks.store import TaskError, TaskStore

@@ -27,8 +27,9 @@ from keel.tools.spec import ToolSpec
 from keel.tools.understanding.nlu import Declared, declared, reader_for
 from keel.tools.understanding.nlu.settle import SURE, guess, settle
 from keel.tools.understanding.phrasings import Intent, Table, match, specs_of, table_of
+from keel.tools.understanding.remarks import ASIDE, BESIDE, REMARK, SELF, told_done
 from keel.tools.understanding.topic_phrases import after_opening
-from keel.tools.understanding.words import IRREGULAR, stem, strip_politeness
+from keel.tools.understanding.words import strip_politeness
 from keel.tools.yes_no import confirms as confirms_in
 from keel.tools.yes_no import is_confirmation
 
@@ -228,12 +229,12 @@ def _requests(text: str, table: Table) -> list[Intent]:
         piece = text[a:b]
         if is_confirmation(piece) or not any(c.isalnum() for c in piece):
             continue  # a yes, or punctuation: no request, and nothing to glue
-        if request and _ASIDE.match(piece.strip()):
+        if request and ASIDE.match(piece.strip()):
             asides.append(piece.strip())  # "delete buy milk, it was a typo", "add x, it's urgent"
             cut = True
             continue
         if request and (_REF_ONLY.match(piece.strip()) or _one(piece, table, False, asked) is None):
-            if _BESIDE.match(piece.strip()):  # "scratch the rice, we still have some": no item
+            if BESIDE.match(piece.strip()):  # "scratch the rice, we still have some": no item
                 asides.append(piece.strip())
                 cut = True
             elif cut:
@@ -321,13 +322,13 @@ def _one(piece: str, table: Table, task_first: bool = True, asked: bool = False)
     text = strip_politeness(piece.strip().strip(".!?").strip())
     if not text:
         return None
-    if asked and _SELF.match(text):
+    if asked and SELF.match(text):
         return None
     intent = match(text, table, task_first and not asked)
     if intent is None and (after := _AFTER.search(text)):  # "start fresh - delete all my todos"
         intent = match(text[after.end() :], table)
     if intent is not None and _makes(intent) and not _quoted(intent.args["title"], text):
-        if _REMARK.match(intent.args["title"]):
+        if REMARK.match(intent.args["title"]):
             return None  # "I have to go now", "I have to say, ..."
         inner = match(strip_politeness(intent.args["title"]), table)  # "I need to see my list"
         placed = set(intent.args) != {"title"}  # "put bin bags on the shopping list": a thing
@@ -337,27 +338,7 @@ def _one(piece: str, table: Table, task_first: bool = True, asked: bool = False)
             and (_makes(inner) or inner.task_id is not None or inner.tool not in table.at_once)
         ):
             return inner  # a request of its own, unless it would act at once on words alone
-    return intent or (None if asked else _told_done(text, table))
-
-
-_SELF = re.compile(r"^(?:i|we|i'?m|i'?ve|we'?re)\b", re.I)
-"""A statement about oneself: in a question, no request ("I should call mom, shouldn't I?")."""
-_REMARK = re.compile(
-    r"^(?:(?:go|run|leave|dash|head off|get going|be off|split)(?: now| soon| then)?(?:$|,)"
-    r"|(?:say|admit|be honest|tell you|agree|confess|ask)\b)",
-    re.I,
-)
-"""What "I have to ..." says when it is a remark, not a task ("I have to go now")."""
-_ASIDE = re.compile(r"^(?:it|that|this|they|those|these)(?:'s|'re| is| was| are| were)\b", re.I)
-"""A word after a request on why it is asked ("it was a typo", "they're done"): no task of it."""
-_BESIDE = re.compile(
-    r"^(?:we|i)(?:'ve|'re|'m| have| are| am)?(?: still| already| just| now)?"
-    r" ?(?:got|have|had|out|plenty|enough)\b(?! to\b)",
-    re.I,
-)
-"""A remark after a request on what there is already, asking nothing of its own ("we still have
-some", "i've got two loaves", "we're out"): said beside it, not another item of its list ("we
-need milk", "we have to pay rent" are requests)."""
+    return intent or (None if asked else told_done(text, table))
 
 
 def _quoted(title: str, text: str) -> bool:
@@ -368,40 +349,3 @@ def _quoted(title: str, text: str) -> bool:
 def _makes(intent: Intent) -> bool:
     """The request makes a task: it gives a title and names none."""
     return intent.ref is None and "title" in intent.args
-
-
-_DID = re.compile(
-    r"^(?:(?:i|we|i've|ive|we've|have|has|had|just|already|finally|also|so)\s+)*(?P<rest>\S.*)$",
-    re.I,
-)
-NOT_DEEDS = frozenset(
-    "need needed want wanted used liked loved hated bored tired excited worried scared "
-    "interested supposed married forgot forgotten missed cancelled canceled postponed skipped "
-    "delayed rescheduled moved failed tried started began planned meant hoped expected "
-    "wondered asked considered thought".split()
-)
-"""Past forms that report no deed done ("I needed", "I was bored")."""
-
-
-_NOT_REPORTS = frozenset(
-    stem(v)
-    for v in "add put create delete remove drop rename change update list show erase wipe clear "
-    "note jot scratch trash".split()
-)
-"""Verbs whose past is about the list itself ("I added milk"), not a task done."""
-
-
-def _told_done(text: str, table: Table) -> Intent | None:
-    """A report of a task done ("I called mom"), for the tool a done task asks for."""
-    if table.told_done is None or not (m := _DID.match(text)):
-        return None
-    rest = m["rest"]
-    verb = rest.split(" ", 1)[0].lower()
-    past = verb in IRREGULAR or (verb.endswith("ed") and len(verb) >= 5)
-    if not past or verb in NOT_DEEDS or stem(verb) in _NOT_REPORTS:
-        return None
-    if " " not in rest:
-        return None  # a bare "finished" names no task
-    if IRREGULAR.get(verb) == verb and rest == text:
-        return None  # "set an alarm", "read my list": a past only after "I" ("I set up the tent")
-    return Intent(tool=table.told_done, text=text, ref=rest, reported=True)
