@@ -42,8 +42,8 @@ class Confirm:
     equal to what the target holds), formatted with the call's arguments; None: always asked."""
 
     def no_change(self, args: dict[str, Any], task: dict[str, Any]) -> str | None:
-        """What stands in for the call when it would change nothing ("Task 4 is already called
-        buy milk: nothing to change."), else None.
+        """What stands in for the call when it would change nothing ('Task 4 is already called
+        "buy milk": nothing to change.'), else None.
         """  # noqa: D205
         if self.unchanged is None or self.to is None or not isinstance(args.get(self.to), str):
             return None

@@ -158,7 +158,7 @@ async def test_a_rename_to_the_title_it_has_changes_nothing_and_asks_nothing(mem
     task = await memory_keel.store.create("local", "buy milk")
     result = await say(memory_keel, str(uuid.uuid4()), f"rename task {task['id']} to  buy milk ")
     assert result.awaiting_confirmation is None
-    assert result.reply == f"Task {task['id']} is already called buy milk: nothing to change."
+    assert result.reply == f"Task {task['id']} is already called “buy milk”: nothing to change."
 
 
 async def test_a_model_renaming_a_task_to_its_own_title_is_told_so_not_asked(memory_keel):
@@ -174,6 +174,6 @@ async def test_a_model_renaming_a_task_to_its_own_title_is_told_so_not_asked(mem
         result = await run_turn(memory_keel.graph, str(uuid.uuid4()), "I bought the milk", context)
         told = [m for m in stub.requests[1]["messages"] if m["role"] == "tool"]
     assert result.awaiting_confirmation is None and result.complete
-    assert told[-1]["content"] == "Task 1 is already called buy milk: nothing to change."
+    assert told[-1]["content"] == "Task 1 is already called “buy milk”: nothing to change."
     assert result.reply == "Marked buy milk done."
     assert (await memory_keel.store.get("local", task["id"]))["completed"]

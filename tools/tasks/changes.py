@@ -152,7 +152,7 @@ async def create_todo_task(
         "rename",
         "renamed",
         to="title",
-        unchanged="Task {task_id} is already called {title}: nothing to change.",
+        unchanged="Task {task_id} is already called “{title}”: nothing to change.",
     ),
     intent="rename",
     examples=[
