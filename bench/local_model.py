@@ -10,7 +10,8 @@ with only the three OpenAI settings, so keel picks the rest for the server as it
 starts (``--recipe``: the five settings a local model needed before), and prints a row a turn:
 whether the tasks are as the person asked, the model calls the turn made, fallbacks, the loop
 limit, internal text in the reply, and the seconds; then, from llama-server's log, the prompt
-tokens it read for each call.
+tokens it read for each call. ``--plain`` runs plain LangGraph's ``create_react_agent`` on the
+same tools and server instead; the first prompt's size comes from llama-server's ``/tokenize``.
 
     python bench/local_model.py setup                        # once: about 25 min on 2 cores
     python bench/local_model.py run --server llama-server --model 1.5b
@@ -33,17 +34,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import structlog
+from langchain_core.messages import AIMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_openai import ChatOpenAI
+from langgraph.errors import GraphRecursionError
+from langgraph.prebuilt import create_react_agent
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.local_servers import DEFAULT_DIR, MODELS, serving, setup  # noqa: E402
+from bench.plain_react import bound_tools  # noqa: E402
 from keel.checkpoints.backend import open_backend  # noqa: E402
 from keel.graphs.builder import build_graph  # noqa: E402
 from keel.graphs.model_server import fitted  # noqa: E402
 from keel.graphs.resources import open_resources  # noqa: E402
+from keel.graphs.result import TurnResult  # noqa: E402
 from keel.graphs.run_turn import run_turn  # noqa: E402
 from keel.graphs.settings import Settings  # noqa: E402
+from keel.tools.ask_user import ask_user  # noqa: E402
+from keel.tools.next_step import record_next_step  # noqa: E402
 from keel.tools.tasks.store import TaskStore  # noqa: E402
 from keel.tools.tasks.todo import TODO_TOOLS  # noqa: E402
 
@@ -153,11 +164,14 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         "turn_seconds": args.turn_seconds,
         "plan_method": args.plan_method,
         "model_temperature": args.temperature,
+        "tool_schemas": args.tool_schemas,
     }
     given |= {k: v for k, v in chosen.items() if v is not None}
     settings = await fitted(Settings(**given))  # what keel picks for the server, as it starts
     print(  # noqa: T201
-        "settings:", {k: getattr(settings, k) for k in [*RECIPE, "model_streaming"]}, flush=True
+        "settings:",
+        {k: getattr(settings, k) for k in [*RECIPE, "tool_schemas", "model_streaming"]},
+        flush=True,
     )
     print("| # | message | tasks as asked | model calls | fallbacks | loop limit | internal text "  # noqa: T201
           "| seconds | reply |")  # fmt: skip
@@ -169,6 +183,25 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
         resources = open_resources(backend.db, backend.saver, settings, tools=TODO_TOOLS)
         store = TaskStore(backend.db)
         cid = str(uuid.uuid4())
+        if args.plain:
+            plain = create_react_agent(
+                ChatOpenAI(model=args.model, base_url=base_url, api_key="local", temperature=0),
+                bound_tools(store, "local"),
+                checkpointer=backend.saver,
+            )
+        first = CONVERSATION[0].text
+        declared = resources.declaring.for_turn(first, first) if resources.declaring else None
+        prompt = declared.prompt if declared is not None else resources.prompt
+        tools = (
+            declared.schemas
+            if declared is not None
+            else [convert_to_openai_tool(t) for t in [*TODO_TOOLS, record_next_step, ask_user]]
+        )
+        if args.plain:
+            prompt, tools = "", [convert_to_openai_tool(t) for t in TODO_TOOLS]
+        size = await prompt_size(base_url, prompt, first, tools)
+        if size is not None:
+            print(f"first prompt (system prompt, tools, first message): {size} tokens", flush=True)  # noqa: T201
         asked_after_fallback = False
         for n, turn in enumerate(CONVERSATION[: args.turns], 1):
             streamed: list[dict[str, Any]] = []
@@ -178,11 +211,14 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
 
             before = await snapshot(store)
             began = time.perf_counter()
-            result = await run_turn(graph, cid, turn.text, resources.context(), sink=sink)
+            if args.plain:
+                result, calls = await plain_turn(plain, cid, turn.text)
+            else:
+                result = await run_turn(graph, cid, turn.text, resources.context(), sink=sink)
+                calls = sum(1 for e in streamed if e.get("type") == "round_started")
             took = time.perf_counter() - began
             after = await snapshot(store)
             events = [*result.events, *streamed]
-            calls = sum(1 for e in streamed if e.get("type") == "round_started")
             fell = sum(
                 1 for e in result.events
                 if e["type"] == "model_fallback" and e["data"].get("step") != "plan"
@@ -214,6 +250,38 @@ async def converse(base_url: str, args: argparse.Namespace) -> None:
     )
 
 
+async def plain_turn(plain: Any, cid: str, text: str) -> tuple[TurnResult, int]:
+    """A turn of plain LangGraph's ReAct agent: its last answer, and the model calls it made."""
+    if text == "/reset":  # plain LangGraph has no reset: the conversation goes on
+        return TurnResult(conversation_id=cid, reply="", agent_state="", complete=True), 0
+    config = {"configurable": {"thread_id": cid}, "recursion_limit": 25}
+    before = len((await plain.aget_state(config)).values.get("messages", []))
+    try:
+        state = await plain.ainvoke({"messages": [("user", text)]}, config)
+    except GraphRecursionError:
+        state = (await plain.aget_state(config)).values
+    new = state["messages"][before:]
+    answers = [m for m in new if isinstance(m, AIMessage)]
+    reply = answers[-1].text if answers else ""
+    return TurnResult(conversation_id=cid, reply=reply, agent_state="", complete=True), len(answers)
+
+
+async def prompt_size(base_url: str, prompt: str, first: str, tools: list[Any]) -> int | None:
+    """The tokens of a conversation's first model call, as llama-server counts them (None on a
+    server without llama-server's ``/apply-template`` and ``/tokenize``).
+    """  # noqa: D205
+    root = base_url.removesuffix("/v1")
+    said = [{"role": "system", "content": prompt}] if prompt else []
+    body = {"messages": [*said, {"role": "user", "content": first}], "tools": tools}
+    async with httpx.AsyncClient(timeout=60) as client:
+        try:
+            templated = (await client.post(f"{root}/apply-template", json=body)).json()
+            counted = await client.post(f"{root}/tokenize", json={"content": templated["prompt"]})
+            return len(counted.json()["tokens"])
+        except (httpx.HTTPError, KeyError, ValueError):
+            return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("step", choices=["setup", "run"])
@@ -234,6 +302,10 @@ def main() -> None:
         "chatml-function-calling drops tool results)",
     )
     parser.add_argument("--temperature", type=float, help="KEEL_MODEL_TEMPERATURE")
+    parser.add_argument("--tool-schemas", choices=["full", "lean"], help="KEEL_TOOL_SCHEMAS")
+    parser.add_argument(
+        "--plain", action="store_true", help="plain LangGraph's ReAct agent, not keel"
+    )
     parser.add_argument("--plan-method", help="KEEL_PLAN_METHOD")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the server is stopped on the way out

@@ -56,6 +56,10 @@ class TaskField:
     """A task's field as words in a task line ("due Fri 4 Dec 2026 17:00"; empty: none)."""
     tag: str
     """The tag the offline understanding learns for the field's words in a request."""
+    mentioned: Callable[[str], bool]
+    """Whether a person's message has a word of the field's kind (a word of when, "list", a
+    place, a word of how often): a small model is shown the argument only then
+    (``keel.nodes.models.declared``)."""
     said: Callable[[str, str], bool]
     """Whether a person's message says anything of the field, for a model's value of it (the
     message, the value): liberal, so a value is dropped only where the message has no word
@@ -106,6 +110,11 @@ def echoes(text: str, value: str) -> bool:
     return not words or any(re.search(rf"\b{re.escape(w[:5])}", said) for w in words)
 
 
+_TASK_NUMBERS = re.compile(
+    r"(?:\b(?:tasks?|items?|numbers?|no\.?)\s*|#)#?\d+(?:\s*(?:,|and|&|or)\s*#?\d+)*", re.I
+)
+"""Tasks named by number ("task 3", "#2", "tasks 2 and 3"): digits that say no date or place."""
+
 _TIME_WORDS = re.compile(
     r"\d|\b(?:today|tonight|tomorrow|tmrw|yesterday|now|soon|later|morning|afternoon|evening"
     r"|night|noon|midday|midnight|week|weekend|month|year|day|days|hours?|hrs?|minutes?|mins?"
@@ -137,6 +146,7 @@ DUE = TaskField(
     given=_given_due,
     shown=_shown_due,
     tag="due",
+    mentioned=lambda text: bool(_TIME_WORDS.search(_TASK_NUMBERS.sub(" ", text))),
     said=lambda text, value: bool(_TIME_WORDS.search(text)) or echoes(text, value),
 )
 
@@ -188,6 +198,14 @@ def _shown_list(task: Mapping[str, Any]) -> str:
     return "" if name == TODO_LIST else f"{name} list"
 
 
+_A_LIST = re.compile(
+    r"\b(?!(?:my|the|your|our|a|this|that|to|todo|whole|entire|full|task)\b)[\w'-]+\s+lists?\b"
+    r"|\blists\b",
+    re.I,
+)
+"""A list named by its name ("my shopping list", "the hardware list") or lists spoken of: a
+message without one named no list ("what's on my list?" is the todo list)."""
+
 LIST = TaskField(
     name="list",
     columns=lambda: (
@@ -207,6 +225,7 @@ LIST = TaskField(
     given=_given_list,
     shown=_shown_list,
     tag="list",
+    mentioned=lambda text: bool(_A_LIST.search(text)),
     said=lambda text, value: echoes(text, value),
 )
 
@@ -252,6 +271,12 @@ def read_place(words: str, when: When | None = None) -> dict[str, Any]:
     return {"position": place}
 
 
+def _a_place(text: str) -> bool:
+    return bool(_PLACE_WORDS & set(re.findall(r"[a-z0-9]+", text.casefold()))) or bool(
+        re.search(r"\d", text)
+    )
+
+
 PLACE = TaskField(
     name="place",
     columns=lambda: (sa.Column("position", sa.BigInteger, nullable=False, server_default="0"),),
@@ -267,10 +292,8 @@ PLACE = TaskField(
     given=lambda row, when: {},
     shown=lambda task: "",
     tag="place",
-    said=lambda text, value: (
-        bool(_PLACE_WORDS & set(re.findall(r"[a-z0-9]+", text.casefold())))
-        or bool(re.search(r"\d", text))
-    ),
+    mentioned=lambda text: _a_place(_TASK_NUMBERS.sub(" ", text)),
+    said=lambda text, value: _a_place(text),
 )
 """A task's place in its list. Its column is an order, not a place: the store turns the place
 asked for into one (``keel.tools.tasks.store``), and lists tasks in it."""
@@ -309,6 +332,7 @@ REPEAT = TaskField(
     given=_given_repeat,
     shown=lambda task: f"repeats {task['repeat']}" if task.get("repeat") else "",
     tag="repeat",
+    mentioned=lambda text: bool(_REPEAT_WORDS.search(text)),
     said=lambda text, value: bool(_REPEAT_WORDS.search(text)) or echoes(text, value),
 )
 

@@ -4,11 +4,12 @@ A small model on a person's own machine (llama.cpp's ``llama-server``, Ollama) n
 settings than a hosted one: it calls its tools far more reliably at temperature 0, writes its
 DONE line at once when the system prompt asks for it up front (so the line is asked for after
 the tool results), spends a CPU's minute on a plan of its own (so plans come from the offline
-reading), and takes longer than a hosted model to answer. keel asks the server at
-``OPENAI_BASE_URL`` what it is (llama.cpp answers ``GET /props``, Ollama ``GET /api/version``)
-and, on such a server, takes ``LOCAL_DEFAULTS`` for every one of those settings the person did not
-set. It says in one log line what it picked. A hosted model, or a server that answers neither,
-keeps the defaults.
+reading), takes longer than a hosted model to answer, and reads a long list of tools slowly and
+badly (so each turn shows it what its request can need: ``keel.nodes.models.declared``). keel
+asks the server at ``OPENAI_BASE_URL`` what it is (llama.cpp answers ``GET /props``, or 503
+"Loading model" while it loads; Ollama ``GET /api/version``) and, on such a server, takes
+``LOCAL_DEFAULTS`` for every one of those settings the person did not set. It says in one log
+line what it picked. A hosted model, or a server that answers neither, keeps the defaults.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ LOCAL_DEFAULTS: dict[str, Any] = {
     "plan_method": "off",
     "model_timeout_seconds": 120.0,
     "turn_seconds": 600,
+    "tool_schemas": "lean",
 }
 """The settings a model on a local server gets unless the person set them."""
 PROBES = {"llama.cpp": "/props", "ollama": "/api/version"}
@@ -49,16 +51,29 @@ async def local_server(base_url: str, api_key: str | None = None) -> str | None:
                 answer = await client.get(f"{root}{path}")
             except httpx.HTTPError:
                 return None  # nothing answers there yet: keel's own calls will say so
-            if answer.status_code == 200 and _is_json_object(answer):
+            if answer.status_code == 200 and _json_object(answer) is not None:
                 return kind
+            if kind == "llama.cpp" and _loading(answer):
+                return kind  # it answers nothing else until its model is loaded
     return None
 
 
-def _is_json_object(answer: httpx.Response) -> bool:
+def _json_object(answer: httpx.Response) -> dict[str, Any] | None:
     try:
-        return isinstance(answer.json(), dict)
+        body = answer.json()
     except ValueError:
-        return False
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _loading(answer: httpx.Response) -> bool:
+    """llama.cpp's server still loading its model: every request gets 503 "Loading model"."""
+    error = (_json_object(answer) or {}).get("error")
+    return (
+        answer.status_code == 503
+        and isinstance(error, dict)
+        and error.get("message") == "Loading model"
+    )
 
 
 async def fitted(settings: Settings) -> Settings:

@@ -6,6 +6,8 @@ like the rest); with no API key, keel runs its offline rule-based model.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import AliasChoices, BaseModel, Field
 
 from keel.nodes.models.chat import (
@@ -15,6 +17,8 @@ from keel.nodes.models.chat import (
     DoneRule,
 )
 from keel.nodes.support.planner import PlanMethod
+
+ToolSchemas = Literal["full", "lean"]
 
 
 def _openai(name: str) -> AliasChoices:
@@ -58,6 +62,12 @@ class ModelSettings(BaseModel):
         description="When the model is asked to end a finished answer with its DONE line: "
         "in_prompt (the system prompt says so) or after_results (after the tool results: a "
         "small local model told up front writes the line at once instead of calling a tool).",
+    )
+    tool_schemas: ToolSchemas = Field(
+        default="full",
+        description="What the model is shown of the tools: full (every tool, as declared, in "
+        "every call) or lean (in each turn the tools and arguments its request can need, in "
+        "compact schemas: a small model's prompt is a third as long).",
     )
     model_streaming: bool = Field(
         default=True,

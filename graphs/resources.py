@@ -44,6 +44,7 @@ from keel.nodes.models.chat import (
     system_prompt,
     without_done_lines,
 )
+from keel.nodes.models.declared import Declaring
 from keel.nodes.models.tokens import load_encoding
 from keel.nodes.run_context import TUNABLES, KeelContext, Resources, Tunables
 from keel.nodes.support.planner import planning
@@ -85,6 +86,11 @@ def open_resources(
         "plan_method": settings.plan_method,
         "tools": list(tools),
         "prompt": system_prompt(tools, settings.done_rule),
+        "declaring": (
+            Declaring(bound, settings.done_rule)
+            if settings.tool_schemas == "lean" and settings.openai_api_key
+            else None
+        ),
         "settings": Tunables.model_validate(settings.model_dump(include=set(TUNABLES))),
         "token_model": settings.token_model,
         "embedder": load_embedder(),

@@ -14,6 +14,7 @@ circles stops at once, not at the loop limit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -30,7 +31,8 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.context.recency import history_messages, render_history
 from keel.nodes.models.chat import DONE_RULE, ContextLengthExceeded, said_done
-from keel.nodes.models.model_call import answer_round
+from keel.nodes.models.declared import Declared
+from keel.nodes.models.model_call import answer_round, said_lately
 from keel.nodes.models.notes import ANSWER_NOW, ANSWERS_HEADER, NUDGE_PREFIX, SAME_ANSWER
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import describe
@@ -46,10 +48,20 @@ from keel.tools.spec import spec_of
 log = structlog.get_logger(__name__)
 
 
+def nudged(state: KeelState) -> bool:
+    """The last answer stopped short of the task in words: this call carries the nudge."""
+    window = state.get("window", [])
+    stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
+    return bool(state.get("nudges")) and stopped_short
+
+
 def nudge_text(state: KeelState) -> str:
-    """The reminder sent when the last answer did not finish the task."""
+    """The reminder sent when the last answer did not finish the task: each open item, with the
+    tool that does it when the plan names one (a small model told only "Mark task 4 done" wrote
+    that sentence back instead of calling the tool).
+    """  # noqa: D205
     items = open_items(state.get("todolist"))
-    lines = [f"- {i['description']}" for i in items]
+    lines = [f"- {i['description']}" + (f" (call {i['tool']})" if i["tool"] else "") for i in items]
     if lines:
         return f"{NUDGE_PREFIX} Open items:\n" + "\n".join(lines)
     return f"{NUDGE_PREFIX} If everything is handled, end with a line starting with KEEL DONE:."
@@ -97,8 +109,7 @@ def model_input(state: KeelState, prompt: str, transcript: bool = True) -> list[
         given = "\n".join(f"- {question} -> {answer}" for question, answer in answers.items())
         messages.append(SystemMessage(f"{ANSWERS_HEADER}\n{given}"))
     messages.extend(repair_window(window))
-    stopped_short = bool(window) and isinstance(window[-1], AIMessage) and not window[-1].tool_calls
-    if state.get("nudges") and stopped_short:
+    if nudged(state):
         messages.append(HumanMessage(nudge_text(state)))
     elif (
         not transcript
@@ -115,11 +126,12 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     ctx = runtime.context
     reply_id = f"{conversation_id(runtime)}:{turn_key(state)}:assistant-{state.get('loops', 0)}"
     try:  # the run's models take their DONE lines out: they never reach the window
-        prompt = ctx.resources.prompt
-        transcript = model_input(state, prompt)
+        transcript = model_input(state, ctx.resources.prompt)
         offline = isinstance(ctx.resources.model, RuleBasedChatModel)
+        declared = None if offline else declared_for(state, ctx)
+        prompt = declared.prompt if declared is not None else ctx.resources.prompt
         messages = transcript if offline else model_input(state, prompt, transcript=False)
-        answered = await answer_round(state, runtime, reply_id, messages, transcript)
+        answered = await answer_round(state, runtime, reply_id, messages, transcript, declared)
     except ContextLengthExceeded as exc:
         log.warning("context_length_exceeded", detail=preview(exc))
         return {"context_exhausted": True}
@@ -138,6 +150,21 @@ async def assistant(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str
     reply, question = asked(reply)
     update = {**answered.update, "window": [reply]}
     return {**update, "pending_question": question} if question else update
+
+
+def declared_for(state: KeelState, ctx: KeelContext) -> Declared | None:
+    """This turn's lean declarations (``keel.nodes.models.declared``), when the model gets them.
+
+    A small model that answered in words while a step of the plan waits for a tool is asked
+    again with a tool call required: told "Mark task 4 done", it wrote that sentence back.
+    """
+    declaring = ctx.resources.declaring
+    if declaring is None:
+        return None
+    declared = declaring.for_turn(state.get("request", ""), said_lately(state))
+    if nudged(state) and any(i["tool"] for i in open_items(state.get("todolist"))):
+        return replace(declared, must_call=True)
+    return declared
 
 
 def repeated(

@@ -38,6 +38,7 @@ from keel.checkpoints.topics import TopicStore
 from keel.checkpoints.users import LOCAL_USER
 from keel.nodes.context.embeddings import Embedder
 from keel.nodes.models.chat import DEFAULT_MAX_TOKENS, AgentModel
+from keel.nodes.models.declared import Declaring
 from keel.nodes.models.markers import DEFAULT_DONE_MARKER
 from keel.nodes.support.planner import PlanMethod
 from keel.tools.tasks.store import TaskStore
@@ -154,6 +155,9 @@ class Resources:
     """The offline model that answers when ``model``'s provider fails (None: nothing does)."""
     prompt: str = ""
     """The system prompt, made from the tools."""
+    declaring: Declaring | None = field(default=None, repr=False)
+    """Each turn's tools and prompt for a small model (``KEEL_TOOL_SCHEMAS=lean``); None: the
+    model is shown every tool and ``prompt``."""
     settings: Tunables = field(default_factory=Tunables)
     """The process's tunables: what a run's context leaves unset."""
     backups: BackupStore | None = None

@@ -73,6 +73,8 @@ class StubOpenAI:
         """What ``GET /props`` answers, as llama.cpp's server does (None: 404, as OpenAI)."""
         self.props_key: str | None = None
         """The key ``GET`` requests must bring (``llama-server --api-key``); None: none."""
+        self.loading = False
+        """Answer every ``GET`` 503 "Loading model", as llama.cpp's server does while it loads."""
         self.stopping = threading.Event()
         stub = self
 
@@ -81,6 +83,9 @@ class StubOpenAI:
                 key = self.headers.get("authorization")
                 if stub.props_key is not None and key != f"Bearer {stub.props_key}":
                     self.answer(401, {"error": {"message": "Invalid API Key"}}, {})
+                elif stub.loading:
+                    loading = {"message": "Loading model", "type": "unavailable_error", "code": 503}
+                    self.answer(503, {"error": loading}, {})
                 elif self.path == "/props" and stub.props is not None:
                     self.answer(200, stub.props, {})
                 else:

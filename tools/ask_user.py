@@ -13,9 +13,8 @@ from keel.tools.spec import keel_tool
 
 
 @keel_tool(
-    prompt="When you cannot go on without something from the user (a missing detail, a choice), "
-    "call ask_user with the question; the turn waits for the answer. A question in your text is "
-    "no question: the user's next message is a new request.",
+    prompt="Need a detail or a choice from the user: call ask_user (a question in your text "
+    "gets no answer).",
 )
 async def ask_user(question: str) -> str:
     """Ask the user a question whose answer you need to carry out the request.

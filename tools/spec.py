@@ -139,6 +139,12 @@ class ToolSpec:
     step: str | None = None
     """How a plan names a request for it: a format over the request's arguments and ``task``, the
     task it names ('Delete {task}' reads 'Delete task 3' or 'Delete rice')."""
+    on_request: bool = False
+    """A small model is shown it only in a turn whose request the offline understanding reads as
+    one for it (``keel.nodes.models.declared``); the others it is always shown."""
+    lean_args: tuple[str, ...] | None = None
+    """The optional arguments other than task fields that a small model is shown (None: all):
+    what another tool does better, or a default does well, left out."""
 
     def sentence(self, name: str, result: Any) -> str | None:
         """What the call did in a short sentence for people; None when it did nothing to tell
@@ -186,6 +192,8 @@ def keel_tool(
     intent: str | None = None,
     step: str | None = None,
     heard: Sequence[str] = (),
+    on_request: bool = False,
+    lean_args: Sequence[str] | None = None,
 ) -> Callable[[Callable[..., Any]], BaseTool]:
     """Declare a keel tool: ``@keel_tool(...)`` over an async function taking ``user_id`` and
     ``store`` (injected, hidden from the model) and the model's arguments.
@@ -210,6 +218,8 @@ def keel_tool(
             intent,
             tuple(heard),
             step,
+            on_request,
+            tuple(lean_args) if lean_args is not None else None,
         )
         made.metadata = {**(made.metadata or {}), KEEL: spec}
         return made

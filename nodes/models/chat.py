@@ -36,14 +36,11 @@ from keel.tools.spec import spec_of
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
-PROMPT_RULES = """You are keel, an assistant that manages the user's todo list.
-Rules:
-- Read and change tasks only through the tools. Never claim a tool did something unless its
-  result says so; if a tool returns an error, report that error as it is.
-{tool_lines}- Context management: the "current conversation" section holds the most recent turns and
-  matters most; "earlier context" is only relevant if it connects to the current message. When
-  the user switches topic or corrects you, focus on the correction and drop the old topic. If you
-  are not sure what the user refers to, ask instead of guessing.
+PROMPT_RULES = """You are keel, who manages the user's todo list.
+- Use the tools for every task. Claim only what their results say; report errors as they are.
+{tool_lines}- The "current conversation" matters most; "earlier context" only where it
+  connects to it. Follow the user's corrections and changes of topic. Not sure what the user
+  means: ask.
 """
 
 
@@ -68,7 +65,7 @@ def system_prompt(tools: Sequence[BaseTool], done_rule: DoneRule = "in_prompt") 
     lines = [f"- {line}\n" for t in [*tools, ask_user] if (line := spec_of(t).prompt)]
     if asking:
         names = ", ".join(asking)
-        lines.insert(0, f"- {names} ask the user for a yes first: just call them, keel asks.\n")
+        lines.insert(0, f"- {names} ask the user for a yes themselves: just call them.\n")
     rules = PROMPT_RULES.format(tool_lines="".join(lines))
     return rules + DONE_RULE if done_rule == "in_prompt" else rules
 

@@ -32,6 +32,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.events import model_fallback, round_started
 from keel.nodes.models.chat import AgentModel, ProviderFailed, said_done
+from keel.nodes.models.declared import Declared
 from keel.nodes.models.markers import UNUSABLE_CALL
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import OFFLINE, describe, finished, takeover
@@ -100,8 +101,11 @@ async def bounded_call(
     ctx: KeelContext,
     message_id: str,
     seconds: float,
+    declared: Declared | None = None,
 ) -> AIMessage:
     """``model``'s answer within ``seconds``; cancelled (its request closed) when the caller stops.
+
+    ``declared``: the tools this call shows the model, in place of those bound.
 
     Raises:
         TimeoutError: the seconds ran out.
@@ -121,6 +125,7 @@ async def bounded_call(
             message_id=message_id,
             done_marker=ctx.done_marker,
             max_tokens=ctx.max_tokens,
+            **shown(declared),
         )
     )
     stopper = asyncio.ensure_future(stop.wait()) if stop is not None else None
@@ -137,6 +142,15 @@ async def bounded_call(
     if stopper is not None and stopper in done:
         raise Stopped
     raise TimeoutError
+
+
+def shown(declared: Declared | None) -> dict[str, Any]:
+    """The request's arguments for what ``declared`` shows the model (none: what is bound)."""
+    if declared is None:
+        return {}
+    if declared.must_call:
+        return {"tools": declared.schemas, "tool_choice": "required"}
+    return {"tools": declared.schemas}
 
 
 async def ask(model: AgentModel, messages: Sequence[BaseMessage], **kwargs: Any) -> AIMessage:
@@ -239,10 +253,12 @@ async def answer_round(
     reply_id: str,
     messages: Sequence[BaseMessage],
     transcript: Sequence[BaseMessage],
+    declared: Declared | None = None,
 ) -> Round:
     """The model's answer for this round of the turn, or the update that ends the round.
 
-    The run's model is given ``messages``; the offline model, when it takes over, ``transcript``
+    The run's model is given ``messages`` (and the tools ``declared``, when the turn declares
+    them: ``keel.nodes.models.declared``); the offline model, when it takes over, ``transcript``
     (the same turn with its history as the text it reads, ``keel.nodes.assistant.model_input``).
     An answer that only says DONE shows the answer it closes or what the turn's tools did; with
     nothing to show it is kept while steps of the plan are open and the model was not sent back
@@ -264,7 +280,12 @@ async def answer_round(
         message_id = reply_id if attempt == 0 else f"{reply_id}:retry-{attempt}"
         try:
             reply = await bounded_call(
-                resources.model, messages, ctx, message_id, seconds_left(state, ctx)
+                resources.model,
+                messages,
+                ctx,
+                message_id,
+                seconds_left(state, ctx),
+                declared,
             )
         except TimeoutError:
             log.warning("turn_out_of_time", seconds=ctx.turn_seconds, loops=loops)

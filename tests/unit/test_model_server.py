@@ -119,3 +119,12 @@ async def test_a_server_that_wants_its_key_is_asked_with_it():
         refused = await local_server(stub.base_url, "wrong")
         known = await local_server(stub.base_url, "s3cret")
     assert (refused, known) == (None, "llama.cpp")
+
+
+async def test_a_llama_server_still_loading_its_model_is_known_by_its_answer():
+    """llama-server answers every request 503 "Loading model" until its model is loaded: keel
+    started beside it still takes the local settings."""
+    with StubOpenAI() as stub:
+        stub.loading = True
+        settings = await fitted(settings_for(stub.base_url))
+    assert settings.done_rule == "after_results" and settings.tool_schemas == "lean"

@@ -142,7 +142,9 @@ async def create_todo_task(
     place: Place = None,
     repeat: Repeat = None,
 ) -> dict[str, Any]:
-    """Create a new task, on a named list, at a place in it, due and repeating as the user said."""
+    """Create a new task. It goes on a named list, at a place in it, due and repeating as the
+    user said.
+    """  # noqa: D205
     return await store.create(user_id, title, due=due, list=list, place=place, repeat=repeat)
 
 
@@ -209,6 +211,7 @@ async def update_todo_task(
     said=lambda task: f"Rescheduled task {task['id']}: {task['title']}{task_extras(task)}",
     example='move one to another day ("Move task 2 to friday")',
     step="Move {task} to {due}",
+    on_request=True,
 )
 async def schedule_todo_task(
     task_id: TaskId, due: Due, user_id: UserId, store: Store
@@ -240,6 +243,7 @@ async def schedule_todo_task(
     example='make one repeat, or stop it ("Make task 2 repeat every monday", "Stop repeating '
     'task 2")',
     step="Change how often {task} repeats",
+    on_request=True,
 )
 async def repeat_todo_task(
     task_id: TaskId, user_id: UserId, store: Store, repeat: Repeat = None

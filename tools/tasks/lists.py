@@ -47,6 +47,7 @@ def _the_list(name: Any) -> str:
     said=lambda task: f"Moved task {task['id']}: {task['title']}, {_where(task)}",
     example='move one ("Move task 2 to the top", "Move eggs to the shopping list")',
     step="Move {task}",
+    on_request=True,
 )
 async def move_todo_task(
     task_id: TaskId,
@@ -95,6 +96,7 @@ async def _held_on_list(store: TaskStore, user_id: str, args: dict[str, Any]) ->
     said=lambda done: f"Cleared the {done['list']} list ({_tasks(done['deleted'])})",
     example='clear a whole list ("Clear my shopping list")',
     step="Clear the {list} list",
+    on_request=True,
 )
 async def clear_todo_list(
     user_id: UserId,

@@ -63,6 +63,7 @@ def _one_task(task: dict[str, Any]) -> str:
     said="Looked at task {id}: {title}",
     example='show one ("Show task 2")',
     step="Show {task}",
+    on_request=True,
 )
 async def get_todo_task(task_id: TaskId, user_id: UserId, store: Store) -> dict[str, Any]:
     """Show the details of one task by its id."""
@@ -220,10 +221,11 @@ def _listed(shown: int, total: int) -> str:
     intent="list",
     reply=describe_page,
     said=lambda page: _listed(len(page["tasks"]), page["total"]),
-    prompt="A task named by what it is: call find_todo_tasks first to find its id.",
+    prompt="A task named by what it is: find_todo_tasks gives its id.",
     example='list them ("What\'s on my list?")',
     step="List the tasks",
     heard=("list", "due"),
+    lean_args=("offset", "status"),
 )
 async def list_todo_tasks(
     user_id: UserId,
@@ -337,6 +339,7 @@ async def find_todo_tasks(
     said=lambda found: f"Listed {len(found['lists'])} lists",
     example='see your lists ("Which lists do I have?")',
     step="List the lists",
+    on_request=True,
 )
 async def list_todo_lists(user_id: UserId, store: Store) -> dict[str, Any]:
     """The user's lists (the todo list, and each list they have put a task on), with how many
