@@ -18,8 +18,10 @@ on as prose. ``read_calls`` reads the forms they commonly use:
 A call counts only when it names a bound tool and its arguments fit that tool's parameters; the
 text around the calls stays the answer's text. A text that holds something shaped like a call but
 not a usable one (a tool that is not bound, arguments that do not fit, ``functions.name:`` with no
-arguments) is ``Unusable``: it is never shown, and the answer is asked for again. Anything else is
-prose. ``may_start_call`` tells a streaming filter when to hold a line back until the answer ends.
+arguments) is ``Unusable``: it is never shown, and the answer is asked for again. So is a bare
+call cut off before it ends (a small model listing arguments until ``max_tokens``), and an answer
+that is nothing but JSON (a tool's result copied as the reply). Anything else is prose.
+``may_start_call`` tells a streaming filter when to hold a line back until the answer ends.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class TextCalls:
     unusable: bool = False
 
 
+_CUT_CALL = re.compile(r'^\s*\{\s*\{?\s*"name"\s*:\s*"(?P<name>[\w\-]+)"')
+"""The start of a bare JSON call, which names its tool."""
 _OPENS = re.compile(
     r"^\s*(?:\{\s*\{?\s*\"|\[\s*\{|<tool_call>|<tools>|<tool_response>|```|functions\.\w)"
 )
@@ -242,8 +246,12 @@ def read_calls(text: str, tools: Sequence[Any]) -> TextCalls:
         first = next(i for i, line in enumerate(lines) if may_start_call(line))
         values, after = _leading_objects("\n".join(lines[first:]))
         calls = [_call(v) for v in values]
-        if not values or not all(calls):
-            return TextCalls(prose=text)
+        if not values:
+            cut = _CUT_CALL.match(lines[first])  # a call cut off at the answer's length
+            return TextCalls(prose=text, unusable=cut is not None and cut["name"] in params)
+        if not all(calls):
+            whole = not "".join(lines[:first]).strip() and not after.strip()
+            return TextCalls(prose=text, unusable=whole)  # JSON alone is no answer for a person
         found = [c for c in calls if c]
         rest = [line for line in after.splitlines() if line.strip() != "```"]  # a stray fence
         prose = "\n".join([*lines[:first], *rest])

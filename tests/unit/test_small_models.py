@@ -82,8 +82,19 @@ async def test_a_tool_call_written_as_text_runs_as_a_call_and_is_never_shown(mem
         '<tool_call>{"name": "delete_todo_task", "arguments": {"task_id": "one"}}</tool_call>',
         '<tools>\n  <remove_all_tasks confirm="true"/>\n</tools>',
         "<tools></tools>",
+        '{"name": "find_todo_tasks", "arguments": {"descriptions": ["Paris", "London", "Ber',
+        '{"id": 1, "title": "buy milk", "completed": false, "list": "todo", "due": null}',
     ],
-    ids=["wrong-parameter", "unbound", "functions-bare", "wrong-type", "xml", "empty-tags"],
+    ids=[
+        "wrong-parameter",
+        "unbound",
+        "functions-bare",
+        "wrong-type",
+        "xml",
+        "empty-tags",
+        "cut-off",
+        "a-result-copied",
+    ],  # fmt: skip
 )
 async def test_an_unusable_call_written_as_text_is_asked_for_again_not_shown(memory_keel, written):
     with StubOpenAI() as stub:
@@ -116,7 +127,16 @@ def test_text_calls_read_their_forms_and_leave_prose_alone():
         {"title": "a"},
         {"title": "b"},
     ]
-    for prose in ("[1] buy milk", "{not json}", "Call me at {noon}", "plain words"):
+    prose_only = [
+        "[1] buy milk",
+        "{not json}",
+        "Call me at {noon}",
+        "plain words",
+        "[x] buy milk\n[ ] call mom",
+        'Here it is:\n{"id": 1}',
+        '{"name": "Bob"',
+    ]
+    for prose in prose_only:
         assert (
             read_calls(prose, TODO_TOOLS).calls == [] and not read_calls(prose, TODO_TOOLS).unusable
         )
