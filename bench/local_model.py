@@ -131,7 +131,8 @@ CONVERSATION = [
 
 INTERNAL = re.compile(
     r"KEEL DONE|Not finished yet|^#+ |Current conversation|Earlier context|<tool_call>|"
-    r"\"name\"\s*:|\"arguments\"|functions\.\w+|Tool result:|the user asked:|you answered:",
+    r"\"name\"\s*:|\"arguments\"|functions\.\w+|Tool result:|the user asked:|you answered:"
+    r"|^\s*[\[{]\s*\"\w+\"\s*:",  # a tool's result as JSON
     re.MULTILINE | re.IGNORECASE,
 )
 FALLBACK_SAID = "model service failed"

@@ -110,10 +110,11 @@ def echoes(text: str, value: str) -> bool:
     return not words or any(re.search(rf"\b{re.escape(w[:5])}", said) for w in words)
 
 
-_TASK_NUMBERS = re.compile(
-    r"(?:\b(?:tasks?|items?|numbers?|no\.?)\s*|#)#?\d+(?:\s*(?:,|and|&|or)\s*#?\d+)*", re.I
+_BARE_NUMBERS = re.compile(
+    r"#?\b\d+\b(?![:/.]\d|\s*(?:am|pm|h|hrs?|hours?|min|mins|minutes?)\b)", re.I
 )
-"""Tasks named by number ("task 3", "#2", "tasks 2 and 3"): digits that say no date or place."""
+"""Numbers on their own ("task 3", "#2", "mark 3 done"): a task's number, no date. "5pm", "17:30",
+"12/4" and "in 10 minutes" stay."""
 
 _TIME_WORDS = re.compile(
     r"\d|\b(?:today|tonight|tomorrow|tmrw|yesterday|now|soon|later|morning|afternoon|evening"
@@ -146,7 +147,7 @@ DUE = TaskField(
     given=_given_due,
     shown=_shown_due,
     tag="due",
-    mentioned=lambda text: bool(_TIME_WORDS.search(_TASK_NUMBERS.sub(" ", text))),
+    mentioned=lambda text: bool(_TIME_WORDS.search(_BARE_NUMBERS.sub(" ", text))),
     said=lambda text, value: bool(_TIME_WORDS.search(text)) or echoes(text, value),
 )
 
@@ -245,7 +246,9 @@ _ORDINALS = {
     "tenth": 10, "10th": 10,
 }  # fmt: skip
 PLACE_MAX = 10_000
-_PLACE_WORDS = frozenset(_PLACES) | frozenset(_ORDINALS) | {"up", "down", "above", "below"}
+_NAMED_PLACES = frozenset(_PLACES) | frozenset(_ORDINALS)
+"""Words that name a place in a list ("top", "second")."""
+_PLACE_WORDS = _NAMED_PLACES | {"up", "down", "above", "below"}
 """Words that say where in a list (any of them, or a digit)."""
 
 
@@ -292,7 +295,7 @@ PLACE = TaskField(
     given=lambda row, when: {},
     shown=lambda task: "",
     tag="place",
-    mentioned=lambda text: _a_place(_TASK_NUMBERS.sub(" ", text)),
+    mentioned=lambda text: bool(_NAMED_PLACES & set(re.findall(r"[a-z0-9]+", text.casefold()))),
     said=lambda text, value: _a_place(text),
 )
 """A task's place in its list. Its column is an order, not a place: the store turns the place

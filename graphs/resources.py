@@ -88,7 +88,9 @@ def open_resources(
         "prompt": system_prompt(tools, settings.done_rule),
         "declaring": (
             Declaring(bound, settings.done_rule)
-            if settings.tool_schemas == "lean" and settings.openai_api_key
+            if settings.tool_schemas == "lean"
+            and settings.openai_api_key
+            and overrides.get("model") is None  # keel's own OpenAI model takes them
             else None
         ),
         "settings": Tunables.model_validate(settings.model_dump(include=set(TUNABLES))),

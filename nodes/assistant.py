@@ -161,10 +161,12 @@ def declared_for(state: KeelState, ctx: KeelContext) -> Declared | None:
     declaring = ctx.resources.declaring
     if declaring is None:
         return None
-    declared = declaring.for_turn(state.get("request", ""), said_lately(state))
-    if nudged(state) and any(i["tool"] for i in open_items(state.get("todolist"))):
-        return replace(declared, must_call=True)
-    return declared
+    mission = state.get("mission") or ""
+    planned = [i["tool"] for i in open_items(state.get("todolist")) if i["tool"]]
+    declared = declaring.for_turn(
+        said_lately(state), state.get("request", ""), mission, planned=planned
+    )
+    return replace(declared, must_call=True) if nudged(state) and planned else declared
 
 
 def repeated(

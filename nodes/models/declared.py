@@ -10,7 +10,11 @@ worse the more of them it is shown. A lean turn shows it:
   messages have a word of its kind (``TaskField.mentioned``) or the offline understanding read
   one in the request: the same words without which a model's value is dropped (``unheard``);
 - an ``on_request`` tool (moving, scheduling, repeating, clearing, one task's details, the lists)
-  only when the offline understanding reads the request as one for it, with all its arguments;
+  only when the offline understanding reads the request, or the mission an answer belongs to, as
+  one for it, when a step of the plan waits for it, or, in a message the understanding reads no
+  request in, when the person speaks of a field it takes ("make task 2 weekly"), with all its
+  arguments;
+- a developer's own tool (one without keel's ``ToolSpec``) always, as it is declared;
 - never ``record_next_step``: a plan's steps are open in one round of a turn and done in the
   next, and a resume continues from the plan's steps without the note.
 
@@ -24,7 +28,7 @@ runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,8 +39,13 @@ from keel.checkpoints.task_fields import FIELD_NAMED, FIELDS
 from keel.nodes.models.chat import DoneRule, system_prompt
 from keel.tools.ask_user import ASK_TOOL
 from keel.tools.next_step import NEXT_STEP_TOOL
-from keel.tools.spec import spec_of
+from keel.tools.spec import NO_SPEC, spec_of
 from keel.tools.understanding.reading import parse_intents
+
+SHOWN_TOOLS = "shown_tools"
+"""The keyword of a call's own tool schemas: keel's OpenAI model sends them in place of the bound
+tools' (``keel.nodes.models.openai_chat``), and still reads a call written as text against every
+bound tool."""
 
 _NOT_SHOWN = (
     "title",
@@ -52,6 +61,7 @@ _NOT_SHOWN = (
 
 
 def _compact(node: Any) -> Any:
+    """A JSON schema without what ``_NOT_SHOWN`` names (never a property of that name)."""
     if isinstance(node, list):
         return [_compact(n) for n in node]
     if not isinstance(node, dict):
@@ -59,7 +69,10 @@ def _compact(node: Any) -> Any:
     kinds = [k for k in node.get("anyOf", []) if k.get("type") != "null"]
     if len(kinds) == 1:  # "a string or null": a string, which the model may leave out
         node = {**kinds[0], **{k: v for k, v in node.items() if k != "anyOf"}}
-    return {k: _compact(v) for k, v in node.items() if k not in _NOT_SHOWN}
+    kept = {k: _compact(v) for k, v in node.items() if k not in _NOT_SHOWN or k == "properties"}
+    if isinstance(node.get("properties"), dict):
+        kept["properties"] = {name: _compact(p) for name, p in node["properties"].items()}
+    return kept
 
 
 def _first_sentence(text: str) -> str:
@@ -119,32 +132,39 @@ class Declaring:
 
     tools: Sequence[BaseTool]
     done_rule: DoneRule = "in_prompt"
-    _schemas: dict[tuple[str, frozenset[str]], dict[str, Any]] = field(default_factory=dict)
+    _schemas: dict[tuple[str, frozenset[str] | None], dict[str, Any]] = field(default_factory=dict)
 
-    def for_turn(self, request: str, said: str) -> Declared:
-        """The declarations for a turn whose request is ``request``, the person having said
-        ``said`` in it (the request, and the message an answer completes).
+    def for_turn(self, said: str, *requests: str, planned: Collection[str] = ()) -> Declared:
+        """The declarations for a turn whose ``requests`` are these (the message, and the
+        mission it answers a question of), the person having said ``said`` (the turn's messages
+        and the mission), with plan steps open for the tools ``planned``.
         """  # noqa: D205
         todo = [t for t in self.tools if t.name not in (NEXT_STEP_TOOL, ASK_TOOL)]
-        intents = parse_intents(request, todo) if request.strip() else []
-        asked = {i.tool for i in intents}
+        intents = [i for r in dict.fromkeys(requests) if r.strip() for i in parse_intents(r, todo)]
+        asked = {i.tool for i in intents} | set(planned)
         read = {name for i in intents for name in i.args if name in FIELD_NAMED}
         fields = frozenset({f.name for f in FIELDS if f.mentioned(said)} | read)
         every = frozenset(FIELD_NAMED)
-        shown: list[tuple[BaseTool, frozenset[str]]] = []
+        shown: list[tuple[BaseTool, frozenset[str] | None]] = []
         for tool_ in self.tools:
+            spec = spec_of(tool_)
             if tool_.name == NEXT_STEP_TOOL:
                 continue
-            if spec_of(tool_).on_request:
-                if tool_.name in asked:
+            if spec is NO_SPEC:
+                shown.append((tool_, None))  # a developer's own tool: as it is declared
+            elif spec.on_request:
+                takes = set(self._schema(tool_, every)["function"]["parameters"]["properties"])
+                unread = not intents and bool(takes & fields)  # "make task 2 weekly": a repeat
+                if tool_.name in asked or unread:
                     shown.append((tool_, every))
-                continue
-            shown.append((tool_, fields))
+            else:
+                shown.append((tool_, fields))
         prompt = system_prompt([t for t, _ in shown if t in todo], self.done_rule)
         return Declared(prompt, [self._schema(t, f) for t, f in shown])
 
-    def _schema(self, tool_: BaseTool, fields: frozenset[str]) -> dict[str, Any]:
+    def _schema(self, tool_: BaseTool, fields: frozenset[str] | None) -> dict[str, Any]:
         key = (tool_.name, fields)
         if key not in self._schemas:
-            self._schemas[key] = lean_schema(tool_, fields)
+            made = convert_to_openai_tool(tool_) if fields is None else lean_schema(tool_, fields)
+            self._schemas[key] = made
         return self._schemas[key]

@@ -32,7 +32,7 @@ from langgraph.runtime import Runtime
 
 from keel.nodes.events import model_fallback, round_started
 from keel.nodes.models.chat import AgentModel, ProviderFailed, said_done
-from keel.nodes.models.declared import Declared
+from keel.nodes.models.declared import SHOWN_TOOLS, Declared
 from keel.nodes.models.markers import UNUSABLE_CALL
 from keel.nodes.models.rule_based import RuleBasedChatModel
 from keel.nodes.models.takeover import OFFLINE, describe, finished, takeover
@@ -149,8 +149,8 @@ def shown(declared: Declared | None) -> dict[str, Any]:
     if declared is None:
         return {}
     if declared.must_call:
-        return {"tools": declared.schemas, "tool_choice": "required"}
-    return {"tools": declared.schemas}
+        return {SHOWN_TOOLS: declared.schemas, "tool_choice": "required"}
+    return {SHOWN_TOOLS: declared.schemas}
 
 
 async def ask(model: AgentModel, messages: Sequence[BaseMessage], **kwargs: Any) -> AIMessage:
@@ -221,11 +221,12 @@ async def offline(messages: Sequence[BaseMessage], ctx: KeelContext, reply_id: s
 
 
 def said_lately(state: KeelState) -> str:
-    """What the person said in the turn's window and its request: an answer to a question
-    ("friday") comes after the message it completes.
+    """What the person said in the turn's window, its request and the mission it belongs to: an
+    answer to a question ("friday") is the whole of its turn's request, and the mission is the
+    message it completes ("add milk to the hardware list").
     """  # noqa: D205
     said = [m.text for m in state.get("window", []) if isinstance(m, HumanMessage)]
-    return "\n".join([*said, state.get("request", "")])
+    return "\n".join([*said, state.get("request", ""), state.get("mission") or ""])
 
 
 def heard(reply: AIMessage, request: str, ctx: KeelContext) -> AIMessage:

@@ -6,9 +6,10 @@ matches ``done_marker`` (marked ``keel_done`` instead), so no client ever sees i
 failure comes out as ``ContextLengthExceeded`` (the graph resumes in a fresh window) or
 ``ProviderFailed`` (the rule-based model answers instead). A compatible server (``base_url`` set) is
 sent the output bound as ``max_tokens``, the name every OpenAI-compatible server reads; OpenAI
-itself gets ``max_completion_tokens``. An assistant message with tool calls is sent with content
-``""`` rather than null, which llama-cpp-python's server refuses. A cancelled call closes its HTTP
-request, so the server stops generating.
+itself gets ``max_completion_tokens``. A call may show the model its own tool schemas
+(``shown_tools``) in place of the bound ones. An assistant message with tool calls is sent with
+content ``""`` rather than null, which llama-cpp-python's server refuses. A cancelled call closes
+its HTTP request, so the server stops generating.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing_extensions import override
 
 from keel.nodes.models.answers import DoneLinesOut
 from keel.nodes.models.chat import classified
+from keel.nodes.models.declared import SHOWN_TOOLS
 
 
 class KeelChatOpenAI(DoneLinesOut, ChatOpenAI):
@@ -34,7 +36,10 @@ class KeelChatOpenAI(DoneLinesOut, ChatOpenAI):
     def _get_request_payload(
         self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
     ) -> dict[str, Any]:
+        shown = kwargs.pop(SHOWN_TOOLS, None)
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if shown is not None:  # this call shows the model these, the bound ones still run
+            payload["tools"] = shown
         if self.openai_api_base and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         for message in payload.get("messages", ()):

@@ -19,8 +19,8 @@ A call counts only when it names a bound tool and its arguments fit that tool's 
 text around the calls stays the answer's text. A text that holds something shaped like a call but
 not a usable one (a tool that is not bound, arguments that do not fit, ``functions.name:`` with no
 arguments) is ``Unusable``: it is never shown, and the answer is asked for again. So is a bare
-call cut off before it ends (a small model listing arguments until ``max_tokens``), and an answer
-that is nothing but JSON (a tool's result copied as the reply). Anything else is prose.
+call cut off before it ends (a small model listing arguments until ``max_tokens``). Anything else
+is prose.
 ``may_start_call`` tells a streaming filter when to hold a line back until the answer ends.
 """
 
@@ -250,8 +250,7 @@ def read_calls(text: str, tools: Sequence[Any]) -> TextCalls:
             cut = _CUT_CALL.match(lines[first])  # a call cut off at the answer's length
             return TextCalls(prose=text, unusable=cut is not None and cut["name"] in params)
         if not all(calls):
-            whole = not "".join(lines[:first]).strip() and not after.strip()
-            return TextCalls(prose=text, unusable=whole)  # JSON alone is no answer for a person
+            return TextCalls(prose=text)
         found = [c for c in calls if c]
         rest = [line for line in after.splitlines() if line.strip() != "```"]  # a stray fence
         prose = "\n".join([*lines[:first], *rest])

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from keel.graphs.assembly import open_keel
 from keel.graphs.run_turn import run_turn
 from keel.graphs.settings import Settings
-from keel.nodes.models.declared import Declaring
+from keel.nodes.models.declared import Declaring, _compact
 from keel.tools.ask_user import ask_user
 from keel.tools.next_step import record_next_step
 from keel.tools.tasks.todo import TODO_TOOLS
@@ -82,10 +83,32 @@ def test_a_task_field_is_shown_when_the_person_speaks_of_one(request_, fields):
     assert arguments(shown.schemas, "create_todo_task") == {"title", *fields}
 
 
-def test_an_answer_keeps_the_fields_of_the_message_it_completes():
-    said = "add milk to the hardware list\nWhen is it due?\nfriday"
-    shown = declaring().for_turn("friday", said)
+def test_an_answer_keeps_the_fields_and_tools_of_the_mission_it_answers():
+    """The turn of an answer holds only the answer; the mission is what it completes."""
+    mission = "add milk to the hardware list"
+    shown = declaring().for_turn(f"friday\n{mission}", "friday", mission)
     assert arguments(shown.schemas, "create_todo_task") == {"title", "list", "due"}
+    mission = "move the eggs to another list"
+    shown = declaring().for_turn(f"groceries\n{mission}", "groceries", mission)
+    assert "move_todo_task" in shown.names
+
+
+def test_the_tool_a_step_of_the_plan_waits_for_is_shown():
+    shown = declaring().for_turn("do it", "do it", planned=["schedule_todo_task"])
+    assert "schedule_todo_task" in shown.names
+
+
+def test_a_tool_is_shown_when_the_person_speaks_of_a_field_only_it_changes():
+    """The reading finds no request in "make task 2 weekly"; the word "weekly" is a repeat."""
+    shown = declaring().for_turn("make task 2 weekly", "make task 2 weekly")
+    assert "repeat_todo_task" in shown.names
+
+
+def test_a_bare_task_number_is_no_date():
+    base = declaring().for_turn("add buy milk", "add buy milk")
+    assert declaring().for_turn("mark 3 done", "mark 3 done") == base
+    at_five = declaring().for_turn("call mom at 5pm", "call mom at 5pm")
+    assert "due" in arguments(at_five.schemas, "create_todo_task")
 
 
 @pytest.mark.parametrize(
@@ -141,6 +164,30 @@ def test_a_developers_own_tool_is_shown_in_every_turn():
 
     shown = declaring(water_plant).for_turn("add buy milk", "add buy milk")
     assert "water_plant" in shown.names
+    (own,) = [s for s in shown.schemas if s["function"]["name"] == "water_plant"]
+    assert own == convert_to_openai_tool(water_plant)  # as it is declared
+
+
+def test_a_nested_property_named_like_a_left_out_key_is_kept():
+    schema = {"type": "object", "properties": {"title": {"type": "string", "title": "Title"}}}
+    assert _compact(schema) == {"type": "object", "properties": {"title": {"type": "string"}}}
+
+
+async def test_a_call_written_as_text_for_a_tool_not_shown_still_runs():
+    """Text calls are read against every bound tool, as the module promises."""
+    with StubOpenAI() as stub:
+        stub.props = LLAMA_PROPS
+        stub.reply("Milk")
+        call = {"name": "create_todo_task", "arguments": {"title": "milk", "due": None}}
+        stub.reply(json.dumps(call))
+        stub.reply("Added.\nKEEL DONE: added")
+        async with open_keel(on_a_local_server(stub)) as keel:
+            await run_turn(keel.graph, str(uuid.uuid4()), "add milk", keel.resources.context())
+            tasks = await keel.resources.store.list("local")
+    assert [t["title"] for t in tasks] == ["milk"]
+    shown = [r for r in stub.requests if r.get("tools")][0]["tools"]
+    create = [t for t in shown if t["function"]["name"] == "create_todo_task"][0]
+    assert "due" not in create["function"]["parameters"]["properties"]  # shown without it
 
 
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}
@@ -193,3 +240,23 @@ async def test_a_small_model_that_answers_a_step_in_words_is_asked_again_for_a_c
     assert task["completed"] and done.complete
     choices = [r.get("tool_choice") for r in stub.requests if r.get("tools")]
     assert choices == ["auto", "auto", "auto", "required", "auto"]
+
+
+async def test_the_answer_to_a_question_is_shown_what_its_request_needs():
+    """The answer's turn holds only "friday"; the mission says the hardware list."""
+    with StubOpenAI() as stub:
+        stub.props = LLAMA_PROPS
+        stub.reply("Hardware")
+        stub.reply(tool_calls=[{"name": "ask_user", "args": {"question": "When is it due?"}}])
+        milk = {"title": "milk", "list": "hardware", "due": "friday"}
+        stub.reply(tool_calls=[{"name": "create_todo_task", "args": milk}])
+        stub.reply("Added.\nKEEL DONE: added")
+        async with open_keel(on_a_local_server(stub)) as keel:
+            context, cid = keel.resources.context(), str(uuid.uuid4())
+            await run_turn(keel.graph, cid, "add milk to the hardware list", context)
+            await run_turn(keel.graph, cid, "friday", context)
+            (task,) = await keel.resources.store.list("local", list_=None)
+    assert task["list"] == "hardware" and task["due"]
+    answered = [r for r in stub.requests if r.get("tools")][1]
+    create = [t for t in answered["tools"] if t["function"]["name"] == "create_todo_task"][0]
+    assert set(create["function"]["parameters"]["properties"]) == {"title", "list", "due"}

@@ -83,7 +83,6 @@ async def test_a_tool_call_written_as_text_runs_as_a_call_and_is_never_shown(mem
         '<tools>\n  <remove_all_tasks confirm="true"/>\n</tools>',
         "<tools></tools>",
         '{"name": "find_todo_tasks", "arguments": {"descriptions": ["Paris", "London", "Ber',
-        '{"id": 1, "title": "buy milk", "completed": false, "list": "todo", "due": null}',
     ],
     ids=[
         "wrong-parameter",
@@ -93,7 +92,6 @@ async def test_a_tool_call_written_as_text_runs_as_a_call_and_is_never_shown(mem
         "xml",
         "empty-tags",
         "cut-off",
-        "a-result-copied",
     ],  # fmt: skip
 )
 async def test_an_unusable_call_written_as_text_is_asked_for_again_not_shown(memory_keel, written):
@@ -134,6 +132,7 @@ def test_text_calls_read_their_forms_and_leave_prose_alone():
         "plain words",
         "[x] buy milk\n[ ] call mom",
         'Here it is:\n{"id": 1}',
+        '{"id": 1, "title": "buy milk"}',  # JSON asked for, or a result copied: the answer
         '{"name": "Bob"',
     ]
     for prose in prose_only:
