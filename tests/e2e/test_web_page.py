@@ -528,6 +528,7 @@ def test_a_message_is_offered_again_only_when_keel_did_not_take_it(
     expect(page.locator(".msg.assistant")).to_have_text(["keel: Created task: buy milk"])
     expect(page.locator("#message")).to_have_value("")
     expect(page.locator("#status")).to_have_text("")
+    expect(page.locator("#send")).to_be_enabled()  # the reply streams in before its turn ends
 
     # A turn keel took and that failed (an error frame after a 200): the page waits until no turn
     # runs, shows what was saved and the failure, and offers nothing to send again.
