@@ -24,10 +24,10 @@ from langchain_core.tools import BaseTool
 from keel.api.errors import install_error_handlers
 from keel.api.logs import configure_logging
 from keel.api.mcp import NoStream, build_mcp
+from keel.api.message_schemas import STREAM_PARTS
 from keel.api.prometheus import retire_dead_workers
 from keel.api.request_guard import RequestGuard
 from keel.api.routers import conversations, health, history, metrics, tasks, web, ws
-from keel.api.schemas import STREAM_PARTS
 from keel.api.security_headers import SecurityHeaders
 from keel.api.service import open_service
 from keel.api.telegram import webhook as telegram_webhook

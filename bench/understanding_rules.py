@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [
     "tools/understanding/reading.py",
+    "tools/understanding/pieces.py",
     "tools/understanding/phrasings.py",
     "tools/understanding/words.py",
     "tools/understanding/talk.py",

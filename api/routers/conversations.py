@@ -15,24 +15,21 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
-from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
-from keel.api.errors import TURN_FAILED, check_size, error_body
-from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
-from keel.api.routers.history import CheckpointQuery
-from keel.api.schemas import (
-    KEY_PATTERN,
-    STREAM_FRAME,
+from keel.api.conversation_schemas import (
     CancelAnswer,
     Conversation,
     ConversationListed,
     ConversationRename,
-    ErrorOut,
     NewConversation,
-    NewMessage,
     ReopenAnswer,
     Searchable,
-    Storable,
 )
+from keel.api.deps import ConversationDep, ConversationIdDep, ServiceDep, UserDep
+from keel.api.errors import TURN_FAILED, check_size, error_body
+from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
+from keel.api.message_schemas import KEY_PATTERN, STREAM_FRAME, NewMessage, Storable
+from keel.api.routers.history import CheckpointQuery
+from keel.api.task_schemas import ErrorOut
 from keel.checkpoints.conversation_store import MAX_SEARCH_WORDS, ConversationNotFound
 from keel.checkpoints.topics import TopicNotFound
 from keel.checkpoints.trouble import trouble_of

@@ -17,7 +17,8 @@ from langchain_core.tools import BaseTool
 from keel.api.deps import ConversationDep, ServiceDep
 from keel.api.errors import APIError
 from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
-from keel.api.schemas import BranchOut, CheckpointOut, ErrorOut, LoggedMessageOut, Storable
+from keel.api.message_schemas import BranchOut, CheckpointOut, LoggedMessageOut, Storable
+from keel.api.task_schemas import ErrorOut
 from keel.checkpoints.messages import Sibling
 from keel.graphs.runner import thread_config
 from keel.graphs.viewed_branch import branch_tips, holds, viewed_branch

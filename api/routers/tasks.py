@@ -15,8 +15,8 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from keel.api.deps import ServiceDep, UserDep
 from keel.api.errors import APIError
 from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
-from keel.api.schemas import ErrorOut, ListOut, TaskOut
 from keel.api.service import Service
+from keel.api.task_schemas import ErrorOut, ListOut, TaskOut
 from keel.tools.tasks.rows import MAX_TASK_ID
 from keel.tools.tasks.store import TaskError, TaskStore
 
@@ -125,3 +125,4 @@ async def list_lists(service: ServiceDep, user: UserDep) -> list[dict[str, Any]]
     task on, by name, with how many tasks it holds and how many are open.
     """  # noqa: D205
     return await service.resources.store.lists(user)
+

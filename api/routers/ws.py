@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from keel.api.deps import bearer, user_of
 from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size
+from keel.api.message_schemas import KEY_PATTERN, NewMessage
 from keel.api.prometheus import REFUSED
-from keel.api.schemas import KEY_PATTERN, NewMessage
 from keel.api.service import Service
 from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from telegram import Chat, Update
 
 from keel.api.errors import APIError, check_size
-from keel.api.schemas import NewMessage
+from keel.api.message_schemas import NewMessage
 
 
 class UpdateUnderWay(RuntimeError):

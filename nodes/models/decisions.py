@@ -21,7 +21,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from keel.checkpoints.task_fields import list_name
+from keel.checkpoints.list_fields import list_name
 from keel.checkpoints.times import FieldError
 from keel.nodes.models.choices import WHICH, guessed, picked, referred
 from keel.nodes.models.lookups import (

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 
 from pydantic import TypeAdapter
 
-from keel.api.schemas import STREAM_FRAME, STREAM_PARTS
+from keel.api.message_schemas import STREAM_FRAME, STREAM_PARTS
 from keel.api.terminal import describe_event
 from keel.graphs.result import TurnResult
 from keel.nodes.event_types import StreamEvent

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from keel.checkpoints.task_fields import TODO_LIST, list_name, read_place
+from keel.checkpoints.list_fields import TODO_LIST, list_name, read_place
 from keel.checkpoints.times import FieldError
 from keel.tools.tasks.pages import describe_page
 from keel.tools.tasks.store import TaskError, TaskStore

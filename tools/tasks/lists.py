@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keel.checkpoints.task_fields import TODO_LIST, ListName, Place, list_name
+from keel.checkpoints.list_fields import TODO_LIST, list_name
+from keel.checkpoints.task_fields import ListName, Place
 from keel.checkpoints.times import FieldError
 from keel.tools.confirm import Confirm
 from keel.tools.spec import keel_tool

@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from keel.checkpoints.task_fields import FIELDS, LIST, TODO_LIST
+from keel.checkpoints.list_fields import LIST, TODO_LIST
+from keel.checkpoints.task_fields import FIELDS
 from keel.checkpoints.times import OVERDUE_WORDS
 from keel.tools.tasks.rows import MAX_TASK_ID
 

@@ -15,7 +15,7 @@ from datetime import datetime, time
 from typing import Any
 
 from keel.checkpoints.database import Database, Session
-from keel.checkpoints.task_fields import BOTTOM, TODO_LIST, TOP
+from keel.checkpoints.list_fields import BOTTOM, TODO_LIST, TOP
 from keel.checkpoints.times import When, due_days
 
 OVERDUE = " AND completed = :false AND (due_at < :now OR (due_at IS NULL AND due_date < :today))"

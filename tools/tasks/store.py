@@ -7,23 +7,18 @@ meant to be shown to the user as it is. The agent never calls this directly; the
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from keel.checkpoints.clock import Clock, utcnow
-from keel.checkpoints.database import Database, Row, Session
-from keel.checkpoints.task_fields import BOTTOM, COLUMNS, FIELDS, TODO_LIST, list_name
-from keel.checkpoints.times import FieldError, When, next_time, zone_named
+from keel.checkpoints.list_fields import BOTTOM, TODO_LIST, list_name
+from keel.checkpoints.task_fields import COLUMNS
+from keel.checkpoints.times import FieldError, next_time
+from keel.tools.tasks.base import StoreBase
 from keel.tools.tasks.queries import Filter, placed, standing
 from keel.tools.tasks.rows import (
     ATTRIBUTE_NAME,
     CREATE,
     CREATE_NUMBERED,
-    FIELD_COLUMNS,
     FIND_BATCH,
     IN_LIST,
     KEPT_COLUMNS,
@@ -36,77 +31,11 @@ from keel.tools.tasks.rows import (
     check_page,
     clean_title,
     due_moment,
-    task_of,
 )
 
 
-class TaskStore:
+class TaskStore(StoreBase):
     """CRUD on ``keel_tasks``, scoped to one user per call."""
-
-    def __init__(
-        self,
-        db: Database,
-        clock: Clock = utcnow,
-        tx: Session | None = None,
-        zone: ZoneInfo | None = None,
-    ) -> None:
-        """Work on the app tables of ``db`` (inside the transaction ``tx`` when given).
-
-        Rows are stamped with ``clock``; dates are read and given back in the time ``zone``.
-        """
-        self.db = db
-        self.clock = clock
-        self.session: Session = tx or db
-        self.zone = zone or ZoneInfo("UTC")
-
-    def within(self, tx: Session) -> TaskStore:
-        """The same store, working inside the caller's transaction ``tx``."""
-        return TaskStore(self.db, self.clock, tx, self.zone)
-
-    def in_zone(self, name: str | None) -> TaskStore:
-        """The same store, reading and giving back dates in the time zone ``name``."""
-        try:
-            zone = zone_named(name)
-        except FieldError as exc:
-            raise TaskError(exc.code, exc.message) from None
-        return self if zone == self.zone else TaskStore(self.db, self.clock, self.session, zone)
-
-    def when(self) -> When:
-        """The user's time zone and the present moment, as dates are read."""
-        return When(self.zone, self.clock())
-
-    def _row(self, row: Row) -> dict[str, Any]:
-        return task_of(row, self.when())
-
-    async def _fields(self, given: dict[str, Any], every: bool = False) -> dict[str, Any]:
-        """The column values of each field given in words (None: left unset; with ``every``,
-        each field not given is read from no words: no date, the todo list, the bottom).
-
-        Words are read in a worker thread: reading a date is CPU work, and the first one loads
-        dateparser's language data from its files.
-        """  # noqa: D205
-        unknown = set(given) - {f.name for f in FIELDS}
-        if unknown:
-            raise TaskError("invalid_field", f"A task has no field {sorted(unknown)[0]!r}.")
-        values: dict[str, Any] = {c: None for c in FIELD_COLUMNS}
-        when = self.when()
-        for field in FIELDS:
-            words = given.get(field.name)
-            if words is None and every:
-                words = ""
-            if words is None:
-                continue
-            try:
-                values.update(await asyncio.to_thread(field.read, str(words), when))
-            except FieldError as exc:
-                raise TaskError(exc.code, exc.message) from None
-        if values.get("repeat_rule") and not given.get("due"):  # due at its first time
-            day, moment = next_time(values["repeat_rule"], when.now, self.zone, inclusive=True)
-            values.update(due_date=day.isoformat(), due_at=moment)
-        return {name: self._param(value) for name, value in values.items()}
-
-    def _param(self, value: Any) -> Any:
-        return self.db.time(value) if isinstance(value, datetime) else value
 
     async def create(self, user_id: str, title: str, **fields: Any) -> dict[str, Any]:
         """Create a task (numbered after the user's last one) and return it.
@@ -137,26 +66,6 @@ class TaskStore:
                 assert counter is not None
                 row = await tx.fetchone(CREATE, {**params, "number": counter["last_number"]})
         assert row is not None
-        return self._row(row)
-
-    @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[Session]:
-        """The caller's transaction, or a new one."""
-        if self.session is not self.db:
-            yield self.session
-            return
-        async with self.db.transaction() as tx:
-            yield tx
-
-    async def get(self, user_id: str, task_id: int) -> dict[str, Any]:
-        """Return one task, or raise ``TaskError('not_found')``."""
-        task_id = check_id(task_id)
-        row = await self.session.fetchone(
-            "SELECT * FROM keel_tasks WHERE number = :id AND user_id = :user",
-            {"id": task_id, "user": user_id},
-        )
-        if row is None:
-            raise TaskError("not_found", f"Task {task_id} not found.")
         return self._row(row)
 
     async def _filter(self, which: Filter) -> tuple[str, dict[str, Any], str]:
@@ -326,19 +235,6 @@ class TaskStore:
                         page.append(task)
                     total += 1
         return page, total
-
-    async def _change(self, sql: str, user_id: str, task_id: int, **values: Any) -> dict[str, Any]:
-        task_id = check_id(task_id)
-        params = {"id": task_id, "user": user_id, **values}
-        row = await self.session.fetchone(
-            f"{sql} WHERE number = :id AND user_id = :user {RETURNING}", params
-        )
-        if row is None:
-            raise TaskError("not_found", f"Task {task_id} not found.")
-        return self._row(row)
-
-    def _now(self) -> Any:
-        return self.db.time(self.clock())
 
     async def rename(self, user_id: str, task_id: int, title: str) -> dict[str, Any]:
         """Give a task a new title and return it."""

@@ -27,6 +27,7 @@ from keel.tools.spec import ToolSpec
 from keel.tools.understanding.nlu import Declared, declared, reader_for
 from keel.tools.understanding.nlu.settle import SURE, guess, settle
 from keel.tools.understanding.phrasings import Intent, Table, match, specs_of, table_of
+from keel.tools.understanding.pieces import _items, _pieces, _quoted
 from keel.tools.understanding.remarks import ASIDE, BESIDE, REMARK, SELF, told_done
 from keel.tools.understanding.topic_phrases import after_opening
 from keel.tools.understanding.words import strip_politeness
@@ -35,8 +36,6 @@ from keel.tools.yes_no import is_confirmation
 
 MAX_REQUESTS = 100
 """The most requests one message may make; past it, keel asks for fewer and does nothing."""
-_SPLIT = re.compile(r"[;,]|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|&", re.I)
-"""Separators between requests (no whitespace in the pattern: pieces are stripped after)."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _AFTER = re.compile(r":\s+|\s+[-\u2013\u2014]+\s+")
 """What introduces a request inside a message ("start fresh - delete all my todos")."""
@@ -47,15 +46,6 @@ PIECES_MAX = 1000
 MERGED_MAX_CHARS = 300
 """A sentence that asks nothing is read with the request before it ("add see Dr. Smith") while
 both are this short."""
-_ITEM = re.compile(r",|\band\b|&|\bplus\b|\bor\b", re.I)
-"""Separators between the items of a list inside one request."""
-_NUMBER_LIST = re.compile(r"^(?:tasks?|numbers?|and|[\d#,&\s])+$", re.I)
-"""Task numbers only: each character is taken one way, so a long one costs no more."""
-_RANGE = re.compile(
-    r"^(?:tasks? ?|numbers? ?|#)?(\d+) ?(?:-|to|through|thru|until) ?#?(\d+)$", re.I
-)
-RANGE_MAX = 100
-"""The most tasks a range names ("tasks 1 to 3")."""
 _REF_ONLY = re.compile(r"^(?:tasks? |numbers? |#)?#?\d+$", re.I)
 """A piece that only names a task by number: an item of a list, never a request of its own."""
 
@@ -185,26 +175,6 @@ def parse_intents(message: str, tools: Sequence[BaseTool | Any]) -> list[Intent]
     return list(understand(message, tools).intents)
 
 
-_QUOTED = re.compile(r'"[^"]*"|(?<!\w)\'[^\']*\'(?!\w)')
-"""A quoted text: what it holds is one title ("add 'salt, pepper'")."""
-
-
-def _pieces(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text`` between request separators (none in quotes), empty ones left out."""
-    quoted = iter([m.span() for m in _QUOTED.finditer(text)])
-    inside = next(quoted, None)
-    spans, start = [], 0
-    for sep in _SPLIT.finditer(text):
-        while inside is not None and inside[1] <= sep.start():
-            inside = next(quoted, None)  # both come in order: one walk over each
-        if inside is not None and inside[0] < sep.start() < inside[1]:
-            continue
-        spans.append((start, sep.start()))
-        start = sep.end()
-    spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
-
-
 def confirms(message: str) -> bool:
     """The message carries an explicit yes ("delete task 3, yes I'm sure")."""
     text = normalize(message)
@@ -290,29 +260,6 @@ def _expanded(text: str, table: Table, asked: bool) -> list[Intent]:
     return [intent]
 
 
-def _items(text: str, always: bool) -> list[str]:
-    """The items of a list ("eggs, bread and butter"); ``always`` splits at "and" with no comma.
-
-    A quoted text is one item, whatever it holds.
-    """
-    if text[:1] in "'\"" and text[-1:] == text[:1] and len(text) > 1:
-        return [text]
-    if (span := _RANGE.match(text)) and 0 <= int(span[2]) - int(span[1]) < RANGE_MAX:
-        return [str(n) for n in range(int(span[1]), int(span[2]) + 1)]
-    if not always and "," not in text:
-        return [text]
-    if _NUMBER_LIST.match(text):
-        return re.findall(r"\d+", text)
-    if always:
-        items = _ITEM.split(text)
-    else:  # "mac and cheese, bread and salad": the last item is split at "and" too
-        *first, last = text.split(",")
-        items = [*first, *_ITEM.split(last)]
-        items[0] = items[0].rsplit(": ", 1)[-1]  # "get groceries: eggs, rice": what to get
-    items = [i.strip(" '\"") for i in items]
-    return [i for i in items if i and i.casefold() not in ("the", "then")]
-
-
 def _one(piece: str, table: Table, task_first: bool = True, asked: bool = False) -> Intent | None:
     """The request one piece makes, by the table, or as a report of a task done.
 
@@ -339,11 +286,6 @@ def _one(piece: str, table: Table, task_first: bool = True, asked: bool = False)
         ):
             return inner  # a request of its own, unless it would act at once on words alone
     return intent or (None if asked else told_done(text, table))
-
-
-def _quoted(title: str, text: str) -> bool:
-    """``title`` stands in quotes in ``text``: the user's words, to be kept as they are."""
-    return any(m.group()[1:-1].strip() == title for m in _QUOTED.finditer(text))
 
 
 def _makes(intent: Intent) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from keel.checkpoints.task_fields import list_name, read_place
+from keel.checkpoints.list_fields import list_name, read_place
 from keel.checkpoints.times import FieldError
 from keel.tools.spec import spec_of, tool_named
 from keel.tools.understanding.nlu.data import SLOTS, TALK, Sample, declared
