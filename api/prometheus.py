@@ -58,6 +58,9 @@ MISSION_RESETS = Counter("keel_mission_resets", "Missions reset, by reason.", ["
 TOPIC_CHANGES = Counter("keel_topic_changes", "Topics changed, by reason.", ["reason"])
 RESUMES = Counter("keel_resumes", "Fresh context windows opened after exhaustion.")
 LOOP_LIMITS = Counter("keel_loop_limit_ends", "Turns ended by the loop limit.")
+REMINDERS = Counter(
+    "keel_reminders", "Reminders by outcome: delivered, late, dropped, failed.", ["outcome"]
+)
 FALLBACKS = Counter(
     "keel_model_fallbacks",
     "Model answers (step answer) and plans (step plan) the offline model gave instead, by reason.",

@@ -16,7 +16,9 @@ from langchain_core.tools import BaseTool
 
 from keel.api import prometheus
 from keel.api.socket_counts import SocketCounts
+from keel.checkpoints.reminders import Reminder
 from keel.graphs.assembly import Keel, open_keel
+from keel.graphs.reminding import Delivery, delivering
 from keel.graphs.result import TurnResult
 from keel.graphs.settings import Settings
 
@@ -27,6 +29,8 @@ class Service(Keel):
 
     sockets: SocketCounts = field(default_factory=lambda: SocketCounts(None))
     """Open WebSockets per user on this server (its workers together)."""
+    delivery: Delivery | None = None
+    """This process's share of delivering reminders (its listeners hear each outcome)."""
 
     def pool_stats(self) -> dict[str, int]:
         """The PostgreSQL pool's counters (connections, waiting requests); empty on SQLite."""
@@ -66,7 +70,17 @@ async def open_service(
     """
     observer = TurnMetrics()
     wait = settings.enqueue_timeout_seconds if settings.double_text == "enqueue" else 0.0
-    async with open_keel(settings, tools, wait_seconds=wait, observer=observer) as keel:
-        service = Service(**vars(keel), sockets=SocketCounts(settings.metrics_dir))
+    async with (
+        open_keel(settings, tools, wait_seconds=wait, observer=observer) as keel,
+        delivering(keel.turns, settings.reminder_poll_seconds, [count_reminder]) as delivery,
+    ):
+        service = Service(
+            **vars(keel), sockets=SocketCounts(settings.metrics_dir), delivery=delivery
+        )
         observer.service = service
         yield service
+
+
+def count_reminder(reminder: Reminder, outcome: str) -> None:
+    """Count a reminder's delivery by its outcome."""
+    prometheus.REMINDERS.labels(outcome).inc()

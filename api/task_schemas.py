@@ -1,8 +1,8 @@
 """The caller's tasks and lists as the API shows them, and the error envelope of every route.
 
-``TaskOut`` and ``ListOut`` are what ``keel.api.routers.tasks`` answers (read-only); ``ErrorOut``
-is the body of every error answer, as ``keel.api.errors`` writes it, which each router names in its
-OpenAPI responses.
+``TaskOut``, ``ListOut`` and ``ReminderOut`` are what ``keel.api.routers.tasks`` answers
+(read-only); ``ErrorOut`` is the body of every error answer, as ``keel.api.errors`` writes it,
+which each router names in its OpenAPI responses.
 """
 
 from __future__ import annotations
@@ -49,6 +49,31 @@ class ListOut(BaseModel):
     list: str = Field(description="Its name.", examples=["shopping"])
     tasks: int = Field(description="How many tasks are on it.", examples=[3])
     open: int = Field(description="How many of them are still open.", examples=[2])
+
+
+class ReminderOut(BaseModel):
+    """A reminder of one of the caller's tasks that fell due."""
+
+    id: str = Field(description="The reminder's id.", examples=["5f0c…"])
+    task_id: int = Field(description="The task's number.", examples=[3])
+    title: str = Field(
+        description="The task's title when it fell due.", examples=["take out trash"]
+    )
+    conversation_id: str | None = Field(
+        description="The conversation it is said in (where its time was set); none: said nowhere, "
+        "only read here.",
+        examples=["0b6c5d1e-7a2f-4d0e-9c1b-2f4a6e8d0c3b"],
+    )
+    remind_at: str = Field(
+        description="When it fell due (ISO 8601, UTC).", examples=["2026-11-29T17:00:00+00:00"]
+    )
+    delivered_at: str | None = Field(
+        description="When keel said it (none: on its way, as when keel was down at its time).",
+        examples=["2026-11-29T17:00:01+00:00"],
+    )
+    outcome: str | None = Field(
+        description="delivered, or none while on its way.", examples=["delivered"]
+    )
 
 
 class ErrorDetail(BaseModel):

@@ -33,12 +33,40 @@ tasks = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("number", sa.BigInteger, nullable=False),
     *(column for field in FIELDS for column in field.columns()),
+    sa.Column("remind_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("remind_in", sa.String(36), nullable=True),
     sa.Index("ux_keel_tasks_user_number", "user_id", "number", unique=True),
     sa.Index("ix_keel_tasks_user_list", "user_id", "list_name", "position"),
+    sa.Index("ix_keel_tasks_remind_at", "remind_at"),
     sqlite_autoincrement=True,
 )
 """A task's id as its user sees it is ``number``: each user's tasks count from 1. The columns of
-its fields beyond the title are declared with them (``keel.checkpoints.task_fields``)."""
+its fields beyond the title are declared with them (``keel.checkpoints.task_fields``).
+``remind_at`` is when it is next reminded (its time of day when it gets one; none once reminded,
+done or without a time), ``remind_in`` the conversation that set it
+(``keel.checkpoints.reminders``)."""
+
+reminders = sa.Table(
+    "keel_reminders",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("user_id", sa.String(200), nullable=False),
+    sa.Column("task_number", sa.BigInteger, nullable=False),
+    sa.Column("title", sa.String(500), nullable=False),
+    sa.Column("conversation_id", sa.String(36), nullable=True),
+    sa.Column("remind_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("claimed_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("next_try_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("delivered_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("outcome", sa.String(16), nullable=True),
+    sa.Column("last_error", sa.String(200), nullable=True),
+    sa.Index("ix_keel_reminders_user", "user_id", "remind_at"),
+    sa.Index("ix_keel_reminders_next_try", "next_try_at"),
+)
+"""Reminders that fell due: one row per task and time, made in the transaction that takes the
+time off its task, then delivered (``outcome`` delivered, or dropped: the task was done or
+deleted first). A row's id is the key its delivery runs under, so it is never delivered twice."""
 
 task_counters = sa.Table(
     "keel_task_counters",

@@ -132,6 +132,59 @@ LEADING = re.compile(r"^(?:(?:it'?s |is )?due (?:on |by |at )?|before |until |ti
 """Words that only say a date is a deadline ("due friday", "before noon"): not read as a date."""
 
 
+_BARE_HOUR = re.compile(
+    r"\b(?:at|@|by|around)\s+(\d{1,2})(?:\s*o'?clock)?(?![\d:.]|\s*(?:am|pm|a\.m|p\.m|h\b|hrs?\b"
+    r"|hours?\b|min|minutes?\b|th\b|st\b|nd\b|rd\b|/|-))"
+    r"|\b(\d{1,2})\s*o'?clock",
+    re.I,
+)
+"""An hour said alone ("at 10", "at 5 o'clock"), which dateparser reads as a day or month."""
+AFTERNOON_HOURS = range(1, 8)
+"""Hours said alone that people mean in the afternoon or evening ("at 5": 17:00)."""
+
+
+def _hours(text: str) -> str:
+    """``text`` with an hour said alone as a time of day: "friday at 10" is 10:00, "at 5" 17:00
+    (1 to 7 are in the afternoon, as people mean them), "at 12" noon.
+    """  # noqa: D205
+
+    def timed(found: re.Match[str]) -> str:
+        hour = int(found.group(1) or found.group(2))
+        if hour > 23:
+            return found.group(0)
+        hour = hour + 12 if hour in AFTERNOON_HOURS else hour
+        return f"at {hour:02d}:00"
+
+    return _BARE_HOUR.sub(timed, text)
+
+
+_ORDINAL_DAY = re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b", re.I)
+_MONTH_NAMED = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\d{1,2}[/.-]\d", re.I
+)
+
+
+def _days(text: str, now: datetime) -> str:
+    """``text`` with a day of the month said alone ("on the 10th") in its month: this one when
+    the day is still to come, else the next (dateparser reads "10th" as October).
+    """  # noqa: D205
+    found = _ORDINAL_DAY.search(text)
+    if found is None or _MONTH_NAMED.search(text) or not 1 <= int(found.group(1)) <= 31:
+        return text
+    day, month = int(found.group(1)), now.date().replace(day=1)
+    while day < now.day and month.month == now.month or not _has_day(month, day):
+        month = (month.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return f"{text[: found.start()]}{month:%B} {day}, {month.year}{text[found.end() :]}"
+
+
+def _has_day(month: date, day: int) -> bool:
+    try:
+        month.replace(day=day)
+    except ValueError:
+        return False
+    return True
+
+
 def _soonest(words: str, when: When) -> tuple[str, datetime, str]:
     """``words`` read as the soonest time they can mean that is not over: this one ("friday" on
     a Friday is today, "december" in December this one) when it is not, else the coming one.
@@ -158,7 +211,8 @@ def _parsed(words: str, when: When, prefer: str = "future") -> tuple[str, dateti
         raise FieldError("unclear_date", "That is too long for a date: which day do you mean?")
     local_now = when.now.astimezone(when.zone)
     settings = {"PREFER_DATES_FROM": prefer, "RELATIVE_BASE": local_now.replace(tzinfo=None)}
-    found = _parser(settings).get_date_data(LEADING.sub("", text))
+    said = _days(_hours(LEADING.sub("", text)), local_now)
+    found = _parser(settings).get_date_data(said)
     moment = found.date_obj
     if moment is None:
         raise FieldError(

@@ -5,7 +5,7 @@
     START -> user_input -> topic_detect -> [reset] -> [plan] -> [resume] -> assistant
     user_input -> tool_execution  (the message answers a waiting confirmation)
     user_input -> response  (no message, calls a yes decided: the served graph goes on)
-    user_input -> reset_conversation | reopen_topic -> END  (the input is a command)
+    user_input -> reset_conversation | reopen_topic | remind -> END  (the input is a command)
     assistant -> tool_execution | response
     tool_execution -> response  (a confirmation is waited for inside it, with ``interrupt``)
     tool_execution -> tool_execution  (a question just put: checkpointed, then waited on)
@@ -64,6 +64,7 @@ from keel.graphs.routes import (
 from keel.nodes.assistant import assistant
 from keel.nodes.mission import reset
 from keel.nodes.plan import plan
+from keel.nodes.remind import remind
 from keel.nodes.reopen_topic import reopen_topic
 from keel.nodes.reset_conversation import reset_conversation
 from keel.nodes.response import response
@@ -154,6 +155,7 @@ def build_graph(
     g.add_node("user_input", node(user_input))
     g.add_node("reset_conversation", node(reset_conversation))
     g.add_node("reopen_topic", node(reopen_topic))
+    g.add_node("remind", node(remind))
     g.add_node("topic_detect", node(topic_detect))
     g.add_node("reset", node(reset))
     g.add_node("plan", node(plan))
@@ -169,6 +171,7 @@ def build_graph(
         {
             "reset_conversation": "reset_conversation",
             "reopen_topic": "reopen_topic",
+            "remind": "remind",
             "topic_detect": "topic_detect",
             AgentState.TOOL_EXECUTION: "tool_execution",
             AgentState.RESPONSE: "response",
@@ -176,6 +179,7 @@ def build_graph(
     )
     g.add_edge("reset_conversation", END)
     g.add_edge("reopen_topic", END)
+    g.add_edge("remind", END)
     g.add_conditional_edges("topic_detect", route_reset, {"reset": "reset", "plan": "plan"})
     routes: dict[Hashable, str] = {"resume": "resume", AgentState.ASSISTANT: "assistant"}
     g.add_conditional_edges("reset", route_plan, {"plan": "plan", **routes})

@@ -33,6 +33,7 @@ from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.database import Database
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.reminders import ReminderStore
 from keel.checkpoints.times import zone_named, zone_ready
 from keel.checkpoints.topics import TopicStore
 from keel.graphs.settings import Settings
@@ -78,6 +79,7 @@ def open_resources(
         "conversations": ConversationStore(db, clock, saver),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),
+        "reminders": ReminderStore(db, clock),
         "backups": BackupStore(saver, db, clock=clock),
         "model": build_agent_model(bound, *openai, settings.model_limits),
         "fallback_model": build_fallback_model(bound),

@@ -87,6 +87,7 @@ async def route_plan(state: PlanView) -> Literal["plan", "resume", AgentState.AS
 InputRoute = Literal[
     "reset_conversation",
     "reopen_topic",
+    "remind",
     "topic_detect",
     AgentState.TOOL_EXECUTION,
     AgentState.RESPONSE,
@@ -103,6 +104,8 @@ async def route_input(state: InputView) -> InputRoute:
         return "reset_conversation"
     if command == "reopen":
         return "reopen_topic"
+    if command == "remind":
+        return "remind"
     if command is not None:
         raise BadCommand(f"no node carries out the command {command!r}")
     window = state.get("window") or []

@@ -122,6 +122,13 @@ class Settings(BaseSettings, ModelSettings, Tunables):
     checkpoint_keep: int = Field(
         default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
     )
+    reminder_poll_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="How often a serving process asks the database which reminders fell due "
+        "(0: it delivers none; another process does).",
+    )
     max_connections: int = Field(
         default=1000,
         ge=1,

@@ -33,6 +33,7 @@ from keel.checkpoints.branches import BEGINNING
 from keel.checkpoints.clock import Clock, utcnow
 from keel.checkpoints.conversation_store import ConversationStore
 from keel.checkpoints.messages import MessageLog
+from keel.checkpoints.reminders import ReminderStore
 from keel.checkpoints.times import FieldError, local_zone, zone_name
 from keel.checkpoints.topics import TopicStore
 from keel.checkpoints.users import LOCAL_USER
@@ -147,6 +148,8 @@ class Resources:
     """The conversation message log."""
     topics: TopicStore
     """The topic segments."""
+    reminders: ReminderStore
+    """The reminders that fell due, and their deliveries."""
     model: AgentModel = field(repr=False)
     """The chat model with the tools bound."""
     tools: list[BaseTool] = field(repr=False)

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 
 from keel.nodes.events import tool_called
-from keel.nodes.run_context import KeelContext
+from keel.nodes.run_context import KeelContext, conversation_id
 from keel.nodes.state.progress import close_steps
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import ItemStatus, KeelState, NextStep, bump
@@ -87,7 +87,7 @@ async def tool_execution(state: KeelState, runtime: Runtime[KeelContext]) -> dic
         result = stand_ins[call.get("id")] or await run_tool_call(
             call,
             ctx.user_id,
-            ctx.store,
+            ctx.store.about(conversation_id(runtime)),  # a time set here is reminded here
             tools=ctx.resources.tools,
             pause_at=ctx.resources.pause_at,
             key=key,

@@ -1,4 +1,7 @@
-"""/v1/tasks and /v1/lists: the caller's tasks and lists, read-only (the agent's tools change them).
+"""/v1/tasks, /v1/lists and /v1/reminders: the caller's tasks, lists and reminders, read-only.
+
+The agent's tools change tasks; keel's reminder delivery (``keel.graphs.reminding``) says the
+reminders.
 
 Each user sees only their own tasks, numbered from 1; another user's task number reads as no such
 task (404), exactly like one that does not exist. The tasks are read a page at a time (``offset``,
@@ -8,15 +11,20 @@ reads one list.
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Header, Path, Query, Request, Response
+from sse_starlette.sse import EventSourceResponse
 
 from keel.api.deps import ServiceDep, UserDep
 from keel.api.errors import APIError
 from keel.api.link_header import NEXT_PAGE_HEADER, link_next_page
 from keel.api.service import Service
-from keel.api.task_schemas import ErrorOut, ListOut, TaskOut
+from keel.api.task_schemas import ErrorOut, ListOut, ReminderOut, TaskOut
 from keel.tools.tasks.rows import MAX_TASK_ID
 from keel.tools.tasks.store import TaskError, TaskStore
 
@@ -126,3 +134,95 @@ async def list_lists(service: ServiceDep, user: UserDep) -> list[dict[str, Any]]
     """  # noqa: D205
     return await service.resources.store.lists(user)
 
+
+REMINDERS_MAX = 200
+"""Reminders one GET /v1/reminders returns at most."""
+
+
+@router.get("/v1/reminders", response_model=list[ReminderOut], responses=ERRORS)
+async def list_reminders(
+    service: ServiceDep,
+    user: UserDep,
+    since: Annotated[
+        datetime | None,
+        Query(
+            description="Only those said after this moment (ISO 8601), and those on their way: "
+            "what fell due while a client was away.",
+            examples=["2026-11-29T16:00:00Z"],
+        ),
+    ] = None,
+    limit: Annotated[
+        int, Query(ge=1, le=REMINDERS_MAX, description="How many, newest first.")
+    ] = 50,
+) -> list[dict[str, Any]]:
+    """The caller's reminders that fell due, newest first: those said in a conversation, and those
+    on their way (keel says a reminder that fell due while it was down as soon as it is back).
+    """  # noqa: D205
+    if since is not None and since.tzinfo is None:
+        raise APIError(422, "invalid_request", "since needs a time zone (say Z for UTC).")
+    found = await service.resources.reminders.of_user(user, limit, since)
+    return [r.as_dict() for r in found]
+
+
+REMINDER_FRAME = {
+    "type": "string",
+    "description": "`event: reminder`, `id: <when it was said>`, `data: <a reminder as JSON>`.",
+    "examples": ['event: reminder\nid: 2026-11-29T17:00:01+00:00\ndata: {"task_id": 3, ...}\n\n'],
+}
+WATCH_SECONDS = 1.0
+"""How often an open stream asks the database for reminders said since it last looked."""
+
+
+async def said_since(
+    service: Service, user: str, since: datetime, conversation: str | None = None
+) -> AsyncIterator[dict[str, Any]]:
+    """The user's reminders as they are said (in ``conversation`` only, when given), from
+    ``since`` on, oldest first; forever. Any worker said them: the database is asked.
+    """  # noqa: D205
+    seen: set[str] = set()
+    while True:
+        found = await service.resources.reminders.of_user(user, REMINDERS_MAX, since)
+        for reminder in reversed(found):
+            if reminder.delivered_at is None or reminder.id in seen:
+                continue
+            if conversation is not None and reminder.conversation_id != conversation:
+                continue
+            seen.add(reminder.id)
+            yield reminder.as_dict()
+        await asyncio.sleep(WATCH_SECONDS)
+
+
+@router.get(
+    "/v1/reminders/events",
+    responses={**ERRORS, 200: {"content": {"text/event-stream": {"schema": REMINDER_FRAME}}}},
+)
+async def stream_reminders(
+    service: ServiceDep,
+    user: UserDep,
+    last_event_id: Annotated[
+        str | None,
+        Header(description="The last frame's id, given back on reconnecting: none is missed."),
+    ] = None,
+) -> EventSourceResponse:
+    """The caller's reminders as keel says them, as Server-Sent Events: an ``event: reminder``
+    frame each (its data a reminder as ``GET /v1/reminders`` gives it; its id when it was said).
+    A client that reconnects with ``Last-Event-ID`` gets what was said while it was away.
+    """  # noqa: D205
+    since = service.resources.clock()
+    if last_event_id:
+        try:
+            since = datetime.fromisoformat(last_event_id)
+        except ValueError:
+            raise APIError(422, "invalid_request", "Last-Event-ID is not a frame's id.") from None
+        if since.tzinfo is None:
+            raise APIError(422, "invalid_request", "Last-Event-ID is not a frame's id.")
+
+    async def frames() -> AsyncIterator[dict[str, str]]:
+        async for reminder in said_since(service, user, since):
+            yield {
+                "event": "reminder",
+                "id": reminder["delivered_at"],
+                "data": json.dumps(reminder),
+            }
+
+    return EventSourceResponse(frames(), ping=15)

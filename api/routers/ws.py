@@ -3,14 +3,17 @@
 In: ``{"content": "...", "idempotency_key": "...", "checkpoint_id": "..."}`` (the key optional:
 with it, the message runs at most once; the checkpoint optional: the message runs from it, as
 over HTTP) or ``{"action": "reset"}``. Out: ``{"type": "chat" | "status" | "reset" | "event" |
-"error", "data": {...}}``. Authenticate with ``Authorization: Bearer <key>`` or, for browsers that
-cannot set headers, ``?token=<key>``. A conversation deleted while its socket is open answers the
-next frame with ``conversation_not_found`` and closes the socket.
+"reminder" | "error", "data": {...}}``; a ``reminder`` frame comes when keel says a reminder in
+the conversation (its data as ``GET /v1/reminders`` gives it), whenever that is. Authenticate
+with ``Authorization: Bearer <key>`` or, for browsers that cannot set headers, ``?token=<key>``.
+A conversation deleted while its socket is open answers the next frame with
+``conversation_not_found`` and closes the socket.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import uuid
@@ -25,6 +28,7 @@ from keel.api.deps import bearer, user_of
 from keel.api.errors import TURN_FAILED, APIError, ConversationBusy, check_size
 from keel.api.message_schemas import KEY_PATTERN, NewMessage
 from keel.api.prometheus import REFUSED
+from keel.api.routers.tasks import said_since
 from keel.api.service import Service
 from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
@@ -145,9 +149,28 @@ async def chat_socket(ws: WebSocket, conversation_id: str) -> None:
         service.sockets.give_back(user, ticket)
 
 
+async def _reminders(ws: WebSocket, service: Service, conversation_id: str, user: str) -> None:
+    """Send each reminder said in the conversation while the socket is open, as it is said."""
+    since = service.resources.clock()
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # closed: nothing to tell
+        async for reminder in said_since(service, user, since, conversation_id):
+            await ws.send_json({"type": "reminder", "data": reminder})
+
+
 async def _serve(ws: WebSocket, service: Service, conversation_id: str, user: str) -> None:
     """Answer the socket's frames until it closes, or stays silent too long."""
     await _send(ws, "status", {"status": "connected", "conversation_id": conversation_id})
+    told = asyncio.create_task(_reminders(ws, service, conversation_id, user))
+    try:
+        await _answer(ws, service, conversation_id, user)
+    finally:
+        told.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await told
+
+
+async def _answer(ws: WebSocket, service: Service, conversation_id: str, user: str) -> None:
+    """Answer the socket's frames until it closes, or stays silent too long."""
     idle = service.settings.ws_idle_seconds
     try:
         while True:

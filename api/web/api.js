@@ -114,6 +114,8 @@ export const api = {
   },
   // The caller's lists, each with how many tasks it holds and how many are open.
   lists: () => call("GET", "/v1/lists"),
+  // The caller's reminders said after `since` (an ISO moment), newest first.
+  reminders: (since) => call("GET", `/v1/reminders?since=${encodeURIComponent(since)}`),
 };
 
 /**

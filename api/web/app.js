@@ -34,6 +34,7 @@ onKeyNeeded(askForKey);
 wireControls();
 // A message sent before the page has opened its conversation waits for it (not a second one).
 const booted = boot().catch((error) => view.setStatus(errorText(error), { tone: "error" }));
+booted.then(watchReminders);
 
 // ---- Start-up and navigation ---------------------------------------------------------------
 
@@ -312,6 +313,7 @@ async function send(text) {
   if (!state.cid) await createConversation();
   if (!state.cid) return;
   $("message").value = "";
+  askToNotify();
   await runTurn(content, crypto.randomUUID());
 }
 
@@ -594,6 +596,57 @@ async function resetConversation() {
     await refreshSnapshot();
   } catch (error) {
     view.setStatus(errorText(error), { tone: "error" });
+  }
+}
+
+// ---- Reminders -----------------------------------------------------------------------------
+
+const REMINDERS_EVERY_MS = 5000;
+const SEEN_KEY = "keel.reminders.seen";
+
+/**
+ * Show each reminder keel says, here or in another conversation, once: those said while the page
+ * was closed when it opens (since the last one it showed), then each as it comes. The open
+ * conversation shows it in its log; another's is told in the status line, with a way to it; and
+ * the browser tells it too where the person allowed notifications and the page is not in view.
+ */
+async function watchReminders() {
+  let seen = localStorage.getItem(SEEN_KEY) || new Date().toISOString();
+  for (;;) {
+    try {
+      const said = (await api.reminders(seen)).filter((r) => r.delivered_at).reverse();
+      for (const reminder of said) await showReminder(reminder);
+      if (said.length) {
+        seen = said[said.length - 1].delivered_at;
+        localStorage.setItem(SEEN_KEY, seen);
+      }
+    } catch {
+      // keel is away or the key was refused: asked again at the next round
+    }
+    await sleep(REMINDERS_EVERY_MS);
+  }
+}
+
+async function showReminder(reminder) {
+  const text = `⏰ Reminder: ${reminder.title} (task ${reminder.task_id}).`;
+  if ("Notification" in window && Notification.permission === "granted" && document.hidden) {
+    new Notification("keel", { body: text, tag: reminder.id });
+  }
+  if (reminder.conversation_id && reminder.conversation_id === state.cid) {
+    if (!isBusy() && !state.viewCheckpoint && !state.viewTopic) await openConversation(state.cid);
+    refreshTasks();
+    return;
+  }
+  const where = state.conversations.find((c) => c.conversation_id === reminder.conversation_id);
+  const open = where ? { label: "Open", run: () => selectConversation(where.conversation_id) } : null;
+  view.setStatus(where ? `${text} In “${where.title}”.` : text, { action: open });
+  refreshConversations();
+}
+
+/** Ask once, at a message sent (a gesture), whether the browser may show reminders. */
+function askToNotify() {
+  if ("Notification" in window && Notification.permission === "default") {
+    Notification.requestPermission().catch(() => {});
   }
 }
 

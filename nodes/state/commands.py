@@ -25,7 +25,7 @@ from keel.nodes.state.machine import AgentState
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import CommandName, KeelState, turn_start
 
-COMMANDS: tuple[CommandName, ...] = ("reset", "reopen")
+COMMANDS: tuple[CommandName, ...] = ("reset", "reopen", "remind")
 
 
 class BadCommand(ValueError):
@@ -51,6 +51,10 @@ def turn_command(state: KeelState, text: str) -> dict[str, Any] | None:
     topic_id = state.get("topic_id")
     if name == "reopen" and not topic_id:
         raise BadCommand("the reopen command needs the topic_id of the topic to go back to")
+    if name == "remind":
+        if not state.get("reminder_id"):
+            raise BadCommand("the remind command needs the reminder_id of a reminder that fell due")
+        return {"command": name, "reminder_id": state.get("reminder_id")}
     return {"command": name, "topic_id": topic_id}
 
 

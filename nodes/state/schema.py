@@ -23,7 +23,7 @@ from keel.nodes.state.reducers import (
 from keel.tools.next_step import NextStep
 
 ItemStatus = Literal["pending", "in_progress", "done", "skipped"]
-CommandName = Literal["reset", "reopen"]
+CommandName = Literal["reset", "reopen", "remind"]
 """What a command asks: ``reset`` (start afresh), ``reopen`` (back to an earlier topic)."""
 
 
@@ -121,9 +121,11 @@ class TurnCommand(TypedDict):
     """A command given as a turn's input instead of a message: what it asks and for which topic."""
 
     command: CommandName
-    """``reset`` or ``reopen``."""
+    """``reset``, ``reopen`` or ``remind``."""
     topic_id: NotRequired[str]
     """The earlier topic a ``reopen`` goes back to."""
+    reminder_id: NotRequired[str]
+    """The reminder a ``remind`` delivers (``keel.checkpoints.reminders``)."""
 
 
 class TurnInput(TypedDict):
@@ -142,6 +144,8 @@ class TurnInput(TypedDict):
     (back to the earlier topic ``topic_id``). A confirmation waiting for yes or no is dropped."""
     topic_id: NotRequired[str | None]
     """The topic a ``reopen`` command goes back to."""
+    reminder_id: NotRequired[str | None]
+    """The reminder a ``remind`` command delivers: one of the user's that fell due."""
 
 
 class KeelState(TypedDict, total=False):
@@ -164,6 +168,8 @@ class KeelState(TypedDict, total=False):
     hands it on to its node, and no later input finds it."""
     topic_id: Annotated[str | None, EphemeralValue]
     """The topic a ``reopen`` command goes back to; lasts one step, like ``command``."""
+    reminder_id: Annotated[str | None, EphemeralValue]
+    """The reminder a ``remind`` command delivers; lasts one step, like ``command``."""
     agent_state: str
     """An ``AgentState`` value: where the turn is."""
     complete: bool

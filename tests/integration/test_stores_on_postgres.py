@@ -20,6 +20,7 @@ from keel.graphs.runner import snapshot
 from keel.nodes.state.reducers import SNAPSHOT_EVERY
 from keel.tools.tasks.todo import TODO_TOOLS
 from tests.conftest import new_postgres_database
+from tests.unit.test_reminders import db, second_db, sunday  # noqa: F401 (fixtures)
 from tests.unit.test_tools import store  # noqa: F401 (a fixture on database_url)
 
 UNIT_MODULES = (
@@ -31,6 +32,7 @@ UNIT_MODULES = (
     "test_message_log",
     "test_migrations",
     "test_mission_reset",
+    "test_reminders",
     "test_resume",
     "test_saver_internals",
     "test_task_pages",
@@ -38,7 +40,7 @@ UNIT_MODULES = (
     "test_tools",
     "test_topics",
 )
-ON_A_DATABASE = {"keel", "database_url", "store"}
+ON_A_DATABASE = {"keel", "database_url", "store", "db"}
 
 for _module_name in UNIT_MODULES:
     _module = importlib.import_module(f"tests.unit.{_module_name}")

@@ -206,7 +206,9 @@ async def test_reopen_while_a_delete_waits_drops_the_question_and_says_so(memory
     assert [t["title"] for t in await memory_keel.store.list("local")] == ["buy bread"]
 
 
-@pytest.mark.parametrize("graph_input", [{"command": "launch"}, {"command": "reopen"}])
+@pytest.mark.parametrize(
+    "graph_input", [{"command": "launch"}, {"command": "reopen"}, {"command": "remind"}]
+)
 async def test_a_bad_command_is_refused_by_name_and_the_next_input_is_a_turn(
     memory_keel, graph_input
 ):
@@ -221,12 +223,13 @@ async def test_a_bad_command_is_refused_by_name_and_the_next_input_is_a_turn(
 
 def test_the_drawing_shows_each_command_from_user_input_to_the_end():
     edges = {(e.source, e.target) for e in build_graph().get_graph().edges}
-    for node in ("reset_conversation", "reopen_topic"):
+    for node in ("reset_conversation", "reopen_topic", "remind"):
         assert ("user_input", node) in edges and (node, "__end__") in edges
     branch = build_graph().builder.branches["user_input"]["route_input"]
     assert set(branch.ends.values()) == {
         "reset_conversation",
         "reopen_topic",
+        "remind",
         "topic_detect",
         "tool_execution",
         "response",  # no message, the calls decided: the turn goes on (the served graph)

@@ -53,6 +53,16 @@ async def store(database_url, sunday):
         ("tonight", "2026-11-29T20:00+01:00"),
         ("dec 3", "2026-12-03"),
         ("2026-12-04T17:00", "2026-12-04T17:00+01:00"),
+        # an hour said alone is a time of day, 1 to 7 in the afternoon; a day alone, this month's
+        ("friday at 10", "2026-12-04T10:00+01:00"),
+        ("at 10 on friday", "2026-12-04T10:00+01:00"),
+        ("tomorrow at 9", "2026-11-30T09:00+01:00"),
+        ("at 5", "2026-11-29T17:00+01:00"),
+        ("tomorrow at 6 o'clock", "2026-11-30T18:00+01:00"),
+        ("on the 10th", "2026-12-10"),
+        ("the 30th at 8", "2026-11-30T08:00+01:00"),
+        ("on the 31st", "2026-12-31"),
+        ("in 30 seconds", "2026-11-29T10:00+01:00"),
     ],
 )
 async def test_a_due_date_is_read_from_words_in_the_users_zone(store, words, due):

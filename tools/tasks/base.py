@@ -30,19 +30,28 @@ class StoreBase:
         clock: Clock = utcnow,
         tx: Session | None = None,
         zone: ZoneInfo | None = None,
+        conversation: str | None = None,
     ) -> None:
         """Work on the app tables of ``db`` (inside the transaction ``tx`` when given).
 
-        Rows are stamped with ``clock``; dates are read and given back in the time ``zone``.
+        Rows are stamped with ``clock``; dates are read and given back in the time ``zone``. A
+        time set from a ``conversation`` is reminded there (``keel.checkpoints.reminders``).
         """
         self.db = db
         self.clock = clock
         self.session: Session = tx or db
         self.zone = zone or ZoneInfo("UTC")
+        self.conversation = conversation
 
     def within(self, tx: Session) -> Self:
         """The same store, working inside the caller's transaction ``tx``."""
-        return type(self)(self.db, self.clock, tx, self.zone)
+        return type(self)(self.db, self.clock, tx, self.zone, self.conversation)
+
+    def about(self, conversation: str | None) -> Self:
+        """The same store, for a person speaking in ``conversation``: the times they set are
+        reminded there.
+        """  # noqa: D205
+        return type(self)(self.db, self.clock, self.session, self.zone, conversation)
 
     def in_zone(self, name: str | None) -> Self:
         """The same store, reading and giving back dates in the time zone ``name``."""
@@ -50,7 +59,9 @@ class StoreBase:
             zone = zone_named(name)
         except FieldError as exc:
             raise TaskError(exc.code, exc.message) from None
-        return self if zone == self.zone else type(self)(self.db, self.clock, self.session, zone)
+        if zone == self.zone:
+            return self
+        return type(self)(self.db, self.clock, self.session, zone, self.conversation)
 
     def when(self) -> When:
         """The user's time zone and the present moment, as dates are read."""
@@ -84,7 +95,19 @@ class StoreBase:
         if values.get("repeat_rule") and not given.get("due"):  # due at its first time
             day, moment = next_time(values["repeat_rule"], when.now, self.zone, inclusive=True)
             values.update(due_date=day.isoformat(), due_at=moment)
+        if every or "due" in given or "repeat" in given:
+            values.update(self.reminding(values["due_at"]))
+        return self._params(values)
+
+    def _params(self, values: dict[str, Any]) -> dict[str, Any]:
         return {name: self._param(value) for name, value in values.items()}
+
+    def reminding(self, due_at: datetime | None) -> dict[str, Any]:
+        """The reminder a task due at ``due_at`` gets: at that moment when it is still to come,
+        in the conversation this store speaks for (none without a time, or for a time past).
+        """  # noqa: D205
+        upcoming = due_at is not None and due_at > self.clock()
+        return {"remind_at": due_at if upcoming else None, "remind_in": self.conversation}
 
     def _param(self, value: Any) -> Any:
         return self.db.time(value) if isinstance(value, datetime) else value

@@ -81,8 +81,11 @@ def check_page(offset: Any, limit: Any) -> tuple[int, int | None]:
 
 
 KEPT_COLUMNS = frozenset(
-    {"id", "user_id", "number", "title", "completed", "created_at", "updated_at"}
-)
+    {
+        "id", "user_id", "number", "title", "completed", "created_at", "updated_at",
+        "remind_at", "remind_in",
+    }
+)  # fmt: skip
 """The columns every task has. Any other column of ``keel_tasks`` is an attribute that a tool
 stores on tasks (its migration adds the column): read as stored, and set with ``set_attributes``."""
 ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
@@ -124,7 +127,18 @@ NEXT_NUMBER = (
 )
 """The user's next task number; the counter row's lock makes concurrent creates take turns."""
 FIELD_COLUMNS = sorted(COLUMNS)
-_INTO = ", ".join(["user_id", "number", "title", "completed", "created_at", "updated_at"])
+_INTO = ", ".join(
+    [
+        "user_id",
+        "number",
+        "title",
+        "completed",
+        "created_at",
+        "updated_at",
+        "remind_at",
+        "remind_in",
+    ]
+)
 _FIELDS_INTO = "".join(f", {c}" for c in FIELD_COLUMNS)
 AT_BOTTOM = (
     "COALESCE(CAST(:position AS BIGINT), (SELECT COALESCE(MAX(position), 0) + 1 FROM keel_tasks "
@@ -134,12 +148,14 @@ AT_BOTTOM = (
 _FIELDS_VALUES = "".join(f", {AT_BOTTOM}" if c == "position" else f", :{c}" for c in FIELD_COLUMNS)
 CREATE = (
     f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
-    f"VALUES (:user, :number, :title, :false, :now, :now{_FIELDS_VALUES}) {RETURNING}"
+    f"VALUES (:user, :number, :title, :false, :now, :now, :remind_at, :remind_in"
+    f"{_FIELDS_VALUES}) {RETURNING}"
 )
 CREATE_NUMBERED = (
     f"WITH next AS ({NEXT_NUMBER}) "
     f"INSERT INTO keel_tasks ({_INTO}{_FIELDS_INTO}) "
-    f"SELECT :user, last_number, :title, :false, :now, :now{_FIELDS_VALUES} FROM next {RETURNING}"
+    f"SELECT :user, last_number, :title, :false, :now, :now, :remind_at, :remind_in"
+    f"{_FIELDS_VALUES} FROM next {RETURNING}"
 )
 """Both in one statement (PostgreSQL, whose CTEs may write)."""
 IN_LIST = "user_id = :user AND list_name = :list_name"

@@ -33,6 +33,9 @@ from keel.tools.tasks.rows import (
     due_moment,
 )
 
+REMIND = ", remind_at = :remind_at, remind_in = COALESCE(:remind_in, remind_in)"
+"""A new time's reminder, in the conversation that set it (else the one that set the last)."""
+
 
 class TaskStore(StoreBase):
     """CRUD on ``keel_tasks``, scoped to one user per call."""
@@ -245,7 +248,7 @@ class TaskStore(StoreBase):
         """Give a task a new due date (words read in the store's zone; empty: none); the task."""
         values = await self._fields({"due": due or ""})
         sql = "UPDATE keel_tasks SET due_date = :due_date, due_at = :due_at, updated_at = :now"
-        return await self._change(sql, user_id, task_id, **values, now=self._now())
+        return await self._change(sql + REMIND, user_id, task_id, **values, now=self._now())
 
     async def repeat(self, user_id: str, task_id: int, words: str | None) -> dict[str, Any]:
         """Make a task repeat as ``words`` say (none, or "never": it stops, its date kept); the
@@ -262,7 +265,8 @@ class TaskStore(StoreBase):
             if due is not None and due > self.clock():  # "every monday" for one due friday: monday
                 day, moment = next_time(values["repeat_rule"], due, self.zone, inclusive=True)
                 values.update(due_date=day.isoformat(), due_at=self._param(moment))
-            sql += ", due_date = :due_date, due_at = :due_at, updated_at = :now"
+                values.update(self._params(self.reminding(moment)))
+            sql += f", due_date = :due_date, due_at = :due_at, updated_at = :now{REMIND}"
             return await self.within(tx)._change(sql, user_id, task_id, **values, now=self._now())
 
     async def complete(self, user_id: str, task_id: int) -> dict[str, Any]:
@@ -272,7 +276,8 @@ class TaskStore(StoreBase):
         task_id = check_id(task_id)
         params = {"id": task_id, "user": user_id, "true": True, "now": self._now()}
         done = await self.session.fetchone(  # one statement for a task that does not repeat
-            "UPDATE keel_tasks SET completed = :true, updated_at = :now WHERE number = :id "
+            "UPDATE keel_tasks SET completed = :true, updated_at = :now, remind_at = NULL "
+            "WHERE number = :id "
             f"AND user_id = :user AND (repeat_rule IS NULL OR completed = :true) {RETURNING}",
             params,
         )
@@ -286,10 +291,17 @@ class TaskStore(StoreBase):
         due = due_moment(self._row(row).get("due"), self.zone)
         after = max(due, self.clock()) if due else self.clock()
         day, moment = next_time(row["repeat_rule"], after, self.zone)
-        sql = "UPDATE keel_tasks SET due_date = :day, due_at = :at, updated_at = :now"
+        sql = "UPDATE keel_tasks SET due_date = :day, due_at = :at, updated_at = :now, "
+        sql += "remind_at = :remind_at"  # in the conversation that set it
         at = None if moment is None else self.db.time(moment)
         return await self._change(
-            sql, user_id, task_id, day=day.isoformat(), at=at, now=params["now"]
+            sql,
+            user_id,
+            task_id,
+            day=day.isoformat(),
+            at=at,
+            now=params["now"],
+            remind_at=self._params(self.reminding(moment))["remind_at"],
         )
 
     async def set_attributes(

@@ -1,0 +1,138 @@
+"""Reminders delivered: each one that fell due said once, in the conversation it was set from.
+
+``delivering(turns, reminders)`` runs beside a keel process that serves people (``keel serve``
+and each of its workers, ``keel chat``, ``keel telegram``): every ``poll_seconds`` it asks the
+database what fell due (``ReminderStore.take_due``), leases what waits for delivery
+(``ReminderStore.lease``) and delivers it. Any number of processes may run it on one database:
+the database decides which takes and which delivers each reminder.
+
+A delivery is a turn: the ``remind`` command (``keel.nodes.remind``) run through ``Turns`` in the
+reminder's conversation, under an idempotency key made from the reminder's id. So it waits its
+turn behind a person's, goes through the graph every client's turns go through, and a delivery
+run again (its process died before it was marked delivered; the lease ran out) is answered from
+the recorded outcome, never said twice. A busy conversation is tried again in a moment, a failure
+after a backoff. A task done or deleted meanwhile is dropped, unsaid; a reminder whose
+conversation is gone is kept for the API to read (``GET /v1/reminders``) and said nowhere.
+Listeners (``on_delivered``) hear every outcome: the API counts them and tells the open pages,
+Telegram sends its message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import structlog
+
+from keel.checkpoints.conversation_store import ConversationNotFound
+from keel.checkpoints.locks import ConversationLocked
+from keel.checkpoints.reminders import Reminder, ReminderStore
+from keel.graphs.turns import Turns
+from keel.nodes.remind import message_key
+from keel.tools.tasks.rows import TaskError
+
+log = structlog.get_logger(__name__)
+
+BUSY_RETRY_SECONDS = 2.0
+"""A conversation busy with a person's turn is tried again after this."""
+
+Listener = Callable[[Reminder, str], Awaitable[None] | None]
+"""Told of each reminder's outcome: delivered, late, dropped or failed."""
+
+
+@dataclass
+class Delivery:
+    """One process's share of delivering reminders."""
+
+    turns: Turns
+    reminders: ReminderStore
+    poll_seconds: float = 1.0
+    listeners: list[Listener] = field(default_factory=list)
+
+    async def once(self) -> int:
+        """Take what fell due and deliver what this process leased; how many were delivered."""
+        await self.reminders.take_due()
+        done = 0
+        for reminder in await self.reminders.lease():
+            done += await self.deliver(reminder)
+        return done
+
+    async def deliver(self, reminder: Reminder) -> int:
+        """Say ``reminder`` in its conversation (1), or drop it or try it later (0)."""
+        resources = self.turns.resources
+        try:
+            task = await resources.store.get(reminder.user_id, reminder.task_id)
+        except TaskError:
+            task = None
+        if task is None or task["completed"]:
+            await self.reminders.delivered(reminder, "dropped")
+            return await self._told(reminder, "dropped", 0)
+        late = reminder.late(resources.clock())
+        cid = reminder.conversation_id
+        try:
+            if cid is not None:
+                await self.turns.take(
+                    cid,
+                    reminder.user_id,
+                    "",
+                    key=message_key(reminder.id),
+                    command={"command": "remind", "reminder_id": reminder.id},
+                )
+        except ConversationNotFound:
+            log.info("reminder_conversation_gone", reminder_id=reminder.id)
+        except ConversationLocked:
+            await self.reminders.failed(reminder, "conversation busy", BUSY_RETRY_SECONDS)
+            return 0
+        except Exception as exc:  # the database or the graph failed: tried again later
+            wait = await self.reminders.failed(reminder, type(exc).__name__)
+            log.warning(
+                "reminder_failed", reminder_id=reminder.id, error=type(exc).__name__, retry_in=wait
+            )
+            return await self._told(reminder, "failed", 0)
+        await self.reminders.delivered(reminder)
+        log.info("reminder_delivered", reminder_id=reminder.id, task_id=reminder.task_id, late=late)
+        return await self._told(reminder, "late" if late else "delivered", 1)
+
+    async def _told(self, reminder: Reminder, outcome: str, result: int) -> int:
+        for listener in self.listeners:
+            try:
+                told = listener(reminder, outcome)
+                if inspect.isawaitable(told):
+                    await told
+            except Exception:
+                log.exception("reminder_listener_failed", reminder_id=reminder.id)
+        return result
+
+    async def run(self) -> None:
+        """Deliver until cancelled, asking the database every ``poll_seconds``."""
+        while True:
+            try:
+                await self.once()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the database is away: asked again at the next poll
+                log.warning("reminders_unreachable", error=type(exc).__name__)
+            await asyncio.sleep(self.poll_seconds)
+
+
+@contextlib.asynccontextmanager
+async def delivering(
+    turns: Turns, poll_seconds: float = 1.0, listeners: list[Listener] | None = None
+) -> AsyncIterator[Delivery]:
+    """Deliver reminders while the block runs (``poll_seconds`` 0: never, for a process that
+    only reads).
+    """  # noqa: D205
+    delivery = Delivery(turns, turns.resources.reminders, poll_seconds, listeners or [])
+    if poll_seconds <= 0:
+        yield delivery
+        return
+    task = asyncio.create_task(delivery.run(), name="keel-reminders")
+    try:
+        yield delivery
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
