@@ -3,19 +3,21 @@ open, told with a way to it when another is open, and told when the page opens a
 fell due while it was closed.
 """
 
+from collections.abc import Iterator
+
+import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.test_web_page import (  # noqa: F401 (server: the fixture)
-    DESKTOP,
-    blank,
-    conversation_id,
-    record_errors,
-    say,
-    server,
-)
-from tests.integration.server import Server
+from tests.e2e.test_web_page import DESKTOP, blank, conversation_id, record_errors, say
+from tests.integration.server import Server, keel_server
 
 SECONDS = 30_000  # ms: a reminder is said within about a second of its time, the page polls
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[Server]:
+    with keel_server(f"sqlite:///{tmp_path / 'keel.db'}") as server:
+        yield server
 
 
 def test_a_reminder_is_shown_where_it_was_set_and_told_everywhere_else(
