@@ -73,6 +73,9 @@ def create_app(
         ):
             app.state.service = service
             app.state.telegram = telegram
+            if telegram is not None and service.delivery is not None:  # its chats told too
+                service.delivery.channels.append(telegram.remind)
+                service.delivery.telegram = True
             yield
 
     app = FastAPIOffline(

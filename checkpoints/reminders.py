@@ -85,6 +85,10 @@ def reminder_id(user_id: str, task_id: int, at: datetime) -> str:
     )
 
 
+NOT_IN_TELEGRAM = (
+    "(conversation_id IS NULL OR conversation_id NOT IN "
+    "(SELECT conversation_id FROM keel_telegram_chats))"
+)
 _DUE = "FROM keel_tasks WHERE remind_at IS NOT NULL AND remind_at <= :now AND completed = :false"
 
 
@@ -137,9 +141,14 @@ class ReminderStore:
             )
         return len(rows)
 
-    async def lease(self, limit: int = 50, lease_seconds: float = 60.0) -> list[Reminder]:
+    async def lease(
+        self, limit: int = 50, lease_seconds: float = 60.0, telegram: bool = True
+    ) -> list[Reminder]:
         """Up to ``limit`` reminders waiting for delivery, leased to the caller for
         ``lease_seconds`` (no other process leases them meanwhile); their tries counted.
+
+        ``telegram`` False: none said in a conversation a Telegram chat talks in, which only a
+        process with the bot can tell there.
         """  # noqa: D205
         now = self.clock()
         skip = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgresql" else ""
@@ -149,9 +158,10 @@ class ReminderStore:
             "limit": limit,
         }
         async with self.db.transaction() as tx:
+            chats = "" if telegram else f" AND {NOT_IN_TELEGRAM}"
             rows = await tx.fetch(
-                "SELECT id FROM keel_reminders WHERE delivered_at IS NULL AND next_try_at <= :now "
-                f"ORDER BY next_try_at LIMIT :limit{skip}",
+                "SELECT id FROM keel_reminders WHERE delivered_at IS NULL AND next_try_at <= :now"
+                f"{chats} ORDER BY next_try_at LIMIT :limit{skip}",
                 params,
             )
             leased = []
@@ -190,6 +200,15 @@ class ReminderStore:
             },
         )
         return wait
+
+    async def snooze(self, user_id: str, task_id: int, at: datetime) -> bool:
+        """Remind the user of their open task ``task_id`` again at ``at``; False: no such task."""
+        done = await self.db.execute(
+            "UPDATE keel_tasks SET remind_at = :at WHERE user_id = :user AND number = :n "
+            "AND completed = :false",
+            {"at": self.db.time(at), "user": user_id, "n": task_id, "false": False},
+        )
+        return done > 0
 
     async def next_due(self) -> datetime | None:
         """When the next reminder falls due or waits for a try (None: nothing is waiting)."""

@@ -52,6 +52,14 @@ class TelegramChats:
             return None
         return ChatMember(str(row["conversation_id"]), row["question_message_id"])
 
+    async def talking_in(self, conversation_id: str) -> list[tuple[int, int]]:
+        """The chats and members whose active conversation is ``conversation_id``."""
+        rows = await self.db.fetch(
+            "SELECT chat_id, telegram_user_id FROM keel_telegram_chats WHERE conversation_id = :c",
+            {"c": conversation_id},
+        )
+        return [(int(r["chat_id"]), int(r["telegram_user_id"])) for r in rows]
+
     async def activate(self, chat_id: int, user_id: int, conversation_id: str) -> None:
         """Make ``conversation_id`` the member's active conversation in the chat."""
         await self.db.execute(

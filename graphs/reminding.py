@@ -13,8 +13,9 @@ run again (its process died before it was marked delivered; the lease ran out) i
 the recorded outcome, never said twice. A busy conversation is tried again in a moment, a failure
 after a backoff. A task done or deleted meanwhile is dropped, unsaid; a reminder whose
 conversation is gone is kept for the API to read (``GET /v1/reminders``) and said nowhere.
-Listeners (``on_delivered``) hear every outcome: the API counts them and tells the open pages,
-Telegram sends its message.
+Channels say it elsewhere too before it counts as delivered (Telegram's chat that talks in the
+conversation, with Done / Snooze buttons); a process without a Telegram bot leaves the reminders
+of Telegram's conversations to one with it. Listeners hear every outcome (the API counts them).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ BUSY_RETRY_SECONDS = 2.0
 
 Listener = Callable[[Reminder, str], Awaitable[None] | None]
 """Told of each reminder's outcome: delivered, late, dropped or failed."""
+Channel = Callable[[Reminder], Awaitable[None]]
+"""Says a reminder somewhere beside its conversation (Telegram); raises when it could not."""
 
 
 @dataclass
@@ -51,12 +54,17 @@ class Delivery:
     reminders: ReminderStore
     poll_seconds: float = 1.0
     listeners: list[Listener] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+    """Where else reminders are said, before they count as delivered: one that fails is tried
+    again (its conversation's turn is answered from its record, not said twice)."""
+    telegram: bool = False
+    """This process tells Telegram's chats (a channel does): it also takes their reminders."""
 
     async def once(self) -> int:
         """Take what fell due and deliver what this process leased; how many were delivered."""
         await self.reminders.take_due()
         done = 0
-        for reminder in await self.reminders.lease():
+        for reminder in await self.reminders.lease(telegram=self.telegram):
             done += await self.deliver(reminder)
         return done
 
@@ -81,6 +89,8 @@ class Delivery:
                     key=message_key(reminder.id),
                     command={"command": "remind", "reminder_id": reminder.id},
                 )
+            for channel in self.channels:
+                await channel(reminder)
         except ConversationNotFound:
             log.info("reminder_conversation_gone", reminder_id=reminder.id)
         except ConversationLocked:
@@ -120,12 +130,22 @@ class Delivery:
 
 @contextlib.asynccontextmanager
 async def delivering(
-    turns: Turns, poll_seconds: float = 1.0, listeners: list[Listener] | None = None
+    turns: Turns,
+    poll_seconds: float = 1.0,
+    listeners: list[Listener] | None = None,
+    channels: list[Channel] | None = None,
 ) -> AsyncIterator[Delivery]:
     """Deliver reminders while the block runs (``poll_seconds`` 0: never, for a process that
-    only reads).
+    only reads); ``channels``: Telegram's, in a process with the bot.
     """  # noqa: D205
-    delivery = Delivery(turns, turns.resources.reminders, poll_seconds, listeners or [])
+    delivery = Delivery(
+        turns,
+        turns.resources.reminders,
+        poll_seconds,
+        listeners or [],
+        channels or [],
+        telegram=bool(channels),
+    )
     if poll_seconds <= 0:
         yield delivery
         return

@@ -18,6 +18,7 @@ question has expired. Behaviour stays in the graph; this module only translates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 
 import structlog
 from telegram import CallbackQuery, Message, Update
@@ -25,13 +26,17 @@ from telegram import CallbackQuery, Message, Update
 from keel.api.telegram import texts
 from keel.api.telegram.inbound import UpdateUnderWay, forged, loggable, refusal, said_of
 from keel.api.telegram.wire import Buttons, Wire
+from keel.checkpoints.clock import utcnow
 from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
+from keel.checkpoints.reminders import Reminder
 from keel.checkpoints.telegram_chats import ChatMember, TelegramChats
+from keel.checkpoints.times import zone_named
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import TurnResult, snapshot_of
 from keel.graphs.runner import thread_config
 from keel.graphs.turns import Turns
+from keel.nodes.remind import reminder_text
 from keel.nodes.state.confirmation import is_approval_request
 from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
@@ -44,6 +49,11 @@ ANSWERS = {"y": "yes", "n": "no"}
 """A confirmation button's verb, and the answer it gives (as if typed)."""
 CHOICES = (("y", "Yes"), ("n", "No"))
 """The confirmation's buttons: verb and label."""
+REMINDER_VERBS = frozenset(verb for verb, _ in texts.REMINDER_BUTTONS)
+SNOOZE = timedelta(minutes=10)
+ONE_DAY = timedelta(days=1)
+MORNING = time(9, 0)
+"""When "Tomorrow" reminds again."""
 
 
 def keel_user(telegram_user_id: int) -> str:
@@ -99,6 +109,8 @@ class TelegramFront:
     """Telegram user ids answered; None: everyone."""
     username: str | None = None
     """The bot's username (to tell its commands in groups)."""
+    timezone: str | None = None
+    """The zone reminders' times are said in (``KEEL_TIMEZONE``)."""
 
     def __post_init__(self) -> None:
         """Keep the chats beside the rest of keel's tables."""
@@ -202,6 +214,38 @@ class TelegramFront:
         ]
         await self._say(said, member, texts.topics_text(topics), buttons or None)
 
+    # --- reminders ----------------------------------------------------------------------------
+
+    async def remind(self, reminder: Reminder) -> None:
+        """Say ``reminder`` in each chat whose member talks in its conversation, with Done,
+        Snooze and Tomorrow buttons (a channel of ``keel.graphs.reminding``).
+        """  # noqa: D205
+        if reminder.conversation_id is None:
+            return
+        zone = zone_named(self.timezone)
+        text = reminder_text(reminder, utcnow(), reminder.remind_at.astimezone(zone))
+        for chat_id, user_id in await self.chats.talking_in(reminder.conversation_id):
+            if keel_user(user_id) != reminder.user_id:
+                continue
+            owner = f"{reminder.task_id}:{user_id}"
+            buttons = [[(label, f"{verb}:{owner}") for verb, label in texts.REMINDER_BUTTONS]]
+            await self.wire.send(chat_id, text, buttons=buttons)
+            log.info("telegram_reminder_sent", chat_id=chat_id, reminder_id=reminder.id)
+
+    async def _reminder_pressed(self, said: Said, member: ChatMember, verb: str, ref: str) -> None:
+        """Done completes the task (a turn, as if "complete task N" were typed); Snooze and
+        Tomorrow remind of it again in 10 minutes, or tomorrow at 9 in keel's time zone.
+        """  # noqa: D205
+        if verb == "rd":
+            await self._turn(said, member, f"complete task {ref}")
+            return
+        zone = zone_named(self.timezone)
+        now = utcnow().astimezone(zone)
+        at = now + SNOOZE if verb == "rs" else datetime.combine(now.date() + ONE_DAY, MORNING, zone)
+        snoozed = await self.turns.resources.reminders.snooze(said.user, int(ref), at)
+        text = texts.SNOOZED.format(at=f"{at:%H:%M}" if verb == "rs" else f"{at:%a %H:%M}")
+        await self._say(said, member, text if snoozed else texts.REMINDER_GONE)
+
     # --- button presses ---------------------------------------------------------------------
 
     async def _pressed(self, name: str, query: CallbackQuery) -> None:
@@ -231,6 +275,11 @@ class TelegramFront:
             await self.wire.answer_button(query.id)
             await self.wire.drop_buttons(said.chat_id, message.message_id)
             await self._turn(said, member, ANSWERS[verb])
+            return
+        if verb in REMINDER_VERBS and ref.isdigit():
+            await self.wire.answer_button(query.id)
+            await self.wire.drop_buttons(said.chat_id, message.message_id)
+            await self._reminder_pressed(said, member, verb, ref)
             return
         if verb == "t" and await self.turns.resources.topics.get(member.conversation_id, ref):
             await self.wire.answer_button(query.id)

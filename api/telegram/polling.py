@@ -22,12 +22,14 @@ import structlog
 from telegram import BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, RetryAfter, TelegramError
 
+from keel.api.service import count_reminder
 from keel.api.telegram.front import TelegramFront
 from keel.api.telegram.inbound import UpdateUnderWay
 from keel.api.telegram.texts import COMMANDS
 from keel.api.telegram.wire import Wire, new_bot, pause, retry_after
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.assembly import open_keel
+from keel.graphs.reminding import delivering
 from keel.graphs.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -62,9 +64,21 @@ async def introduce(wire: Wire) -> str:
 
 @asynccontextmanager
 async def opened_front(settings: Settings, wire: Wire) -> AsyncIterator[TelegramFront]:
-    """Keel's database and graph, with the bot in front of them."""
+    """Keel's database and graph, with the bot in front of them; it tells the reminders of its
+    chats' conversations (and any other's: it delivers them, as ``keel serve`` does).
+    """  # noqa: D205
     async with open_keel(settings, wait_seconds=TURN_WAIT_SECONDS) as keel:
-        yield TelegramFront(keel.turns, wire, settings.max_message_chars, settings.telegram_users)
+        front = TelegramFront(
+            keel.turns,
+            wire,
+            settings.max_message_chars,
+            settings.telegram_users,
+            timezone=settings.timezone,
+        )
+        async with delivering(
+            keel.turns, settings.reminder_poll_seconds, [count_reminder], [front.remind]
+        ):
+            yield front
 
 
 async def _chat_in_order(front: TelegramFront, updates: Sequence[Update]) -> int | None:

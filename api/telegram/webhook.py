@@ -52,7 +52,13 @@ async def opened_webhook(settings: Settings, turns: Turns) -> AsyncIterator[Tele
 
     wire = wire_of(settings, PATIENCE_SECONDS)
     try:
-        yield TelegramFront(turns, wire, settings.max_message_chars, settings.telegram_users)
+        yield TelegramFront(
+            turns,
+            wire,
+            settings.max_message_chars,
+            settings.telegram_users,
+            timezone=settings.timezone,
+        )
     finally:
         wire.close()
         await wire.bot.shutdown()
