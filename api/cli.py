@@ -9,7 +9,6 @@ import asyncio
 import os
 import signal
 import sys
-import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -20,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from keel.api.db_command import db_app
+from keel.api.lines import line_in_thread
 from keel.api.logs import configure_logging
 from keel.api.nlu_command import nlu_app
 from keel.api.topics_command import topics_app
@@ -196,16 +196,7 @@ def read_ahead(console: Console, user: str) -> Future[str]:
     refuse them before a prompt).
     """  # noqa: D205
     console.print(f"New conversation  (user {escape(user)}; /state, /reset, /quit)")
-    line: Future[str] = Future()
-
-    def read() -> None:
-        try:
-            line.set_result(console.input("[bold]you>[/bold] "))
-        except (EOFError, OSError, ValueError) as exc:
-            line.set_exception(exc if isinstance(exc, EOFError) else EOFError(str(exc)))
-
-    threading.Thread(target=read, name="keel-chat-first-line", daemon=True).start()
-    return line
+    return line_in_thread(console)
 
 
 @app.command("telegram")

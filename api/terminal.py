@@ -9,7 +9,10 @@ graph takes the line as its reset command, as from any client), ``/quit`` (or "q
 the page's Stop does) and a second one ends the session. A pending confirmation survives the end
 of the process and is asked again on the next start. A new conversation is made at its first
 message. Replies wrap at word boundaries in a terminal; what tools did is told in their
-sentences.
+sentences. The chat delivers reminders as ``keel serve`` does (``keel.graphs.reminding``), and
+tells those said in any of the user's conversations after each line, and as it starts, those of
+the last day whose task is still open; one that falls due while the prompt waits is told after
+the next line.
 """
 
 from __future__ import annotations
@@ -20,21 +23,26 @@ import signal
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from rich.console import Console
 from rich.markup import escape
 
 from keel.api.command_name import invoked_as
+from keel.api.lines import line_in_thread
+from keel.checkpoints.clock import utcnow
 from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.assembly import open_keel
+from keel.graphs.reminding import delivering
 from keel.graphs.result import Snapshot, TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
 from keel.nodes.event_types import Event
+from keel.tools.tasks.store import TaskError, TaskStore
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit", "bye", "goodbye"})
 """What ends the chat when it is the whole line ("quit", "exit", "bye!"), however written."""
@@ -42,6 +50,10 @@ CHAT_WAIT_SECONDS = 30
 ATTEMPTS = 3
 """Tries of one message while the database is away, with the same idempotency key."""
 BUSY = "[red]error:[/red] a turn is running on this conversation elsewhere; try again"
+REMINDERS_EVERY_SECONDS = 1.0
+"""How often the chat looks for reminders said while its prompt waits."""
+REMINDED_LATELY = timedelta(days=1)
+"""How far back the reminders told as a chat starts go (those whose task is still open)."""
 
 
 def describe_event(event: Event) -> str:
@@ -128,28 +140,38 @@ async def chat(
     none behind. ``first``: the first line, read already while keel's parts loaded (its banner and
     prompt shown); else a new conversation's banner is shown here.
     """
-    async with open_keel(Settings(), wait_seconds=CHAT_WAIT_SECONDS) as keel:
+    settings = Settings()
+    async with (
+        open_keel(settings, wait_seconds=CHAT_WAIT_SECONDS) as keel,
+        delivering(keel.turns, settings.reminder_poll_seconds),
+    ):
         session = _Session(keel.conversations, keel.turns, user_id, verbose, console)
         if conversation_id is not None and not await session.continue_with(conversation_id):
             return 1
         if conversation_id is None and first is None:
             console.print(f"New conversation  (user {escape(user_id)}; /state, /reset, /quit)")
+        await session.tell_reminders(lately=True)
         # At the prompt Ctrl-C interrupts the read at once (not only once Enter is pressed).
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        while True:
-            try:
-                if first is not None:
-                    line, first = asyncio.wrap_future(first), None
-                    text = (await line).strip()
-                else:
-                    text = console.input("[bold]you>[/bold] ").strip()
-            except (EOFError, KeyboardInterrupt):
-                console.print()
-                break
-            if ends_chat(text):
-                break
-            if text and not await session.take(text):
-                return 1
+        telling = asyncio.create_task(session.keep_telling())
+        try:
+            while True:
+                try:
+                    session.at_prompt = True
+                    text = (await _read_line(first or line_in_thread(console))).strip()
+                    first = None
+                except (EOFError, KeyboardInterrupt):
+                    console.print()
+                    break
+                finally:
+                    session.at_prompt = False
+                if ends_chat(text):
+                    break
+                if text and not await session.take(text):
+                    return 1
+                await session.tell_reminders()
+        finally:
+            telling.cancel()
     if session.cid is None:
         console.print("Bye.")
     else:
@@ -168,6 +190,41 @@ class _Session:
     verbose: bool
     console: Console
     cid: str | None = None
+    seen: datetime = field(default_factory=utcnow)
+    """Reminders said after this are yet to be told here."""
+    at_prompt: bool = False
+    """The prompt waits for a line: a reminder said now is told at once, above a new prompt."""
+
+    async def keep_telling(self) -> None:
+        """Tell each reminder said while the prompt waits, as it is said."""
+        while True:
+            await asyncio.sleep(REMINDERS_EVERY_SECONDS)
+            if self.at_prompt:
+                with contextlib.suppress(Exception):  # the database away: told later
+                    if await self.tell_reminders(above_prompt=True):
+                        self.console.print("[bold]you>[/bold] ", end="")
+
+    async def tell_reminders(self, lately: bool = False, above_prompt: bool = False) -> bool:
+        """Tell the reminders said since the last were told (``lately``: those of the last day
+        whose task is still open, as the chat starts).
+        """  # noqa: D205
+        since = self.seen - REMINDED_LATELY if lately else self.seen
+        resources = self.turns.resources
+        said = [r for r in await resources.reminders.of_user(self.user_id, 50, since)]
+        said = [r for r in reversed(said) if r.delivered_at is not None]
+        if lately:
+            said = [r for r in said if not await _done(resources.store, self.user_id, r.task_id)]
+            if said:
+                self.console.print("[dim]· Reminders said while you were away:[/dim]")
+        if said and above_prompt:
+            self.console.print()
+        for reminder in said:
+            where = "" if reminder.conversation_id == self.cid else " (in another conversation)"
+            line = f"⏰ Reminder: {reminder.title} (task {reminder.task_id}).{where}"
+            self.console.print(f"[bold cyan]keel>[/bold cyan] {escape(line)}")
+        if said:
+            self.seen = max(r.delivered_at or self.seen for r in said)
+        return bool(said)
 
     async def continue_with(self, cid: str) -> bool:
         """Go on with conversation ``cid``: a turn cut off last time is finished, a question
@@ -218,6 +275,31 @@ class _Session:
             return False
         if result is not None:
             _print_result(console, result, self.verbose)
+        return True
+
+
+async def _read_line(line: Future[str]) -> str:
+    """Wait for ``line``; Ctrl-C ends the wait at once, as a ``KeyboardInterrupt``."""
+    loop = asyncio.get_running_loop()
+    waiting = asyncio.wrap_future(line)
+    loop.add_signal_handler(signal.SIGINT, waiting.cancel)
+    try:
+        return await waiting
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if waiting.cancelled() and task is not None and not task.cancelling():
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+async def _done(store: TaskStore, user_id: str, task_id: int) -> bool:
+    """The task is done or gone."""
+    try:
+        return bool((await store.get(user_id, task_id))["completed"])
+    except TaskError:
         return True
 
 

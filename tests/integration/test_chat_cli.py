@@ -3,8 +3,10 @@
 import json
 import os
 import re
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 KEEL = [sys.executable, "-c", "from keel.api.cli import app; app()"]
@@ -129,3 +131,38 @@ def test_a_chat_left_before_a_message_makes_no_conversation(tmp_path):
     said = chat(tmp_path, ["Add buy milk"])
     cid = conversation_id(said.stdout)
     assert f"--conversation {cid}" in said.stdout
+
+
+def test_a_reminder_is_told_while_the_prompt_waits_and_on_the_next_start(tmp_path):
+    env = {**os.environ, "KEEL_DATABASE_URL": f"sqlite:///{tmp_path / 'keel.db'}"}
+    env.pop("OPENAI_API_KEY", None)
+    process = subprocess.Popen(
+        [*KEEL, "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("remind me in 2 seconds to check the laundry\n")
+    process.stdin.flush()
+    seen: list[str] = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:  # the prompt waits; the reminder is told meanwhile
+        if not select.select([process.stdout], [], [], 1)[0]:
+            continue
+        seen.append(process.stdout.readline())
+        if "⏰ Reminder" in seen[-1]:
+            break
+    out, err = process.communicate("/quit\n", timeout=120)
+    out = "".join(seen) + out
+    assert process.returncode == 0, err
+    assert "Created task: check the laundry" in out
+    told = out.split("Created task: check the laundry", 1)[1]
+    assert told.count("⏰ Reminder: check the laundry (task 1).") == 1, out
+
+    again = chat(tmp_path, ["/quit"])
+    assert "Reminders said while you were away:" in again.stdout
+    assert "⏰ Reminder: check the laundry (task 1). (in another conversation)" in again.stdout
