@@ -27,6 +27,9 @@ from keel.checkpoints.database import Database, Row, read_time
 
 BACKOFF_SECONDS = (2.0, 5.0, 15.0, 60.0, 300.0)
 """How long a failed delivery waits before its next try (the last, for every try after)."""
+MOST_TRIES = 30
+"""Tries of one reminder before keel gives it up (about two hours of failures): outcome
+``given_up``, logged."""
 LATE_SECONDS = 60.0
 """A reminder delivered later than this after its time says it is late."""
 
@@ -107,6 +110,8 @@ class ReminderStore:
         now = self.clock()
         skip = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgresql" else ""
         params = {"now": self.db.time(now), "false": False, "limit": limit}
+        if await self.db.fetchone(f"SELECT 1 AS due {_DUE} LIMIT 1", params) is None:
+            return 0  # nothing due: no write lock taken (SQLite's is the database's)
         async with self.db.transaction() as tx:
             rows = await tx.fetch(
                 f"SELECT id, user_id, number, title, remind_at, remind_in {_DUE} "
@@ -157,8 +162,15 @@ class ReminderStore:
             "until": self.db.time(now + timedelta(seconds=lease_seconds)),
             "limit": limit,
         }
+        chats = "" if telegram else f" AND {NOT_IN_TELEGRAM}"
+        waiting = await self.db.fetchone(
+            "SELECT 1 AS waiting FROM keel_reminders WHERE delivered_at IS NULL "
+            f"AND next_try_at <= :now{chats} LIMIT 1",
+            params,
+        )
+        if waiting is None:
+            return []
         async with self.db.transaction() as tx:
-            chats = "" if telegram else f" AND {NOT_IN_TELEGRAM}"
             rows = await tx.fetch(
                 "SELECT id FROM keel_reminders WHERE delivered_at IS NULL AND next_try_at <= :now"
                 f"{chats} ORDER BY next_try_at LIMIT :limit{skip}",
@@ -175,16 +187,24 @@ class ReminderStore:
                     leased.append(_reminder(got))
         return leased
 
-    async def delivered(self, reminder: Reminder, outcome: str = "delivered") -> None:
-        """Mark ``reminder`` delivered (or ``dropped``: its task is done or gone)."""
-        await self.db.execute(
+    async def delivered(self, reminder: Reminder, outcome: str = "delivered") -> bool:
+        """Mark ``reminder`` delivered (or ``dropped``: its task is done or gone; ``given_up``);
+        False when another process marked it first.
+        """  # noqa: D205
+        marked = await self.db.execute(
             "UPDATE keel_reminders SET delivered_at = :now, outcome = :outcome, last_error = NULL "
-            "WHERE id = :id",
+            "WHERE id = :id AND delivered_at IS NULL",
             {"now": self.db.time(self.clock()), "outcome": outcome, "id": reminder.id},
         )
+        return marked > 0
 
     async def failed(self, reminder: Reminder, error: str, retry_in: float | None = None) -> float:
-        """Lease ``reminder`` again after its backoff (or ``retry_in`` seconds); the wait."""
+        """Lease ``reminder`` again after its backoff (or ``retry_in`` seconds); the wait. After
+        ``MOST_TRIES`` failures it is given up (the wait is then 0).
+        """  # noqa: D205
+        if retry_in is None and reminder.attempts >= MOST_TRIES:
+            await self.delivered(reminder, "given_up")
+            return 0.0
         wait = (
             retry_in
             if retry_in is not None
@@ -202,11 +222,19 @@ class ReminderStore:
         return wait
 
     async def snooze(self, user_id: str, task_id: int, at: datetime) -> bool:
-        """Remind the user of their open task ``task_id`` again at ``at``; False: no such task."""
+        """Remind the user of their open task ``task_id`` again at ``at``; False: no such open
+        task, or it has a time of its own to come already (it was moved, or snoozed).
+        """  # noqa: D205
         done = await self.db.execute(
             "UPDATE keel_tasks SET remind_at = :at WHERE user_id = :user AND number = :n "
-            "AND completed = :false",
-            {"at": self.db.time(at), "user": user_id, "n": task_id, "false": False},
+            "AND completed = :false AND (remind_at IS NULL OR remind_at <= :now)",
+            {
+                "at": self.db.time(at),
+                "user": user_id,
+                "n": task_id,
+                "false": False,
+                "now": self.db.time(self.clock()),
+            },
         )
         return done > 0
 

@@ -62,7 +62,12 @@ reminders = sa.Table(
     sa.Column("outcome", sa.String(16), nullable=True),
     sa.Column("last_error", sa.String(200), nullable=True),
     sa.Index("ix_keel_reminders_user", "user_id", "remind_at"),
-    sa.Index("ix_keel_reminders_next_try", "next_try_at"),
+    sa.Index(
+        "ix_keel_reminders_waiting",
+        "next_try_at",
+        sqlite_where=sa.text("delivered_at IS NULL"),
+        postgresql_where=sa.text("delivered_at IS NULL"),
+    ),
 )
 """Reminders that fell due: one row per task and time, made in the transaction that takes the
 time off its task, then delivered (``outcome`` delivered, or dropped: the task was done or

@@ -133,29 +133,42 @@ LEADING = re.compile(r"^(?:(?:it'?s |is )?due (?:on |by |at )?|before |until |ti
 
 
 _BARE_HOUR = re.compile(
-    r"\b(?:at|@|by|around)\s+(\d{1,2})(?:\s*o'?clock)?(?![\d:.]|\s*(?:am|pm|a\.m|p\.m|h\b|hrs?\b"
-    r"|hours?\b|min|minutes?\b|th\b|st\b|nd\b|rd\b|/|-))"
+    r"(?:\b(?:at|by|around)|@)\s*(\d{1,2})(?:\s*o'?clock)?(?![\d:.]|\s*(?:am|pm|a\.m|p\.m|h\b"
+    r"|hrs?\b|hours?\b|min|minutes?\b|th\b|st\b|nd\b|rd\b|/|-))"
     r"|\b(\d{1,2})\s*o'?clock",
     re.I,
 )
 """An hour said alone ("at 10", "at 5 o'clock"), which dateparser reads as a day or month."""
 AFTERNOON_HOURS = range(1, 8)
 """Hours said alone that people mean in the afternoon or evening ("at 5": 17:00)."""
+_MORNING = re.compile(r"\b(?:morning|a\.?m\.?|before noon)\b", re.I)
+_LATER_IN_THE_DAY = re.compile(r"\b(?:afternoon|evening|tonight|night|p\.?m\.?)\b", re.I)
+_PART_OF_DAY = re.compile(
+    r"\s*\b(?:in the (?:morning|afternoon|evening)|at night|this (?:morning|afternoon|evening))"
+    r"\b",
+    re.I,
+)
 
 
 def _hours(text: str) -> str:
     """``text`` with an hour said alone as a time of day: "friday at 10" is 10:00, "at 5" 17:00
-    (1 to 7 are in the afternoon, as people mean them), "at 12" noon.
+    (1 to 7 are in the afternoon, as people mean them), "at 12" noon; with a part of the day said
+    ("at 6 in the morning", "at 11 tonight", "tomorrow morning at 7"), in that part.
     """  # noqa: D205
+    morning, later = bool(_MORNING.search(text)), bool(_LATER_IN_THE_DAY.search(text))
 
     def timed(found: re.Match[str]) -> str:
         hour = int(found.group(1) or found.group(2))
         if hour > 23:
             return found.group(0)
-        hour = hour + 12 if hour in AFTERNOON_HOURS else hour
+        if later and not morning and hour < 12:
+            hour += 12
+        elif not morning and not later and hour in AFTERNOON_HOURS:
+            hour += 12
         return f"at {hour:02d}:00"
 
-    return _BARE_HOUR.sub(timed, text)
+    said = _BARE_HOUR.sub(timed, text)
+    return _PART_OF_DAY.sub("", said) if said != text else text
 
 
 _ORDINAL_DAY = re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b", re.I)
@@ -169,7 +182,8 @@ def _days(text: str, now: datetime) -> str:
     the day is still to come, else the next (dateparser reads "10th" as October).
     """  # noqa: D205
     found = _ORDINAL_DAY.search(text)
-    if found is None or _MONTH_NAMED.search(text) or not 1 <= int(found.group(1)) <= 31:
+    named = _MONTH_NAMED.search(text) or re.search(r"\bmonth\b", text, re.I)
+    if found is None or named or not 1 <= int(found.group(1)) <= 31:
         return text
     day, month = int(found.group(1)), now.date().replace(day=1)
     while day < now.day and month.month == now.month or not _has_day(month, day):
@@ -211,7 +225,7 @@ def _parsed(words: str, when: When, prefer: str = "future") -> tuple[str, dateti
         raise FieldError("unclear_date", "That is too long for a date: which day do you mean?")
     local_now = when.now.astimezone(when.zone)
     settings = {"PREFER_DATES_FROM": prefer, "RELATIVE_BASE": local_now.replace(tzinfo=None)}
-    said = _days(_hours(LEADING.sub("", text)), local_now)
+    said = _days(LEADING.sub("", _hours(text)), local_now)
     found = _parser(settings).get_date_data(said)
     moment = found.date_obj
     if moment is None:

@@ -25,20 +25,29 @@ import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import structlog
 
 from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.reminders import Reminder, ReminderStore
+from keel.graphs.runner import snapshot
 from keel.graphs.turns import Turns
-from keel.nodes.remind import message_key
+from keel.nodes.remind import message_key, still_due
 from keel.tools.tasks.rows import TaskError
 
 log = structlog.get_logger(__name__)
 
 BUSY_RETRY_SECONDS = 2.0
 """A conversation busy with a person's turn is tried again after this."""
+QUESTION_RETRY_SECONDS = 15.0
+QUESTION_PATIENCE = timedelta(minutes=10)
+"""A reminder waits this long at most for a question waiting for yes or no to be answered: said
+meanwhile, it would come between the question and its answer."""
+LEASE = 10
+LEASE_SECONDS = 120.0
+"""Reminders a process leases at a time, and for how long: time enough for each to be said."""
 
 Listener = Callable[[Reminder, str], Awaitable[None] | None]
 """Told of each reminder's outcome: delivered, late, dropped or failed."""
@@ -64,7 +73,8 @@ class Delivery:
         """Take what fell due and deliver what this process leased; how many were delivered."""
         await self.reminders.take_due()
         done = 0
-        for reminder in await self.reminders.lease(telegram=self.telegram):
+        leased = await self.reminders.lease(LEASE, LEASE_SECONDS, telegram=self.telegram)
+        for reminder in leased:
             done += await self.deliver(reminder)
         return done
 
@@ -75,19 +85,27 @@ class Delivery:
             task = await resources.store.get(reminder.user_id, reminder.task_id)
         except TaskError:
             task = None
-        if task is None or task["completed"]:
+        if not still_due(task, reminder):
             await self.reminders.delivered(reminder, "dropped")
             return await self._told(reminder, "dropped", 0)
-        late = reminder.late(resources.clock())
+        now = resources.clock()
+        late = reminder.late(now)
         cid = reminder.conversation_id
         try:
             if cid is not None:
+                waiting = (await snapshot(self.turns.graph, cid))["pending_confirmation"]
+                if waiting and now - reminder.remind_at < QUESTION_PATIENCE:
+                    await self.reminders.failed(
+                        reminder, "a question waits", QUESTION_RETRY_SECONDS
+                    )
+                    return 0
                 await self.turns.take(
                     cid,
                     reminder.user_id,
                     "",
                     key=message_key(reminder.id),
                     command={"command": "remind", "reminder_id": reminder.id},
+                    wait=0,
                 )
             for channel in self.channels:
                 await channel(reminder)
@@ -102,7 +120,8 @@ class Delivery:
                 "reminder_failed", reminder_id=reminder.id, error=type(exc).__name__, retry_in=wait
             )
             return await self._told(reminder, "failed", 0)
-        await self.reminders.delivered(reminder)
+        if not await self.reminders.delivered(reminder):  # its lease ran out: another said it too
+            log.warning("reminder_marked_elsewhere", reminder_id=reminder.id)
         log.info("reminder_delivered", reminder_id=reminder.id, task_id=reminder.task_id, late=late)
         return await self._told(reminder, "late" if late else "delivered", 1)
 

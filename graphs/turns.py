@@ -123,16 +123,18 @@ class Turns:
         command: TurnCommand | None = None,
         from_checkpoint: str | None = None,
         timezone: str | None = None,
+        wait: float | None = None,
     ) -> asyncio.Task[TurnResult]:
         """Take the conversation, then run the turn in a task of its own (outliving the caller).
 
         ``from_checkpoint``: run it from that checkpoint (``CheckpointNotKept`` when the
         conversation does not keep it), not the newest: see ``run_turn``. ``timezone``: the
-        user's, where the caller knows it (else the process's ``KEEL_TIMEZONE``).
+        user's, where the caller knows it (else the process's ``KEEL_TIMEZONE``). ``wait``: how
+        long to wait for a busy conversation (else ``wait_seconds``).
         """
         context = self.resources.context(user, **({"timezone": timezone} if timezone else {}))
         stack = AsyncExitStack()
-        newest = await stack.enter_async_context(self.holding(conversation_id, user))
+        newest = await stack.enter_async_context(self.holding(conversation_id, user, wait))
         if from_checkpoint is not None:
             try:
                 if not await self._answered(conversation_id, key):  # else its answer is given
@@ -177,6 +179,7 @@ class Turns:
         command: TurnCommand | None = None,
         from_checkpoint: str | None = None,
         timezone: str | None = None,
+        wait: float | None = None,
     ) -> TurnResult:
         """Run one turn to its end and return its result (it goes on if the caller leaves)."""
         task = await self.start(
@@ -187,6 +190,7 @@ class Turns:
             command=command,
             from_checkpoint=from_checkpoint,
             timezone=timezone,
+            wait=wait,
         )
         return await asyncio.shield(task)
 

@@ -12,8 +12,9 @@ waits, the mission and its plan stay, and no new turn is counted.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import structlog
 from langchain_core.messages import AIMessage
@@ -26,11 +27,13 @@ from keel.nodes.state.commands import BadCommand
 from keel.nodes.state.reducers import unstreamed
 from keel.nodes.state.schema import KeelState
 from keel.nodes.support.message_log import log_exchange
+from keel.tools.tasks.rows import due_moment
 from keel.tools.tasks.store import TaskError
 
 log = structlog.get_logger(__name__)
 
 ASSISTANT = "assistant"
+UTC_ZONE = ZoneInfo("UTC")
 
 
 def reminder_text(reminder: Reminder, now: datetime, shown_at: datetime) -> str:
@@ -41,6 +44,20 @@ def reminder_text(reminder: Reminder, now: datetime, shown_at: datetime) -> str:
     if not reminder.late(now):
         return f"{said}."
     return f"{said}, late: it was for {shown_at:%H:%M} on {day_words(shown_at.date())}."
+
+
+def still_due(task: dict[str, Any] | None, reminder: Reminder) -> bool:
+    """The task is there, open, and due no later than the reminder's time: one done, deleted, or
+    moved later (a repeating one done: to its next time) since the reminder was taken is not said.
+    """  # noqa: D205
+    if task is None or task["completed"]:
+        return False
+    due = task.get("due")
+    if not due:
+        return True  # its time taken away after it fell due: said, as it fell due
+    return (due_moment(due, UTC_ZONE) or reminder.remind_at) <= (
+        reminder.remind_at + timedelta(minutes=1)
+    )
 
 
 def message_key(reminder_id: str) -> str:
@@ -61,7 +78,7 @@ async def remind(state: KeelState, runtime: Runtime[KeelContext]) -> dict[str, A
         task = await ctx.store.get(ctx.user_id, reminder.task_id)
     except TaskError:
         task = None
-    if task is None or task["completed"]:
+    if not still_due(task, reminder):
         log.info("reminder_not_due", reminder_id=reminder.id, task_id=reminder.task_id)
         return {}
     now = ctx.resources.clock()

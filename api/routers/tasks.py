@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request, Response
@@ -169,6 +169,9 @@ REMINDER_FRAME = {
     "description": "`event: reminder`, `id: <when it was said>`, `data: <a reminder as JSON>`.",
     "examples": ['event: reminder\nid: 2026-11-29T17:00:01+00:00\ndata: {"task_id": 3, ...}\n\n'],
 }
+OUT_OF_ORDER = timedelta(minutes=1)
+"""How far behind the newest reminder said a stream still looks (one said a moment earlier may
+be committed a moment later)."""
 WATCH_SECONDS = 1.0
 """How often an open stream asks the database for reminders said since it last looked."""
 
@@ -179,16 +182,19 @@ async def said_since(
     """The user's reminders as they are said (in ``conversation`` only, when given), from
     ``since`` on, oldest first; forever. Any worker said them: the database is asked.
     """  # noqa: D205
-    seen: set[str] = set()
+    seen: dict[str, datetime] = {}
     while True:
         found = await service.resources.reminders.of_user(user, REMINDERS_MAX, since)
-        for reminder in reversed(found):
-            if reminder.delivered_at is None or reminder.id in seen:
+        said = sorted((r for r in found if r.delivered_at), key=lambda r: r.delivered_at or since)
+        for reminder in said:
+            if reminder.id in seen:
                 continue
-            if conversation is not None and reminder.conversation_id != conversation:
-                continue
-            seen.add(reminder.id)
-            yield reminder.as_dict()
+            seen[reminder.id] = reminder.delivered_at or since
+            if conversation is None or reminder.conversation_id == conversation:
+                yield reminder.as_dict()
+        if seen:  # asked from a little before the newest: one committed late is not missed
+            since = max(since, max(seen.values()) - OUT_OF_ORDER)
+            seen = {k: at for k, at in seen.items() if at >= since}
         await asyncio.sleep(WATCH_SECONDS)
 
 

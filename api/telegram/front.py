@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
 import structlog
+from langchain_core.messages import ToolCall
 from telegram import CallbackQuery, Message, Update
+from telegram.error import BadRequest, Forbidden
 
 from keel.api.telegram import texts
 from keel.api.telegram.inbound import UpdateUnderWay, forged, loggable, refusal, said_of
@@ -40,6 +42,8 @@ from keel.nodes.remind import reminder_text
 from keel.nodes.state.confirmation import is_approval_request
 from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
+from keel.tools.calls import payload, run_tool_call
+from keel.tools.spec import tool_sentence
 
 log = structlog.get_logger(__name__)
 
@@ -229,15 +233,34 @@ class TelegramFront:
                 continue
             owner = f"{reminder.task_id}:{user_id}"
             buttons = [[(label, f"{verb}:{owner}") for verb, label in texts.REMINDER_BUTTONS]]
-            await self.wire.send(chat_id, text, buttons=buttons)
+            try:
+                await self.wire.send(chat_id, text, buttons=buttons)
+            except (
+                BadRequest,
+                Forbidden,
+            ) as exc:  # this chat refuses (the bot left it): the others
+                log.warning("telegram_reminder_refused", chat_id=chat_id, error=type(exc).__name__)
+                continue
             log.info("telegram_reminder_sent", chat_id=chat_id, reminder_id=reminder.id)
 
     async def _reminder_pressed(self, said: Said, member: ChatMember, verb: str, ref: str) -> None:
-        """Done completes the task (a turn, as if "complete task N" were typed); Snooze and
-        Tomorrow remind of it again in 10 minutes, or tomorrow at 9 in keel's time zone.
+        """Done completes the task (its tool, as the model calls it: a question waiting in the
+        conversation stays unanswered); Snooze and Tomorrow remind of it again in 10 minutes, or
+        tomorrow at 9 in keel's time zone.
         """  # noqa: D205
         if verb == "rd":
-            await self._turn(said, member, f"complete task {ref}")
+            resources = self.turns.resources
+            call: ToolCall = {
+                "name": "complete_todo_task",
+                "args": {"task_id": int(ref)},
+                "id": f"telegram-done-{said.chat_id}-{said.name}",
+                "type": "tool_call",
+            }
+            store = resources.store.in_zone(self.timezone)
+            done = await run_tool_call(call, said.user, store, tools=resources.tools)
+            result = payload(done, text=True)
+            sentence = tool_sentence(resources.tools, call["name"], result)
+            await self._say(said, member, (sentence or str(result)).removeprefix("Error: "))
             return
         zone = zone_named(self.timezone)
         now = utcnow().astimezone(zone)

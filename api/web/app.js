@@ -612,14 +612,18 @@ const SEEN_KEY = "keel.reminders.seen";
  */
 async function watchReminders() {
   let seen = localStorage.getItem(SEEN_KEY) || new Date().toISOString();
+  const shown = new Set();
   for (;;) {
     try {
-      const said = (await api.reminders(seen)).filter((r) => r.delivered_at).reverse();
-      for (const reminder of said) await showReminder(reminder);
-      if (said.length) {
-        seen = said[said.length - 1].delivered_at;
-        localStorage.setItem(SEEN_KEY, seen);
+      const said = (await api.reminders(seen))
+        .filter((r) => r.delivered_at && !shown.has(r.id))
+        .sort((a, b) => Date.parse(a.delivered_at) - Date.parse(b.delivered_at));
+      for (const reminder of said) {
+        shown.add(reminder.id);
+        await showReminder(reminder);
+        if (Date.parse(reminder.delivered_at) > Date.parse(seen)) seen = reminder.delivered_at;
       }
+      localStorage.setItem(SEEN_KEY, seen);
     } catch {
       // keel is away or the key was refused: asked again at the next round
     }
@@ -630,7 +634,11 @@ async function watchReminders() {
 async function showReminder(reminder) {
   const text = `⏰ Reminder: ${reminder.title} (task ${reminder.task_id}).`;
   if ("Notification" in window && Notification.permission === "granted" && document.hidden) {
-    new Notification("keel", { body: text, tag: reminder.id });
+    try {
+      new Notification("keel", { body: text, tag: reminder.id });
+    } catch {
+      // a browser that shows notifications only from a service worker (Android's Chrome)
+    }
   }
   if (reminder.conversation_id && reminder.conversation_id === state.cid) {
     if (!isBusy() && !state.viewCheckpoint && !state.viewTopic) await openConversation(state.cid);

@@ -63,6 +63,13 @@ async def store(database_url, sunday):
         ("the 30th at 8", "2026-11-30T08:00+01:00"),
         ("on the 31st", "2026-12-31"),
         ("in 30 seconds", "2026-11-29T10:00+01:00"),
+        ("at 6 in the morning", "2026-11-30T06:00+01:00"),
+        ("at 3 in the afternoon", "2026-11-29T15:00+01:00"),
+        ("at 11 tonight", "2026-11-29T23:00+01:00"),
+        ("tomorrow morning at 7", "2026-11-30T07:00+01:00"),
+        ("due at 5", "2026-11-29T17:00+01:00"),
+        ("@ 6", "2026-11-29T18:00+01:00"),
+        ("on the 10th of next month", "2026-12-10"),
     ],
 )
 async def test_a_due_date_is_read_from_words_in_the_users_zone(store, words, due):

@@ -1,11 +1,13 @@
 """Reminders: a task's time of day taken once when it comes, and said once in its conversation."""
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from keel.checkpoints.reminders import ReminderStore
+from keel.checkpoints.reminders import MOST_TRIES, ReminderStore
+from keel.checkpoints.telegram_chats import TelegramChats
 from keel.graphs.assembly import open_keel
 from keel.graphs.reminding import Delivery
 from keel.graphs.settings import Settings
@@ -210,3 +212,84 @@ async def test_the_remind_command_names_a_reminder_of_the_user(keel_on, sunday):
     assert not any("laundry" in m for m in await said(keel, other))
     assert message_key(reminder.id) == f"reminder:{reminder.id}"
     assert reminder.remind_at == SUNDAY_10_BERLIN + timedelta(minutes=10)
+
+
+async def test_a_reminder_is_marked_once_and_given_up_after_its_tries(db, sunday):
+    tasks, reminders = stores(db, sunday)
+    for title in ("check the laundry", "call the bank"):
+        await invoke(tasks, "ann", "create_todo_task", title=title, due="in 1 minute")
+    sunday.advance(minutes=2)
+    await reminders.take_due()
+    first, second = await reminders.lease()
+    assert await reminders.delivered(first) is True
+    assert await reminders.delivered(first, "dropped") is False  # another process marked it first
+    assert [r.outcome for r in await reminders.of_user("ann") if r.id == first.id] == ["delivered"]
+    given_up = replace(second, attempts=MOST_TRIES)
+    assert await reminders.failed(given_up, "TelegramDown") == 0.0
+    assert [r.id for r in await reminders.of_user("ann")] == [first.id]  # not shown as said
+    sunday.advance(hours=1)
+    assert await reminders.lease() == []
+
+
+async def test_snooze_moves_only_a_reminder_already_said(db, sunday):
+    tasks, reminders = stores(db, sunday)
+    await invoke(tasks, "ann", "create_todo_task", title="check the laundry", due="in 1 minute")
+    later = sunday.now + timedelta(minutes=30)
+    assert await reminders.snooze("ann", 1, later) is False  # its own time is still to come
+    sunday.advance(minutes=2)
+    await reminders.take_due()
+    assert await reminders.snooze("bob", 1, later) is False  # not bob's
+    assert await reminders.snooze("ann", 1, later) is True
+    sunday.advance(minutes=31)
+    assert await reminders.take_due() == 1
+
+
+async def test_a_process_without_the_bot_leaves_telegrams_reminders(db, sunday):
+    tasks, reminders = stores(db, sunday)
+    await invoke(tasks, "ann", "create_todo_task", title="check the laundry", due="in 1 minute")
+    await TelegramChats(db).activate(42, 1001, "c-1")
+    sunday.advance(minutes=2)
+    await reminders.take_due()
+    assert await reminders.lease(telegram=False) == []
+    assert [r.title for r in await reminders.lease(telegram=True)] == ["check the laundry"]
+
+
+async def test_a_task_moved_later_after_its_time_was_taken_is_not_said_then(keel_on, sunday):
+    keel = keel_on
+    cid = (await keel.conversations.create("ann"))["conversation_id"]
+    await keel.turns.take(cid, "ann", "add check the laundry in 10 minutes")
+    sunday.advance(minutes=11)
+    await keel.resources.reminders.take_due()
+    await keel.resources.store.schedule("ann", 1, "tomorrow at 9am")  # moved, before it was said
+    outcomes: list[str] = []
+    delivery = Delivery(keel.turns, keel.resources.reminders, listeners=[])
+    delivery.listeners.append(lambda r, outcome: outcomes.append(outcome))
+    assert await delivery.once() == 0
+    assert outcomes == ["dropped"]
+    assert not any("Reminder" in m for m in await said(keel, cid))
+
+
+async def test_a_reminder_waits_for_a_question_to_be_answered(keel_on, sunday):
+    keel = keel_on
+    cid = (await keel.conversations.create("ann"))["conversation_id"]
+    await keel.turns.take(cid, "ann", "add check the laundry in 10 minutes")
+    await keel.turns.take(cid, "ann", "add old shoes")
+    asked = await keel.turns.take(cid, "ann", "delete task 2")
+    assert asked.awaiting_confirmation is not None
+    sunday.advance(minutes=11)
+    delivery = Delivery(keel.turns, keel.resources.reminders)
+    assert await delivery.once() == 0  # said now, it would come between question and answer
+    answered = await keel.turns.take(cid, "ann", "yes")
+    assert "Deleted task 2" in answered.reply
+    sunday.advance(seconds=16)
+    assert await delivery.once() == 1
+    assert (await said(keel, cid))[-1].startswith("⏰ Reminder: check the laundry (task 1), late")
+    # A question left unanswered holds a reminder back ten minutes at most.
+    porch = keel.resources.store.in_zone("Europe/Berlin").about(cid)
+    await porch.create("ann", "switch off the porch light", due="at 11pm")
+    await keel.turns.take(cid, "ann", "add new shoes")
+    await keel.turns.take(cid, "ann", "delete task 4")
+    sunday.set(datetime(2026, 11, 29, 22, 0, 30, tzinfo=UTC))  # 23:00:30 in Berlin
+    assert await delivery.once() == 0
+    sunday.advance(minutes=10)
+    assert await delivery.once() == 1

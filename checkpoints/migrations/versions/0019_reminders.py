@@ -36,7 +36,13 @@ def upgrade() -> None:
         sa.Column("last_error", sa.String(200), nullable=True),
     )
     op.create_index("ix_keel_reminders_user", "keel_reminders", ["user_id", "remind_at"])
-    op.create_index("ix_keel_reminders_next_try", "keel_reminders", ["next_try_at"])
+    op.create_index(
+        "ix_keel_reminders_waiting",
+        "keel_reminders",
+        ["next_try_at"],
+        sqlite_where=sa.text("delivered_at IS NULL"),
+        postgresql_where=sa.text("delivered_at IS NULL"),
+    )
 
 
 def downgrade() -> None:
