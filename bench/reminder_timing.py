@@ -4,11 +4,11 @@ Sets ``--count`` reminders in words over HTTP ("remind me in 47 seconds to feed 
 over ``--conversations`` conversations, all falling due within the same minute; waits until keel
 has said them; prints the delay from each one's time to when it was said (median, 95th percentile,
 max), and, from every conversation's message log, how many were said twice or never. With
-``--kill``, one of the ``--workers`` is killed (SIGKILL) after the reminders are set and before
-they fall due.
+``--kill before`` one of the ``--workers`` is killed (SIGKILL) after the reminders are set and
+before they fall due; with ``--kill during``, a third of a second after, while they are said.
 
     python bench/reminder_timing.py --backend sqlite
-    python bench/reminder_timing.py --backend postgres --postgres-url URL --workers 2 --kill
+    python bench/reminder_timing.py --backend postgres --postgres-url URL --workers 2 --kill during
 
 A reminder the offline understanding did not read as one (it asks instead) is left out and
 counted. There is no plain LangGraph side: a plain graph has no reminders to compare with.
@@ -104,9 +104,11 @@ async def run(args: argparse.Namespace) -> None:
             made = await set_all(client, cids, wanted, minute + 20)
             print(f"set {made} of {len(wanted)} reminders in {time.perf_counter() - began:.1f} s")
             if args.kill:
+                if args.kill == "during":  # mid-delivery: its leases must run out first
+                    await asyncio.sleep(max(0.0, minute + 20.3 - time.time()))
                 victim = workers_of(server)[0]
                 os.kill(victim, signal.SIGKILL)
-                print(f"killed worker {victim} (SIGKILL) before they fell due")
+                print(f"killed worker {victim} (SIGKILL) {args.kill} their time")
             deadline = minute + 20 + args.wait
             found: list[dict] = []
             while time.time() < deadline:
@@ -128,7 +130,8 @@ async def run(args: argparse.Namespace) -> None:
     said_titles = [line.removeprefix(SAID).split(" (task")[0] for line in logged]
     doubled = sum(1 for t in set(said_titles) if said_titles.count(t) > 1)
     print(
-        f"backend {args.backend}, {args.workers} worker(s){', one killed' if args.kill else ''}: "
+        f"backend {args.backend}, {args.workers} worker(s)"
+        f"{f', one killed {args.kill} their time' if args.kill else ''}: "
         f"{len(found)} said of {made} set"
     )
     if delays:
@@ -151,7 +154,11 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--conversations", type=int, default=20)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--kill", action="store_true", help="SIGKILL one worker before the time")
+    parser.add_argument(
+        "--kill",
+        choices=["before", "during"],
+        help="SIGKILL one worker before the reminders fall due, or while they are being said",
+    )
     parser.add_argument("--wait", type=float, default=180, help="seconds to wait for them all")
     args = parser.parse_args()
     if args.backend == "postgres" and not args.postgres_url:

@@ -71,12 +71,16 @@ class Delivery:
 
     async def once(self) -> int:
         """Take what fell due and deliver what this process leased; how many were delivered."""
+        return (await self._round())[0]
+
+    async def _round(self) -> tuple[int, bool]:
+        """One round: how many were delivered, and whether more may wait (a full lease)."""
         await self.reminders.take_due()
         done = 0
         leased = await self.reminders.lease(LEASE, LEASE_SECONDS, telegram=self.telegram)
         for reminder in leased:
             done += await self.deliver(reminder)
-        return done
+        return done, len(leased) == LEASE
 
     async def deliver(self, reminder: Reminder) -> int:
         """Say ``reminder`` in its conversation (1), or drop it or try it later (0)."""
@@ -138,13 +142,14 @@ class Delivery:
     async def run(self) -> None:
         """Deliver until cancelled, asking the database every ``poll_seconds``."""
         while True:
+            more = False
             try:
-                await self.once()
+                _, more = await self._round()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database is away: asked again at the next poll
                 log.warning("reminders_unreachable", error=type(exc).__name__)
-            await asyncio.sleep(self.poll_seconds)
+            await asyncio.sleep(0 if more else self.poll_seconds)  # a full lease: the next at once
 
 
 @contextlib.asynccontextmanager
