@@ -2,9 +2,10 @@
 
 Starts the local Bot API server the tests use (``tests/stub_telegram.py``) and ``keel telegram``
 pointed at it; then you write as a Telegram user would. Each line typed is a message to the bot,
-and what the bot sends back is printed with its buttons; ``[Yes]`` presses the button labelled
-"Yes" under the bot's newest message that has buttons. ``/quit`` or Ctrl-D ends it. Nothing of the
-try is kept: the bot runs on a database of its own, removed at the end, for the Telegram user 1001.
+and what the bot sends back is printed with its buttons, as it comes (a reminder, between lines);
+``[Yes]`` presses the button labelled "Yes" under the bot's newest message that has buttons.
+``/quit`` or Ctrl-D ends it. Nothing of the try is kept: the bot runs on a database of its own,
+removed at the end, for the Telegram user 1001.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -29,6 +31,37 @@ def _shown(message: dict[str, Any]) -> str:
     buttons = " ".join(f"[{label}]" for row in message["buttons"] for label, _ in row)
     text = message["text"].replace("\n", "\n      ")
     return f"keel: {text}" + (f"\n      {buttons}" if buttons else "")
+
+
+class Printer:
+    """Prints each message the bot sends, as it comes: answers, and reminders between lines."""
+
+    def __init__(self, stub: StubTelegram) -> None:
+        self.stub, self.printed, self.lock = stub, 0, threading.Lock()
+        threading.Thread(target=self._watch, name="keel-try-printer", daemon=True).start()
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(0.5)
+            self.flush(prompt=True)
+
+    def flush(self, prompt: bool = False) -> None:
+        """Print what the bot sent since the last print (above a new prompt, between lines)."""
+        with self.lock:
+            new = self.stub.replies(USER)[self.printed :]
+            self.printed += len(new)
+        if new and prompt:
+            print(flush=True)
+        for message in new:
+            print(_shown(message), flush=True)
+        if new and prompt and sys.stdin.isatty():
+            print("you> ", end="", flush=True)
+
+    def wait_for_answer(self, seen: int) -> bool:
+        """Print the answer to a line (waited for, then what follows it); False: none came."""
+        answered = bool(_answers(self.stub, seen))
+        self.flush()
+        return answered
 
 
 def _answers(stub: StubTelegram, seen: int) -> list[dict[str, Any]]:
@@ -77,8 +110,10 @@ def main() -> int:
             stderr=subprocess.STDOUT,
         )
         try:
-            print("Write to the bot as a Telegram user (try /start, Add buy milk, Delete task 1);")
-            print("[Yes] presses the button so labelled, /quit ends.", flush=True)
+            print("Write to the bot as a Telegram user (try /start, Add buy milk, Delete task 1,")
+            print("remind me in 1 minute to stretch); [Yes] presses the button so labelled (also")
+            print("[Done], [Snooze 10 min] under a reminder), /quit ends.", flush=True)
+            printer = Printer(stub)
             while True:
                 try:
                     line = input("you> " if sys.stdin.isatty() else "")
@@ -93,6 +128,7 @@ def main() -> int:
                     continue
                 if text == "/quit":
                     break
+                printer.flush()
                 seen = len(stub.replies(USER))
                 if text.startswith("[") and text.endswith("]"):
                     if not _press(stub, text[1:-1]):
@@ -100,10 +136,7 @@ def main() -> int:
                         continue
                 else:
                     stub.say(USER, text)
-                answers = _answers(stub, seen)
-                for message in answers:
-                    print(_shown(message), flush=True)
-                if not answers:
+                if not printer.wait_for_answer(seen):
                     print(f"(no answer in {ANSWER_SECONDS} s; type another line)", flush=True)
         finally:
             bot.terminate()
