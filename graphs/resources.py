@@ -75,7 +75,7 @@ def open_resources(
     bound = [*tools, record_next_step, ask_user]
     side_model = build_title_model(*openai, settings.model_limits)
     values: dict[str, Any] = {
-        "store": TaskStore(db, clock),
+        "store": TaskStore(db, clock, reminders_max=settings.reminders_per_user),
         "conversations": ConversationStore(db, clock, saver),
         "messages": MessageLog(db, clock),
         "topics": TopicStore(db, clock),

@@ -28,6 +28,7 @@ from pydantic_settings import (
 
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.urls import default_database_url
+from keel.tools.tasks.base import REMINDERS_MAX
 from keel.graphs.api_keys import UnsafeSettings, parse_api_keys
 from keel.graphs.model_settings import ModelSettings
 from keel.nodes.models.chat import ModelLimits
@@ -121,6 +122,11 @@ class Settings(BaseSettings, ModelSettings, Tunables):
     )
     checkpoint_keep: int = Field(
         default=DEFAULT_KEEP, ge=1, description="Checkpoints kept per conversation."
+    )
+    reminders_per_user: int = Field(
+        default=REMINDERS_MAX,
+        ge=1,
+        description="Reminders to come a user may hold; past that, a time of day is refused.",
     )
     reminder_poll_seconds: float = Field(
         default=1.0,

@@ -293,3 +293,20 @@ async def test_a_reminder_waits_for_a_question_to_be_answered(keel_on, sunday):
     assert await delivery.once() == 0
     sunday.advance(minutes=10)
     assert await delivery.once() == 1
+
+
+async def test_a_user_holds_so_many_reminders_to_come_and_is_told_past_that(db, sunday):
+    tasks = TaskStore(db, sunday, reminders_max=2).in_zone("Europe/Berlin")
+    for title in ("check the laundry", "call the bank"):
+        await invoke(tasks, "ann", "create_todo_task", title=title, due="in 1 hour")
+    status, said = await invoke(tasks, "ann", "create_todo_task", title="water", due="at 5pm")
+    assert status == "error" and "You have 2 reminders to come" in said
+    status, _ = await invoke(tasks, "ann", "create_todo_task", title="water", due="tomorrow")
+    assert status != "error"  # a day without a time of day is no reminder
+    status, _ = await invoke(tasks, "ann", "schedule_todo_task", task_id=1, due="in 2 hours")
+    assert status != "error"  # its own reminder moved, not another
+    status, _ = await invoke(tasks, "bob", "create_todo_task", title="water", due="at 5pm")
+    assert status != "error"  # another user's count
+    await invoke(tasks, "ann", "complete_todo_task", task_id=2)
+    status, _ = await invoke(tasks, "ann", "create_todo_task", title="water", due="at 5pm")
+    assert status != "error"

@@ -8,6 +8,7 @@ dates are read in; it reads a task's fields from words, and gets, changes and gi
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -20,6 +21,9 @@ from keel.checkpoints.task_fields import FIELDS
 from keel.checkpoints.times import FieldError, When, next_time, zone_named
 from keel.tools.tasks.rows import FIELD_COLUMNS, RETURNING, TaskError, check_id, task_of
 
+REMINDERS_MAX = 500
+"""Reminders to come a user holds at most, unless set otherwise (``KEEL_REMINDERS_PER_USER``)."""
+
 
 class StoreBase:
     """The database session, clock and time zone of a task store; one task at a time."""
@@ -31,27 +35,36 @@ class StoreBase:
         tx: Session | None = None,
         zone: ZoneInfo | None = None,
         conversation: str | None = None,
+        reminders_max: int = REMINDERS_MAX,
     ) -> None:
         """Work on the app tables of ``db`` (inside the transaction ``tx`` when given).
 
         Rows are stamped with ``clock``; dates are read and given back in the time ``zone``. A
-        time set from a ``conversation`` is reminded there (``keel.checkpoints.reminders``).
+        time set from a ``conversation`` is reminded there (``keel.checkpoints.reminders``); a
+        user holds ``reminders_max`` reminders to come at most.
         """
         self.db = db
         self.clock = clock
         self.session: Session = tx or db
         self.zone = zone or ZoneInfo("UTC")
         self.conversation = conversation
+        self.reminders_max = reminders_max
+
+    def _with(self, **changed: Any) -> Self:
+        """The same store with ``changed`` attributes."""
+        other = copy.copy(self)
+        other.__dict__.update(changed)
+        return other
 
     def within(self, tx: Session) -> Self:
         """The same store, working inside the caller's transaction ``tx``."""
-        return type(self)(self.db, self.clock, tx, self.zone, self.conversation)
+        return self._with(session=tx)
 
     def about(self, conversation: str | None) -> Self:
         """The same store, for a person speaking in ``conversation``: the times they set are
         reminded there.
         """  # noqa: D205
-        return type(self)(self.db, self.clock, self.session, self.zone, conversation)
+        return self._with(conversation=conversation)
 
     def in_zone(self, name: str | None) -> Self:
         """The same store, reading and giving back dates in the time zone ``name``."""
@@ -59,9 +72,7 @@ class StoreBase:
             zone = zone_named(name)
         except FieldError as exc:
             raise TaskError(exc.code, exc.message) from None
-        if zone == self.zone:
-            return self
-        return type(self)(self.db, self.clock, self.session, zone, self.conversation)
+        return self if zone == self.zone else self._with(zone=zone)
 
     def when(self) -> When:
         """The user's time zone and the present moment, as dates are read."""
@@ -111,6 +122,24 @@ class StoreBase:
 
     def _param(self, value: Any) -> Any:
         return self.db.time(value) if isinstance(value, datetime) else value
+
+    async def _room_to_remind(self, user_id: str, values: dict[str, Any], task_id: int = 0) -> None:
+        """Raise ``TaskError('too_many_reminders')`` when ``values`` set a reminder and the user
+        holds ``reminders_max`` to come already (``task_id``'s own not counted).
+        """  # noqa: D205
+        if values.get("remind_at") is None:
+            return
+        row = await self.session.fetchone(
+            "SELECT count(*) AS n FROM keel_tasks WHERE user_id = :user AND remind_at IS NOT NULL "
+            "AND completed = :false AND number <> :id",
+            {"user": user_id, "false": False, "id": task_id},
+        )
+        if row is not None and int(row["n"]) >= self.reminders_max:
+            raise TaskError(
+                "too_many_reminders",
+                f"You have {self.reminders_max} reminders to come, the most I keep: complete or "
+                "move some first, or say it without a time of day.",
+            )
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[Session]:

@@ -56,6 +56,7 @@ class TaskStore(StoreBase):
             **await self._fields(fields, every=True),
         }
         async with self._tx() as tx:
+            await self.within(tx)._room_to_remind(user_id, params)
             params["list_of"] = params["list_name"]  # its own name: PostgreSQL types each once
             if params["position"] not in (None, BOTTOM):  # the top, the n-th: room made first
                 place = params["position"]
@@ -247,6 +248,7 @@ class TaskStore(StoreBase):
     async def schedule(self, user_id: str, task_id: int, due: str | None) -> dict[str, Any]:
         """Give a task a new due date (words read in the store's zone; empty: none); the task."""
         values = await self._fields({"due": due or ""})
+        await self._room_to_remind(user_id, values, check_id(task_id))
         sql = "UPDATE keel_tasks SET due_date = :due_date, due_at = :due_at, updated_at = :now"
         return await self._change(sql + REMIND, user_id, task_id, **values, now=self._now())
 
