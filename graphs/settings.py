@@ -28,11 +28,11 @@ from pydantic_settings import (
 
 from keel.checkpoints.retention import DEFAULT_KEEP
 from keel.checkpoints.urls import default_database_url
-from keel.tools.tasks.base import REMINDERS_MAX
 from keel.graphs.api_keys import UnsafeSettings, parse_api_keys
 from keel.graphs.model_settings import ModelSettings
 from keel.nodes.models.chat import ModelLimits
 from keel.nodes.run_context import LOCAL_USER, Tunables
+from keel.tools.tasks.base import REMINDERS_MAX
 
 LOOPBACK = "127.0.0.1"
 ENV_FILE = ".env"
