@@ -26,6 +26,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import structlog
 from rich.console import Console
 from rich.markup import escape
 
@@ -43,6 +44,8 @@ from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
 from keel.nodes.event_types import Event
 from keel.tools.tasks.store import TaskError, TaskStore
+
+log = structlog.get_logger(__name__)
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit", "bye", "goodbye"})
 """What ends the chat when it is the whole line ("quit", "exit", "bye!"), however written."""
@@ -200,9 +203,11 @@ class _Session:
         while True:
             await asyncio.sleep(REMINDERS_EVERY_SECONDS)
             if self.at_prompt:
-                with contextlib.suppress(Exception):  # the database away: told later
+                try:
                     if await self.tell_reminders(above_prompt=True):
                         self.console.print("[bold]you>[/bold] ", end="")
+                except Exception as exc:  # the database away: told after the next line
+                    log.warning("reminders_not_told", error=type(exc).__name__)
 
     async def tell_reminders(self, lately: bool = False, above_prompt: bool = False) -> bool:
         """Tell the reminders said since the last were told (``lately``: those of the last day

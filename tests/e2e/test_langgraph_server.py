@@ -109,6 +109,7 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
         "user_input",
         "reset_conversation",
         "reopen_topic",
+        "remind",
         "topic_detect",
         "reset",
         "plan",
@@ -125,6 +126,7 @@ async def test_the_schemas_give_studio_its_forms_and_the_graph_its_picture(langg
     assert ("tool_execution", "tool_execution") not in edges  # a confirmation waits inside
     assert {("user_input", "reset_conversation"), ("reset_conversation", "__end__")} <= edges
     assert {("user_input", "reopen_topic"), ("reopen_topic", "__end__")} <= edges
+    assert {("user_input", "remind"), ("remind", "__end__")} <= edges
     schemas = await client.assistants.get_schemas(assistant)
     for name in ("input_schema", "output_schema", "context_schema", "state_schema"):
         assert schemas[name], name

@@ -148,20 +148,17 @@ def test_a_reminder_is_told_while_the_prompt_waits_and_on_the_next_start(tmp_pat
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write("remind me in 2 seconds to check the laundry\n")
     process.stdin.flush()
-    seen: list[str] = []
+    seen = b""  # read from the pipe itself: a buffered reader would hide what it read ahead
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:  # the prompt waits; the reminder is told meanwhile
-        if not select.select([process.stdout], [], [], 1)[0]:
-            continue
-        seen.append(process.stdout.readline())
-        if "⏰ Reminder" in seen[-1]:
-            break
+    while time.monotonic() < deadline and "⏰ Reminder".encode() not in seen:
+        if select.select([process.stdout], [], [], 1)[0]:  # the prompt waits; told meanwhile
+            seen += os.read(process.stdout.fileno(), 65536)
     out, err = process.communicate("/quit\n", timeout=120)
-    out = "".join(seen) + out
+    out = seen.decode() + out
     assert process.returncode == 0, err
     assert "Created task: check the laundry" in out
     told = out.split("Created task: check the laundry", 1)[1]
-    assert told.count("⏰ Reminder: check the laundry (task 1).") == 1, out
+    assert told.count("⏰ Reminder: check the laundry (task 1).") == 1, out + err
 
     again = chat(tmp_path, ["/quit"])
     assert "Reminders said while you were away:" in again.stdout
