@@ -116,6 +116,31 @@ def _chosen_option(message: str, request: str, tools: Sequence[BaseTool]) -> int
     return None
 
 
+REMINDED = "⏰ Reminder: "
+"""How a reminder begins (``keel.nodes.remind``): what a bare "done" right after it is about."""
+ANSWERS_TO_A_REMINDER = frozenset({"complete_todo_task"})
+"""The requests a reminder's task is meant by when they name none ("done", "did it")."""
+
+
+def reminded(
+    message: str, earlier: Sequence[BaseMessage], tools: Sequence[BaseTool]
+) -> list[Intent]:
+    """A request that names no task ("done", "finished it") right after a reminder: about the
+    reminder's task; [] otherwise (another reply since, or a request that needs none).
+    """  # noqa: D205
+    understood = understand(message, tools)
+    if understood.kind != "missing" or understood.detail not in ANSWERS_TO_A_REMINDER:
+        return []
+    text = "\n".join(m.text for m in earlier).split(EARLIER_HEADER)[0]
+    replies = [line for line in text.splitlines() if line.startswith("You: ")]
+    if not replies or not replies[-1].removeprefix("You: ").startswith(REMINDED):
+        return []
+    ids = _ids(replies[-1])
+    if len(ids) != 1:
+        return []
+    return [Intent(str(understood.detail), message, ref=ids[0])]
+
+
 _NAMED = re.compile(r"\b[Tt]ask (\d{1,19})\b|^\s*(\d{1,19})\. ", re.M)
 PLURAL = frozenset({"them", "those", "these", "both", "both of them"})
 

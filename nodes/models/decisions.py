@@ -23,7 +23,7 @@ from langchain_core.tools import BaseTool
 
 from keel.checkpoints.list_fields import list_name
 from keel.checkpoints.times import FieldError
-from keel.nodes.models.choices import WHICH, guessed, picked, referred
+from keel.nodes.models.choices import WHICH, guessed, picked, referred, reminded
 from keel.nodes.models.lookups import (
     chosen,
     find,
@@ -236,7 +236,9 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> AIMess
     understood = understand(request, tools)
     earlier = messages[:start]
     intents = understood.intents or tuple(
-        picked(request, earlier, tools) or guessed(request, earlier, tools)
+        picked(request, earlier, tools)
+        or guessed(request, earlier, tools)
+        or reminded(request, earlier, tools)
     )
     if not intents:
         kind = understood.kind or "unknown"

@@ -310,3 +310,17 @@ async def test_a_user_holds_so_many_reminders_to_come_and_is_told_past_that(db, 
     await invoke(tasks, "ann", "complete_todo_task", task_id=2)
     status, _ = await invoke(tasks, "ann", "create_todo_task", title="water", due="at 5pm")
     assert status != "error"
+
+
+async def test_done_right_after_a_reminder_completes_its_task_and_only_then(keel_on, sunday):
+    keel = keel_on
+    cid = (await keel.conversations.create("ann"))["conversation_id"]
+    await keel.turns.take(cid, "ann", "add buy milk")
+    await keel.turns.take(cid, "ann", "remind me in 10 minutes to check the laundry")
+    sunday.advance(minutes=10, seconds=5)
+    await Delivery(keel.turns, keel.resources.reminders).once()
+    done = await keel.turns.take(cid, "ann", "done")
+    assert done.reply == "Completed task: check the laundry"
+    again = await keel.turns.take(cid, "ann", "done")  # the last reply is no reminder now
+    assert "say which" in again.reply
+    assert [t["completed"] for t in await keel.resources.store.list("ann")] == [False, True]
