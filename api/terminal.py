@@ -153,7 +153,7 @@ async def chat(
             return 1
         if conversation_id is None and first is None:
             console.print(f"New conversation  (user {escape(user_id)}; /state, /reset, /quit)")
-        await session.tell_reminders(lately=True)
+        await session.tell_reminders_safely(lately=True)
         # At the prompt Ctrl-C interrupts the read at once (not only once Enter is pressed).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         telling = asyncio.create_task(session.keep_telling())
@@ -172,7 +172,7 @@ async def chat(
                     break
                 if text and not await session.take(text):
                     return 1
-                await session.tell_reminders()
+                await session.tell_reminders_safely()
         finally:
             telling.cancel()
     if session.cid is None:
@@ -197,17 +197,24 @@ class _Session:
     """Reminders said after this are yet to be told here."""
     at_prompt: bool = False
     """The prompt waits for a line: a reminder said now is told at once, above a new prompt."""
+    telling: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One telling of reminders at a time (the prompt's and the one after a line)."""
 
     async def keep_telling(self) -> None:
         """Tell each reminder said while the prompt waits, as it is said."""
         while True:
             await asyncio.sleep(REMINDERS_EVERY_SECONDS)
-            if self.at_prompt:
-                try:
-                    if await self.tell_reminders(above_prompt=True):
-                        self.console.print("[bold]you>[/bold] ", end="")
-                except Exception as exc:  # the database away: told after the next line
-                    log.warning("reminders_not_told", error=type(exc).__name__)
+            if self.at_prompt and await self.tell_reminders_safely(above_prompt=True):
+                self.console.print("[bold]you>[/bold] ", end="")
+
+    async def tell_reminders_safely(self, lately: bool = False, above_prompt: bool = False) -> bool:
+        """``tell_reminders``, one at a time; the database away: told later, the chat goes on."""
+        async with self.telling:
+            try:
+                return await self.tell_reminders(lately, above_prompt)
+            except Exception as exc:
+                log.warning("reminders_not_told", error=type(exc).__name__)
+                return False
 
     async def tell_reminders(self, lately: bool = False, above_prompt: bool = False) -> bool:
         """Tell the reminders said since the last were told (``lately``: those of the last day

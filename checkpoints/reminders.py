@@ -199,8 +199,9 @@ class ReminderStore:
         return marked > 0
 
     async def failed(self, reminder: Reminder, error: str, retry_in: float | None = None) -> float:
-        """Lease ``reminder`` again after its backoff (or ``retry_in`` seconds); the wait. After
-        ``MOST_TRIES`` failures it is given up (the wait is then 0).
+        """Lease ``reminder`` again after its backoff; the wait. After ``MOST_TRIES`` failures it
+        is given up (the wait is then 0). With ``retry_in`` (the conversation is busy, a question
+        waits) it is leased again then, and the lease counts as no try.
         """  # noqa: D205
         if retry_in is None and reminder.attempts >= MOST_TRIES:
             await self.delivered(reminder, "given_up")
@@ -210,8 +211,9 @@ class ReminderStore:
             if retry_in is not None
             else BACKOFF_SECONDS[min(max(reminder.attempts - 1, 0), len(BACKOFF_SECONDS) - 1)]
         )
+        waited = " , attempts = attempts - 1" if retry_in is not None else ""  # no try: a wait
         await self.db.execute(
-            "UPDATE keel_reminders SET next_try_at = :at, last_error = :error "
+            f"UPDATE keel_reminders SET next_try_at = :at, last_error = :error{waited} "
             "WHERE id = :id AND delivered_at IS NULL",
             {
                 "at": self.db.time(self.clock() + timedelta(seconds=wait)),

@@ -143,11 +143,9 @@ AFTERNOON_HOURS = range(1, 8)
 """Hours said alone that people mean in the afternoon or evening ("at 5": 17:00)."""
 _MORNING = re.compile(r"\b(?:morning|a\.?m\.?|before noon)\b", re.I)
 _LATER_IN_THE_DAY = re.compile(r"\b(?:afternoon|evening|tonight|night|p\.?m\.?)\b", re.I)
-_PART_OF_DAY = re.compile(
-    r"\s*\b(?:in the (?:morning|afternoon|evening)|at night|this (?:morning|afternoon|evening))"
-    r"\b",
-    re.I,
-)
+_PART_OF_DAY = re.compile(r"\s*\b(?:in the (?:morning|afternoon|evening)|at night)\b", re.I)
+"""Said after an hour and read into it ("at 6 in the morning": 06:00); "this morning" stays for
+dateparser, which reads a time of it that has passed as passed."""
 
 
 def _hours(text: str) -> str:
@@ -161,7 +159,9 @@ def _hours(text: str) -> str:
         hour = int(found.group(1) or found.group(2))
         if hour > 23:
             return found.group(0)
-        if later and not morning and hour < 12:
+        if hour == 12 and (morning or re.search(r"\bnight\b", text, re.I)):
+            hour = 0  # "at 12 at night", "at 12 in the morning": midnight
+        elif later and not morning and hour < 12:
             hour += 12
         elif not morning and not later and hour in AFTERNOON_HOURS:
             hour += 12

@@ -70,6 +70,8 @@ async def store(database_url, sunday):
         ("due at 5", "2026-11-29T17:00+01:00"),
         ("@ 6", "2026-11-29T18:00+01:00"),
         ("on the 10th of next month", "2026-12-10"),
+        ("at 12 at night", "2026-11-30T00:00+01:00"),
+        ("at 8 this evening", "2026-11-29T20:00+01:00"),
     ],
 )
 async def test_a_due_date_is_read_from_words_in_the_users_zone(store, words, due):

@@ -224,6 +224,10 @@ async def test_a_reminder_is_marked_once_and_given_up_after_its_tries(db, sunday
     assert await reminders.delivered(first) is True
     assert await reminders.delivered(first, "dropped") is False  # another process marked it first
     assert [r.outcome for r in await reminders.of_user("ann") if r.id == first.id] == ["delivered"]
+    for _ in range(MOST_TRIES + 5):  # waits (a busy conversation, a question) are no tries
+        await reminders.failed(second, "conversation busy", retry_in=0)
+        [second] = await reminders.lease()
+    assert second.attempts == 1  # its first lease only
     given_up = replace(second, attempts=MOST_TRIES)
     assert await reminders.failed(given_up, "TelegramDown") == 0.0
     assert [r.id for r in await reminders.of_user("ann")] == [first.id]  # not shown as said
