@@ -117,7 +117,9 @@ def instrument(service: Any) -> None:
 
 
 async def run(url: str, turns: int) -> None:
-    settings = Settings(database_url=url)
+    settings = Settings(
+        database_url=url, reminder_poll_seconds=0
+    )  # a turn's work, not the reminders' polls
     async with open_service(settings, TODO_TOOLS) as service:
         instrument(service)
         cid = (await service.conversations.create("bench"))["conversation_id"]

@@ -72,7 +72,9 @@ def uncounted(check: Callable[..., Any]) -> Callable[..., Any]:
 
 async def test_a_tool_turn_sends_no_more_statements_than_its_budget(database_url, monkeypatch):
     counts: Counter[str] = Counter()
-    settings = Settings(database_url=database_url)
+    settings = Settings(
+        database_url=database_url, reminder_poll_seconds=0
+    )  # a turn's work, not the reminders' polls
     async with open_service(settings, TODO_TOOLS) as service:
         cid = (await service.conversations.create("bench"))["conversation_id"]
         for k in range(5):  # warm-up

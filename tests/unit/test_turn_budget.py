@@ -109,7 +109,9 @@ async def test_a_tool_turn_does_no_more_work_than_its_budget(tmp_path, counts, m
         counts, "checkpoint reads from the database", LoopSqliteSaver.aget_tuple
     )
     monkeypatch.setattr(LoopSqliteSaver, "aget_tuple", database_reads)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'keel.db'}")
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'keel.db'}", reminder_poll_seconds=0
+    )  # a turn's work, not the reminders' polls
     async with open_service(settings, TODO_TOOLS) as service:
         cid = (await service.conversations.create("bench"))["conversation_id"]
         for k in range(5):  # warm-up: the first turn opens the topic, compiles, fills caches
