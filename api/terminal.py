@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import signal
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -32,17 +32,17 @@ from rich.markup import escape
 
 from keel.api.command_name import invoked_as
 from keel.api.lines import line_in_thread
+from keel.api.terminal_view import print_result, print_state
 from keel.checkpoints.clock import utcnow
 from keel.checkpoints.conversation_store import ConversationNotFound, ConversationStore
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.assembly import open_keel
 from keel.graphs.reminding import delivering
-from keel.graphs.result import Snapshot, TurnResult
+from keel.graphs.result import TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
-from keel.nodes.event_types import Event
 from keel.tools.tasks.store import TaskError, TaskStore
 
 log = structlog.get_logger(__name__)
@@ -57,61 +57,6 @@ REMINDERS_EVERY_SECONDS = 1.0
 """How often the chat looks for reminders said while its prompt waits."""
 REMINDED_LATELY = timedelta(days=1)
 """How far back the reminders told as a chat starts go (those whose task is still open)."""
-
-
-def describe_event(event: Event) -> str:
-    """One line a person can read for an event (shown with ``--verbose``)."""
-    if event["type"] == "state_updated" and event["data"]["mission_reset"]:
-        if event["data"]["reason"] == "user_requested":
-            return "Mission reset (requested)"
-        if event["data"]["reason"] == "unfinished_turn_abandoned":
-            return "Starting new query (previous task left unfinished)"
-        return "Starting new query (previous task completed)"
-    if event["type"] == "topic_changed":
-        back = event["data"]["reason"] == "returned"
-        return f"{'Back to the topic' if back else 'New topic'}: {event['data']['title']}"
-    if event["type"] == "tool_call":
-        return event["data"].get("text") or ""
-    if event["type"] == "loop_limit":
-        return f"Loop limit reached after {event['data']['loops']} rounds"
-    if event["type"] == "resumed":
-        return f"Starting new session from step {event['data']['step']}"
-    if event["type"] == "model_fallback":
-        return f"Model failed ({event['data']['reason']}): the offline assistant took over"
-    if event["type"] == "turn_timed_out":
-        return f"Out of time after {event['data']['seconds']} s"
-    return f"{event['type']}: {event['data']}"
-
-
-def _print_events(console: Console, events: Iterable[Event], verbose: bool) -> None:
-    """What the tools did, always; the other events with ``verbose``."""
-    for event in events:
-        if event["type"] != "tool_call" and not verbose:
-            continue
-        if text := describe_event(event):
-            console.print(f"[dim]· {escape(text)}[/dim]")
-
-
-def _print_state(console: Console, state: Snapshot) -> None:
-    console.print(f"agent_state: {state['agent_state']}   complete: {state['complete']}")
-    console.print(f"mission: {escape(str(state['mission']))}")
-    todolist = state.get("todolist")
-    if todolist:
-        console.print(f"todolist {todolist['id']}:")
-        for item in todolist["items"]:
-            console.print(escape(f"  {item['id']}. [{item['status']}] {item['description']}"))
-    else:
-        console.print("todolist: none")
-    waiting = state.get("pending_confirmation")
-    console.print(f"pending confirmation: {escape(waiting['prompt']) if waiting else 'none'}")
-
-
-def _print_result(console: Console, result: TurnResult, verbose: bool) -> None:
-    if result.recovered_reply:
-        console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
-        console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.recovered_reply)}")
-    _print_events(console, result.events, verbose)
-    console.print(f"[bold cyan]keel>[/bold cyan] {escape(result.reply)}")
 
 
 def ends_chat(text: str) -> bool:
@@ -256,7 +201,7 @@ class _Session:
             return False
         if recovered is not None:
             console.print("[dim]· Finished the turn that was cut off last time:[/dim]")
-            _print_result(console, recovered, self.verbose)
+            print_result(console, recovered, self.verbose)
         waiting = (await snapshot(self.turns.graph, cid))["pending_confirmation"]
         if waiting:
             console.print(f"[bold cyan]keel>[/bold cyan] {escape(waiting['prompt'])}")
@@ -269,7 +214,7 @@ class _Session:
             if self.cid is None:
                 console.print("Nothing yet: say something to begin.")
             else:
-                _print_state(console, await snapshot(self.turns.graph, self.cid))
+                print_state(console, await snapshot(self.turns.graph, self.cid))
             return True
         if len(text) > max_chars:
             console.print(
@@ -286,7 +231,7 @@ class _Session:
             console.print(f"[red]error:[/red] {exc}")
             return False
         if result is not None:
-            _print_result(console, result, self.verbose)
+            print_result(console, result, self.verbose)
         return True
 
 

@@ -18,32 +18,26 @@ question has expired. Behaviour stays in the graph; this module only translates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
 
 import structlog
-from langchain_core.messages import ToolCall
 from telegram import CallbackQuery, Message, Update
-from telegram.error import BadRequest, Forbidden
 
 from keel.api.telegram import texts
 from keel.api.telegram.inbound import UpdateUnderWay, forged, loggable, refusal, said_of
+from keel.api.telegram.reminders import REMINDER_VERBS, answer, send_reminder
+from keel.api.telegram.said import Said, command_of
 from keel.api.telegram.wire import Buttons, Wire
-from keel.checkpoints.clock import utcnow
 from keel.checkpoints.conversation_store import ConversationNotFound
 from keel.checkpoints.locks import ConversationLocked
 from keel.checkpoints.reminders import Reminder
 from keel.checkpoints.telegram_chats import ChatMember, TelegramChats
-from keel.checkpoints.times import zone_named
 from keel.checkpoints.trouble import trouble_of
 from keel.graphs.result import TurnResult, snapshot_of
 from keel.graphs.runner import thread_config
 from keel.graphs.turns import Turns
-from keel.nodes.remind import reminder_text
 from keel.nodes.state.confirmation import is_approval_request
 from keel.nodes.state.schema import TurnCommand
 from keel.nodes.support.previews import preview
-from keel.tools.calls import payload, run_tool_call
-from keel.tools.spec import tool_sentence
 
 log = structlog.get_logger(__name__)
 
@@ -53,52 +47,6 @@ ANSWERS = {"y": "yes", "n": "no"}
 """A confirmation button's verb, and the answer it gives (as if typed)."""
 CHOICES = (("y", "Yes"), ("n", "No"))
 """The confirmation's buttons: verb and label."""
-REMINDER_VERBS = frozenset(verb for verb, _ in texts.REMINDER_BUTTONS)
-SNOOZE = timedelta(minutes=10)
-ONE_DAY = timedelta(days=1)
-MORNING = time(9, 0)
-"""When "Tomorrow" reminds again."""
-
-
-def keel_user(telegram_user_id: int) -> str:
-    """The keel user of a Telegram user (no API key's user can be named so: keys have no colon)."""
-    return f"telegram:{telegram_user_id}"
-
-
-@dataclass(frozen=True)
-class Said:
-    """Who said what where: the chat, its member, the message or press, what to reply to."""
-
-    chat_id: int
-    user_id: int
-    name: str
-    """The message or press, named for good (``keel.api.telegram.inbound.said_of``)."""
-    reply_to: int | None
-    """The message the answer replies to (in groups), or None."""
-
-    @property
-    def user(self) -> str:
-        """The keel user."""
-        return keel_user(self.user_id)
-
-    @property
-    def key(self) -> str:
-        """The idempotency key of the turn it runs."""
-        return f"telegram:{self.chat_id}:{self.name}"
-
-
-def command_of(text: str, username: str | None) -> tuple[str | None, str]:
-    """``("reset", "")`` for "/reset" or "/reset@thisbot"; ``(None, text)`` for a plain message.
-
-    A command addressed to another bot ("/reset@otherbot") is ``("", text)``: not for us.
-    """
-    if not text.startswith("/"):
-        return None, text
-    head, _, rest = text[1:].partition(" ")
-    name, _, bot = head.partition("@")
-    if bot and username and bot.lower() != username.lower():
-        return "", text
-    return name.lower(), rest.strip()
 
 
 @dataclass
@@ -221,53 +169,8 @@ class TelegramFront:
     # --- reminders ----------------------------------------------------------------------------
 
     async def remind(self, reminder: Reminder) -> None:
-        """Say ``reminder`` in each chat whose member talks in its conversation, with Done,
-        Snooze and Tomorrow buttons (a channel of ``keel.graphs.reminding``).
-        """  # noqa: D205
-        if reminder.conversation_id is None:
-            return
-        zone = zone_named(self.timezone)
-        text = reminder_text(reminder, utcnow(), reminder.remind_at.astimezone(zone))
-        for chat_id, user_id in await self.chats.talking_in(reminder.conversation_id):
-            if keel_user(user_id) != reminder.user_id:
-                continue
-            owner = f"{reminder.task_id}:{user_id}"
-            buttons = [[(label, f"{verb}:{owner}") for verb, label in texts.REMINDER_BUTTONS]]
-            try:
-                await self.wire.send(chat_id, text, buttons=buttons)
-            except (
-                BadRequest,
-                Forbidden,
-            ) as exc:  # this chat refuses (the bot left it): the others
-                log.warning("telegram_reminder_refused", chat_id=chat_id, error=type(exc).__name__)
-                continue
-            log.info("telegram_reminder_sent", chat_id=chat_id, reminder_id=reminder.id)
-
-    async def _reminder_pressed(self, said: Said, member: ChatMember, verb: str, ref: str) -> None:
-        """Done completes the task (its tool, as the model calls it: a question waiting in the
-        conversation stays unanswered); Snooze and Tomorrow remind of it again in 10 minutes, or
-        tomorrow at 9 in keel's time zone.
-        """  # noqa: D205
-        if verb == "rd":
-            resources = self.turns.resources
-            call: ToolCall = {
-                "name": "complete_todo_task",
-                "args": {"task_id": int(ref)},
-                "id": f"telegram-done-{said.chat_id}-{said.name}",
-                "type": "tool_call",
-            }
-            store = resources.store.in_zone(self.timezone)
-            done = await run_tool_call(call, said.user, store, tools=resources.tools)
-            result = payload(done, text=True)
-            sentence = tool_sentence(resources.tools, call["name"], result)
-            await self._say(said, member, (sentence or str(result)).removeprefix("Error: "))
-            return
-        zone = zone_named(self.timezone)
-        now = utcnow().astimezone(zone)
-        at = now + SNOOZE if verb == "rs" else datetime.combine(now.date() + ONE_DAY, MORNING, zone)
-        snoozed = await self.turns.resources.reminders.snooze(said.user, int(ref), at)
-        text = texts.SNOOZED.format(at=f"{at:%H:%M}" if verb == "rs" else f"{at:%a %H:%M}")
-        await self._say(said, member, text if snoozed else texts.REMINDER_GONE)
+        """Say ``reminder`` in its conversation's chats (a channel of ``keel.graphs.reminding``)."""
+        await send_reminder(self.wire, self.chats, self.timezone, reminder)
 
     # --- button presses ---------------------------------------------------------------------
 
@@ -302,7 +205,7 @@ class TelegramFront:
         if verb in REMINDER_VERBS and ref.isdigit():
             await self.wire.answer_button(query.id)
             await self.wire.drop_buttons(said.chat_id, message.message_id)
-            await self._reminder_pressed(said, member, verb, ref)
+            await self._say(said, member, await answer(self.turns, self.timezone, said, verb, ref))
             return
         if verb == "t" and await self.turns.resources.topics.get(member.conversation_id, ref):
             await self.wire.answer_button(query.id)

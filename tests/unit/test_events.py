@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from pydantic import TypeAdapter
 
 from keel.api.message_schemas import STREAM_FRAME, STREAM_PARTS
-from keel.api.terminal import describe_event
+from keel.api.terminal_view import describe_event
 from keel.graphs.result import TurnResult
 from keel.nodes.event_types import StreamEvent
 from keel.nodes.events import (
