@@ -43,6 +43,7 @@ from keel.graphs.result import TurnResult
 from keel.graphs.runner import snapshot
 from keel.graphs.settings import Settings
 from keel.graphs.turns import Turns
+from keel.nodes.remind import reminder_text
 from keel.tools.tasks.store import TaskError, TaskStore
 
 log = structlog.get_logger(__name__)
@@ -175,9 +176,11 @@ class _Session:
                 self.console.print("[dim]· Reminders said while you were away:[/dim]")
         if said and above_prompt:
             self.console.print()
+        zone = resources.context(self.user_id).store.zone
         for reminder in said:
             where = "" if reminder.conversation_id == self.cid else " (in another conversation)"
-            line = f"⏰ Reminder: {reminder.title} (task {reminder.task_id}).{where}"
+            at = reminder.delivered_at or reminder.remind_at
+            line = reminder_text(reminder, at, reminder.remind_at.astimezone(zone)) + where
             self.console.print(f"[bold cyan]keel>[/bold cyan] {escape(line)}")
         if said:
             self.seen = max(r.delivered_at or self.seen for r in said)

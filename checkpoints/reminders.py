@@ -30,6 +30,9 @@ BACKOFF_SECONDS = (2.0, 5.0, 15.0, 60.0, 300.0)
 MOST_TRIES = 30
 """Tries of one reminder before keel gives it up (about two hours of failures): outcome
 ``given_up``, logged."""
+REMINDER = "⏰ Reminder: "
+"""How a reminder begins when said (``keel.nodes.remind``): the offline model reads "done" right
+after one as about its task."""
 LATE_SECONDS = 60.0
 """A reminder delivered later than this after its time says it is late."""
 

@@ -20,7 +20,7 @@ import structlog
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from keel.checkpoints.reminders import Reminder
+from keel.checkpoints.reminders import REMINDER, Reminder
 from keel.checkpoints.times import day_words
 from keel.nodes.run_context import KeelContext
 from keel.nodes.state.commands import BadCommand
@@ -40,7 +40,7 @@ def reminder_text(reminder: Reminder, now: datetime, shown_at: datetime) -> str:
     """What a reminder says: the task, by number and title; when late, when it was for
     (``shown_at``: its time in the user's zone).
     """  # noqa: D205
-    said = f"⏰ Reminder: {reminder.title} (task {reminder.task_id})"
+    said = f"{REMINDER}{reminder.title} (task {reminder.task_id})"
     if not reminder.late(now):
         return f"{said}."
     return f"{said}, late: it was for {shown_at:%H:%M} on {day_words(shown_at.date())}."

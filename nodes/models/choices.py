@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
+from keel.checkpoints.reminders import REMINDER
 from keel.nodes.models.lookups import EARLIER_HEADER
 from keel.tools.understanding.phrasings import NUMBER_WORDS, Intent
 from keel.tools.understanding.reading import likeliest, normalize, understand
@@ -116,8 +117,6 @@ def _chosen_option(message: str, request: str, tools: Sequence[BaseTool]) -> int
     return None
 
 
-REMINDED = "⏰ Reminder: "
-"""How a reminder begins (``keel.nodes.remind``): what a bare "done" right after it is about."""
 ANSWERS_TO_A_REMINDER = frozenset({"complete_todo_task"})
 """The requests a reminder's task is meant by when they name none ("done", "did it")."""
 
@@ -133,7 +132,7 @@ def reminded(
         return []
     text = "\n".join(m.text for m in earlier).split(EARLIER_HEADER)[0]
     replies = [line for line in text.splitlines() if line.startswith("You: ")]
-    if not replies or not replies[-1].removeprefix("You: ").startswith(REMINDED):
+    if not replies or not replies[-1].removeprefix("You: ").startswith(REMINDER):
         return []
     ids = _ids(replies[-1])
     if len(ids) != 1:
